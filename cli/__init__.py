@@ -1,0 +1,1 @@
+"""The click application (installed as `thm3.cli`)."""

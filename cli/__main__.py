@@ -1,0 +1,3 @@
+from thm3.cli.main import main
+
+main()

@@ -1,0 +1,812 @@
+"""CUDA C for a loop and its combine: a printer of the IR (the table `CUDA`, keyed by
+`Op`), the loop's `__host__ __device__` functions, and one kernel skeleton with named
+holes for the in-order reduction.  Pure text: nothing here compiles or runs anything
+(`gpu/nvrtc.py` compiles, the module `gpu/emit.py` writes runs the kernels).
+
+The emitted source needs no CUDA header, so NVRTC compiles it as it is, and a host C++
+compiler compiles its functions (the kernels aside) for testing against NumPy."""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from string import Template
+
+from thm3.ir import Expr, Fn, Loop, Op, Type, walk
+
+BLOCK = 256                                 # threads per block: 8 warps
+ITEMS = {"float32": 16, "float64": 8}       # elements per lane per warp tile: 64 bytes
+VECTOR = {"float32": 4, "float64": 2}       # elements per 16-byte load
+DTYPES = ("float32", "float64")
+
+
+@dataclass(frozen=True)
+class Real:
+    """How Real values print for one dtype."""
+    name: str           # "float32" | "float64"
+    ctype: str
+    suffix: str         # of a literal
+    fn: str             # suffix of math functions: exp2f / exp2
+    inf: str            # macro holding +inf
+    nan: str
+
+
+REALS = {
+    "float32": Real("float32", "float", "f", "f", "THM3_INF_F", "THM3_NAN_F"),
+    "float64": Real("float64", "double", "", "", "THM3_INF_D", "THM3_NAN_D"),
+}
+
+LOG2_E = "1.4426950408889634"               # exp(x) = exp2(x * log2(e))
+LN_2 = "0.6931471805599453"                 # log(x) = log2(x) * ln(2)
+
+# C++ binding strengths, weakest first.
+_TERNARY, _LOR, _LAND, _EQUALITY, _RELATIONAL, _ADDITIVE, _MULTIPLICATIVE, _UNARY, _ATOM = range(1, 10)
+
+
+@dataclass(frozen=True)
+class Operand:
+    """Printed C text, how strongly it binds, and the IR type of its value."""
+    text: str
+    strength: int
+    type: Type
+
+
+def _wrap(o: Operand, at_least: int) -> str:
+    return o.text if o.strength >= at_least else f"({o.text})"
+
+
+# --- the table: how each Op prints ------------------------------------------------------
+# Entries take the printer, the node and its printed operands (already converted to the
+# node's type where C would otherwise convert differently from NumPy) and give an Operand.
+
+class _Infix:
+    def __init__(self, token: str, strength: int, operand_at_least: int | None = None):
+        self.token, self.strength = token, strength
+        self.left = operand_at_least or strength
+        # the right operand binds tighter: C's binary operators are left-associative and
+        # floating-point ones are not associative, so a + (b + c) keeps its parentheses
+        self.right = (operand_at_least or strength) + 1
+
+    def __call__(self, p, e, args):
+        return Operand(f"{_wrap(args[0], self.left)} {self.token} {_wrap(args[1], self.right)}",
+                       self.strength, e.type)
+
+
+class _Compare(_Infix):
+    def __init__(self, token: str, strength: int):
+        super().__init__(token, strength, strength + 1)     # never chain: (a < b) < c
+
+
+class _Prefix:
+    def __init__(self, token: str):
+        self.token = token
+
+    def __call__(self, p, e, args):
+        text = _wrap(args[0], _UNARY)
+        if text.startswith(self.token.strip()):             # -(-x), not --x
+            text = f"({text})"
+        return Operand(f"{self.token}{text}", _UNARY, e.type)
+
+
+class _Math:
+    """A math function with a float and a double spelling (sqrtf / sqrt)."""
+    def __init__(self, name: str):
+        self.name = name
+
+    def __call__(self, p, e, args):
+        return Operand(f"{self.name}{p.real.fn}({args[0].text})", _ATOM, e.type)
+
+
+class _Helper:
+    """A call of one of the helpers the source defines (thm3_max ...)."""
+    def __init__(self, name: str):
+        self.name = name
+
+    def __call__(self, p, e, args):
+        return Operand(f"{self.name}({', '.join(a.text for a in args)})", _ATOM, e.type)
+
+
+def _exp(p, e, args):
+    # exp(x) = exp2(x * log2 e): exp2f is one special-function instruction on the GPU
+    return Operand(f"exp2{p.real.fn}({_wrap(args[0], _MULTIPLICATIVE)} * {LOG2_E}{p.real.suffix})",
+                   _ATOM, e.type)
+
+
+def _log(p, e, args):
+    return Operand(f"log2{p.real.fn}({args[0].text}) * {LN_2}{p.real.suffix}", _MULTIPLICATIVE, e.type)
+
+
+def _abs(p, e, args):
+    if _scalar(e.type) is Type.REAL:
+        return Operand(f"fabs{p.real.fn}({args[0].text})", _ATOM, e.type)
+    return Operand(f"thm3_abs({args[0].text})", _ATOM, e.type)
+
+
+def _pow(p, e, args):
+    if e.arg >= 0:
+        return Operand(f"thm3_powi({args[0].text}, {e.arg})", _ATOM, e.type)
+    one = p.literal(1.0, Type.REAL)
+    return Operand(f"{one} / thm3_powi({args[0].text}, {-e.arg})", _MULTIPLICATIVE, e.type)
+
+
+def _where(p, e, args):
+    cond, then, other = args
+    return Operand(f"{_wrap(cond, _LOR)} ? {_wrap(then, _LOR)} : {_wrap(other, _TERNARY)}",
+                   _TERNARY, e.type)
+
+
+def _dot(p, e, args):
+    # the term of the accumulation loop the printer wraps around it: t += u[d] * v[d]
+    return Operand(f"{_wrap(args[0], _MULTIPLICATIVE)} * {_wrap(args[1], _MULTIPLICATIVE + 1)}",
+                   _MULTIPLICATIVE, Type.REAL)
+
+
+def _const(p, e, args):
+    return Operand(p.literal(e.arg, e.type), _UNARY if p.literal(e.arg, e.type).startswith("-") else _ATOM, e.type)
+
+
+def _var(p, e, args):
+    return p.variable(e)
+
+
+CUDA: dict = {
+    Op.CONST: _const,
+    Op.VAR: _var,
+    Op.NEG: _Prefix("-"),
+    Op.NOT: _Prefix("!"),
+    Op.ABS: _abs,
+    Op.EXP: _exp,
+    Op.EXP2: _Math("exp2"),
+    Op.LOG: _log,
+    Op.LOG2: _Math("log2"),
+    Op.SQRT: _Math("sqrt"),
+    Op.ADD: _Infix("+", _ADDITIVE),
+    Op.SUB: _Infix("-", _ADDITIVE),
+    Op.MUL: _Infix("*", _MULTIPLICATIVE),
+    Op.DIV: _Infix("/", _MULTIPLICATIVE),
+    Op.POW: _pow,
+    Op.MAX: _Helper("thm3_max"),
+    Op.MIN: _Helper("thm3_min"),
+    Op.LT: _Compare("<", _RELATIONAL),
+    Op.LE: _Compare("<=", _RELATIONAL),
+    Op.GT: _Compare(">", _RELATIONAL),
+    Op.GE: _Compare(">=", _RELATIONAL),
+    Op.EQ: _Compare("==", _EQUALITY),
+    Op.NE: _Compare("!=", _EQUALITY),
+    Op.AND: _Infix("&&", _LAND),
+    Op.OR: _Infix("||", _LOR, _LAND + 1),       # a && b inside || gets parentheses
+    Op.WHERE: _where,
+    Op.DOT: _dot,
+}
+
+# Operands that C would convert differently from NumPy are converted to the node's type
+# first (an Int over an Int divides as integers in C; max(Int, Real) has no one T).
+_CONVERT_ALL = {Op.NEG, Op.ABS, Op.EXP, Op.EXP2, Op.LOG, Op.LOG2, Op.SQRT, Op.ADD, Op.SUB,
+                Op.MUL, Op.DIV, Op.POW, Op.MAX, Op.MIN}
+_CONVERT_BRANCHES = {Op.WHERE}
+
+
+def _scalar(t: Type) -> Type:
+    return Type.REAL if t is Type.VEC else t
+
+
+# --- names ----------------------------------------------------------------------------
+
+_CPP_KEYWORDS = set("""alignas alignof and and_eq asm auto bitand bitor bool break case catch char
+char8_t char16_t char32_t class compl concept const consteval constexpr constinit const_cast
+continue co_await co_return co_yield decltype default delete do double dynamic_cast else enum
+explicit export extern false float for friend goto if inline int long mutable namespace new
+noexcept not not_eq nullptr operator or or_eq private protected public register
+reinterpret_cast requires return short signed sizeof static static_assert static_cast struct
+switch template this thread_local throw true try typedef typeid typename union unsigned using
+virtual void volatile wchar_t while xor xor_eq main""".split())
+# names the generated functions use for themselves
+_TAKEN = {"acc", "a", "b", "r", "d", "out", "State", "T"}
+
+
+def c_name(name: str) -> str:
+    """A loop name as a C identifier that clashes with no keyword and no generated name."""
+    while name in _CPP_KEYWORDS or name in _TAKEN or name.startswith(("thm3_", "THM3_", "__")):
+        name += "_"
+    return name
+
+
+# --- the loop, as the C code sees it -----------------------------------------------------
+
+@dataclass(frozen=True)
+class Spec:
+    """A loop and its combine with everything the rendering needs decided: the dtype, the
+    length of Vec values, and the C names."""
+    loop: Loop
+    combine: Fn
+    real: Real
+    dim: int | None
+
+    @property
+    def items(self) -> int:
+        return ITEMS[self.real.name]
+
+    @property
+    def vector(self) -> int:
+        return VECTOR[self.real.name]
+
+    def ctype(self, t: Type) -> str:
+        match t:
+            case Type.REAL | Type.VEC:
+                return self.real.ctype
+            case Type.INT:
+                return "long long"
+            case Type.BOOL:
+                return "bool"
+            case _:
+                raise ValueError(f"no C type for {t}")
+
+    @property
+    def data_elements(self):
+        """Element parameters read from arrays (an Index is the position instead)."""
+        return [p for p in self.loop.elements if not p.index]
+
+    @property
+    def vector_loads(self) -> bool:
+        """Whether full warp tiles load with 16-byte vectors: every array holds Reals."""
+        return bool(self.data_elements) and all(p.type is Type.REAL for p in self.data_elements)
+
+    @property
+    def result_type(self) -> Type | None:
+        if self.loop.result is None:
+            return None
+        return self.loop.result_type or self.loop.result.outputs[0].type
+
+    def param_decls(self) -> list[str]:
+        return [f"const {self.real.ctype}* {c_name(p.name)}" if p.type is Type.VEC
+                else f"{self.ctype(p.type)} {c_name(p.name)}" for p in self.loop.params]
+
+    def param_names(self) -> list[str]:
+        return [c_name(p.name) for p in self.loop.params]
+
+
+def make_spec(loop: Loop, combine: Fn, dtype: str = "float32", dim: int | None = None) -> Spec:
+    if dtype not in REALS:
+        raise ValueError(f"dtype must be one of {', '.join(DTYPES)}, not {dtype!r}")
+    uses_vec = any(t is Type.VEC for t in [f.type for f in loop.fields]
+                   + [p.type for p in loop.elements] + [p.type for p in loop.params])
+    if uses_vec and not dim:
+        raise ValueError(f"{loop.name}: the loop has Vec values; give their length (dim)")
+    return Spec(loop, combine, REALS[dtype], dim if uses_vec else None)
+
+
+def state_layout(spec: Spec) -> list[tuple[str, str, int, int]]:
+    """(field, C type, count, byte offset) of each State member, by C's layout rules."""
+    sizes = {"float": 4, "double": 8, "long long": 8, "bool": 1}
+    out, offset = [], 0
+    for f in spec.loop.fields:
+        ctype = spec.ctype(f.type)
+        count = spec.dim if f.type is Type.VEC else 1
+        offset = -(-offset // sizes[ctype]) * sizes[ctype]
+        out.append((f.name, ctype, count, offset))
+        offset += sizes[ctype] * count
+    return out
+
+
+def state_bytes(spec: Spec) -> int:
+    sizes = {"float": 4, "double": 8, "long long": 8, "bool": 1}
+    layout = state_layout(spec)
+    align = max(sizes[c] for _, c, _, _ in layout)
+    end = max(off + sizes[c] * n for _, c, n, off in layout)
+    return -(-end // align) * align
+
+
+# --- the printer -----------------------------------------------------------------------
+
+class Printer:
+    """Prints one Fn's outputs as C statements.  A DAG node used more than once becomes a
+    local (so both uses see the same rounded value); so does each `dot` (an accumulation
+    loop) and each scalar a Vec expression reads (computed once, not once per lane).
+    Vec expressions print for one lane `d` inside `for (int d = 0; d < THM3_DIM; ++d)`.
+    With `lanes=True` (the lane-wise combine) a Vec value is a single lane scalar."""
+
+    def __init__(self, spec: Spec, names: dict[str, str], lanes: bool = False):
+        self.spec, self.real, self.names, self.lanes = spec, spec.real, names, lanes
+        self.locals: dict[int, str] = {}
+        self.lines: list[str] = []
+        taken = set(names.values())
+        self._fresh = (f"t{k}" for k in range(1 << 30) if f"t{k}" not in taken)
+
+    # -- leaves --
+    def literal(self, value, t: Type) -> str:
+        match _scalar(t):
+            case Type.BOOL:
+                return "true" if value else "false"
+            case Type.INT:
+                v = int(value)
+                return f"{v}LL" if not -2**31 <= v < 2**31 else str(v)
+            case _:
+                v = float(value)
+                if v != v:
+                    return self.real.nan
+                if v in (float("inf"), float("-inf")):
+                    return self.real.inf if v > 0 else f"-{self.real.inf}"
+                return f"{v!r}{self.real.suffix}"
+
+    def variable(self, e: Expr) -> Operand:
+        text = self.names[e.arg]
+        if e.type is Type.VEC and not self.lanes:
+            text = f"{text}[d]"
+        return Operand(text, _ATOM, e.type)
+
+    # -- expressions --
+    def expr(self, e: Expr) -> Operand:
+        name = self.locals.get(id(e))
+        if name is not None:
+            vec_array = e.type is Type.VEC and not self.lanes
+            return Operand(f"{name}[d]" if vec_array else name, _ATOM, e.type)
+        args = [self.expr(s) for s in e.src]
+        if e.op in _CONVERT_ALL:
+            args = [self.convert(a, s, _scalar(e.type)) for a, s in zip(args, e.src)]
+        elif e.op in _CONVERT_BRANCHES:
+            args = [args[0]] + [self.convert(a, s, _scalar(e.type)) for a, s in zip(args[1:], e.src[1:])]
+        return CUDA[e.op](self, e, args)
+
+    def convert(self, o: Operand, e: Expr, to: Type) -> Operand:
+        if _scalar(o.type) is to:
+            return o
+        if e.op is Op.CONST:
+            text = self.literal(e.arg, to)
+            return Operand(text, _UNARY if text.startswith("-") else _ATOM, to)
+        return Operand(f"({self.spec.ctype(to)}){_wrap(o, _UNARY)}", _UNARY, to)
+
+    # -- statements --
+    def prepare(self, exprs) -> None:
+        """Declare the locals that `exprs` need, children first."""
+        order = walk(exprs)
+        uses = Counter(id(e) for e in exprs)
+        read_per_lane: set[int] = set()
+        for e in order:
+            for s in e.src:
+                uses[id(s)] += 1
+                if (e.type is Type.VEC or e.op is Op.DOT) and s.type is not Type.VEC:
+                    read_per_lane.add(id(s))
+        for e in order:
+            if e.op in (Op.VAR, Op.CONST):
+                continue
+            if e.op is Op.DOT and self.lanes:
+                raise ValueError("the lane-wise combine cannot hold dot(): it reads every lane")
+            vec_array = e.type is Type.VEC and not self.lanes
+            if e.op is Op.DOT or uses[id(e)] > 1 or (id(e) in read_per_lane and not self.lanes):
+                self._declare(e, vec_array)
+
+    def _declare(self, e: Expr, vec_array: bool) -> None:
+        name = next(self._fresh)
+        if e.op is Op.DOT:
+            term = self.expr(e)
+            self.lines += [f"{self.real.ctype} {name} = {self.literal(0.0, Type.REAL)};",
+                           f"for (int d = 0; d < THM3_DIM; ++d) {name} += {term.text};"]
+        elif vec_array:
+            text = self.expr(e).text
+            self.lines += [f"{self.real.ctype} {name}[THM3_DIM];",
+                           f"for (int d = 0; d < THM3_DIM; ++d) {name}[d] = {text};"]
+        else:
+            self.lines.append(f"const {self.spec.ctype(_scalar(e.type))} {name} = {self.expr(e).text};")
+        self.locals[id(e)] = name
+
+    def assign(self, target: str, e: Expr, want: Type) -> None:
+        """target = e (target[d] = e for each lane of a Vec)."""
+        o = self.convert(self.expr(e), e, _scalar(want))
+        if want is Type.VEC and not self.lanes:
+            self.lines.append(f"for (int d = 0; d < THM3_DIM; ++d) {target}[d] = {o.text};")
+        else:
+            self.lines.append(f"{target} = {o.text};")
+
+
+def _indent(lines, by: int = 4) -> str:
+    return "\n".join(" " * by + line for line in lines)
+
+
+# --- the loop's functions ----------------------------------------------------------------
+
+_HELPERS = r"""#ifndef THM3_HELPERS
+#define THM3_HELPERS
+// Helpers shared by every thm3 render (guarded, so that several renders concatenate).
+#if !defined(__CUDACC__) && !defined(__CUDACC_RTC__)
+// a host compiler: the functions below are plain C++
+#define __host__
+#define __device__
+#define __forceinline__ inline
+#include <cstring>
+inline float __int_as_float(int i) { float f; std::memcpy(&f, &i, 4); return f; }
+inline double __longlong_as_double(long long i) { double f; std::memcpy(&f, &i, 8); return f; }
+#endif
+#define THM3_INF_F __int_as_float(0x7f800000)
+#define THM3_NAN_F __int_as_float(0x7fc00000)
+#define THM3_INF_D __longlong_as_double(0x7ff0000000000000LL)
+#define THM3_NAN_D __longlong_as_double(0x7ff8000000000000LL)
+// max and min as the NumPy reference has them: a NaN on either side propagates; a tie gives b
+template <class T> __host__ __device__ __forceinline__ T thm3_max(T a, T b) { return (a > b || a != a) ? a : b; }
+template <class T> __host__ __device__ __forceinline__ T thm3_min(T a, T b) { return (a < b || a != a) ? a : b; }
+template <class T> __host__ __device__ __forceinline__ T thm3_abs(T a) { return a < 0 ? -a : a; }
+template <class T> __host__ __device__ __forceinline__ T thm3_powi(T x, int n) {
+    T r = 1;
+    for (int k = 0; k < n; ++k) r *= x;
+    return r;
+}
+#endif"""
+
+
+def _header(spec: Spec) -> str:
+    from thm3.printer import to_text
+    loop = spec.loop
+    lines = [f"// thm3 kernels for `{loop.name}`: {loop.title}",
+             f"// Rendered by thm3 (gpu/render.py); Real is {spec.real.ctype}"
+             + (f", Vec length THM3_DIM = {spec.dim}" if spec.dim else "") + ".",
+             "// combine(a, b), with identity "
+             + ", ".join(f"{f.name} = {_default_text(f)}" for f in loop.fields) + ":"]
+    lines += [f"//   {f.name} = {to_text(e)}" for f, e in zip(loop.fields, spec.combine.outputs)]
+    return "\n".join(lines)
+
+
+def _default_text(f) -> str:
+    if f.type is Type.VEC:
+        return "0 (vector)"
+    return str(f.default)
+
+
+def render_state(spec: Spec) -> str:
+    members = []
+    for name, ctype, count, _ in state_layout(spec):
+        comment = next(f.comment for f in spec.loop.fields if f.name == name)
+        decl = f"{ctype} {c_name(name)}" + ("[THM3_DIM]" if count > 1 or _is_vec(spec, name) else "") + ";"
+        members.append(f"    {decl:<28}" + (f"// {comment}" if comment else "").rstrip())
+    dim = f"#define THM3_DIM {spec.dim}\n" if spec.dim else ""
+    return (f"{dim}// The loop's state: its fields in declaration order.\n"
+            "struct State {\n" + "\n".join(m.rstrip() for m in members) + "\n};\n"
+            f'static_assert(sizeof(State) == {state_bytes(spec)}, "State layout");')
+
+
+def _is_vec(spec: Spec, field: str) -> bool:
+    return next(f.type for f in spec.loop.fields if f.name == field) is Type.VEC
+
+
+def _function(signature: str, lines: list[str], comment: str) -> str:
+    return f"// {comment}\n{signature} {{\n{_indent(lines)}\n}}"
+
+
+def render_identity(spec: Spec) -> str:
+    p = Printer(spec, {})
+    lines = ["State r;"]
+    for f in spec.loop.fields:
+        value = 0.0 if f.type is Type.VEC else f.default
+        if f.type is Type.VEC:
+            lines.append(f"for (int d = 0; d < THM3_DIM; ++d) r.{c_name(f.name)}[d] = {p.literal(value, Type.REAL)};")
+        else:
+            lines.append(f"r.{c_name(f.name)} = {p.literal(value, f.type)};")
+    lines.append("return r;")
+    return _function("__host__ __device__ __forceinline__ State thm3_identity()", lines,
+                     "identity: h of the empty list, the fields' defaults")
+
+
+def _state_names(spec: Spec, prefix: str, var: str) -> dict[str, str]:
+    return {f"{prefix}.{f.name}": f"{var}.{c_name(f.name)}" for f in spec.loop.fields}
+
+
+def _body(spec: Spec, fn: Fn, names: dict[str, str], targets: list[tuple[str, Type]]) -> list[str]:
+    p = Printer(spec, names)
+    p.prepare(fn.outputs)
+    for (target, t), e in zip(targets, fn.outputs):
+        p.assign(target, e, t)
+    return p.lines
+
+
+def render_left(spec: Spec) -> str:
+    loop = spec.loop
+    names = _state_names(spec, "acc", "acc")
+    args = ["const State& acc"]
+    for p in loop.elements:
+        names[p.name] = c_name(p.name)
+        args.append(f"const {spec.real.ctype}* {c_name(p.name)}" if p.type is Type.VEC
+                    else f"{spec.ctype(p.type)} {c_name(p.name)}")
+    names.update({p.name: c_name(p.name) for p in loop.params})
+    targets = [(f"r.{c_name(f.name)}", f.type) for f in loop.fields]
+    lines = ["State r;"] + _body(spec, loop.left, names, targets) + ["return r;"]
+    sig = f"__host__ __device__ __forceinline__ State thm3_left({', '.join(args + spec.param_decls())})"
+    return _function(sig, lines, "left: one step of the sequential fold")
+
+
+def render_combine(spec: Spec) -> str:
+    names = {**_state_names(spec, "a", "a"), **_state_names(spec, "b", "b")}
+    names.update({p.name: c_name(p.name) for p in spec.loop.params})
+    targets = [(f"r.{c_name(f.name)}", f.type) for f in spec.loop.fields]
+    lines = ["State r;"] + _body(spec, spec.combine, names, targets) + ["return r;"]
+    args = ["const State& a", "const State& b"] + spec.param_decls()
+    return _function(f"__host__ __device__ __forceinline__ State thm3_combine({', '.join(args)})",
+                     lines, "combine: h(xs + ys) from a = h(xs) and b = h(ys); a is the earlier part")
+
+
+def render_result(spec: Spec) -> str:
+    if spec.loop.result is None:
+        return ""
+    names = _state_names(spec, "acc", "acc")
+    names.update({p.name: c_name(p.name) for p in spec.loop.params})
+    rtype = spec.result_type
+    target = "out" if rtype is Type.VEC else "out[0]"
+    lines = _body(spec, spec.loop.result, names, [(target, rtype)])
+    args = ["const State& acc"] + spec.param_decls() + [f"{spec.ctype(rtype)}* out"]
+    return _function(f"__host__ __device__ __forceinline__ void thm3_result({', '.join(args)})", lines,
+                     "result: the loop's answer from the final state" +
+                     (" (THM3_DIM values)" if rtype is Type.VEC else ""))
+
+
+def render_functions(loop: Loop, combine: Fn, *, dtype: str = "float32", dim: int | None = None) -> str:
+    """The helpers, `struct State` and the `__host__ __device__` functions thm3_identity,
+    thm3_left, thm3_combine and (for a loop with `result`) thm3_result: the part of the
+    source that a host compiler builds too."""
+    spec = make_spec(loop, combine, dtype, dim)
+    parts = [_header(spec), _HELPERS, render_state(spec), render_identity(spec),
+             render_left(spec), render_combine(spec), render_result(spec)]
+    return "\n\n".join(p for p in parts if p) + "\n"
+
+
+def render_combine_lane(loop: Loop, combine: Fn, dtype: str = "float32", *,
+                        name: str = "thm3_combine_lane") -> str:
+    """The combine for one lane of the Vec fields:
+    `name(a_f1, ..., b_f1, ..., <scalar loop parameters the combine reads>, r_f1&, ...)`,
+    fields in declaration order, a Vec field as one lane's scalar.  Raises ValueError for a
+    combine that mixes lanes (dot) or reads a Vec loop parameter.  Helpers and the function
+    are guarded by #ifndef, so several renders concatenate."""
+    spec = make_spec(loop, combine, dtype, dim=1)
+    used = {e.arg for e in walk(combine.outputs) if e.op is Op.VAR}
+    params = [p for p in loop.params if p.name in used]
+    if any(p.type is Type.VEC for p in params):
+        raise ValueError(f"{loop.name}: the combine reads a Vec loop parameter; no lane-wise form")
+    names = {f"{side}.{f.name}": c_name(f"{side}_{f.name}") for side in "ab" for f in loop.fields}
+    names.update({p.name: c_name(p.name) for p in params})
+    printer = Printer(spec, names, lanes=True)
+    printer.prepare(combine.outputs)
+    for f, e in zip(loop.fields, combine.outputs):
+        printer.assign(c_name(f"r_{f.name}"), e, f.type)
+    args = [f"{spec.ctype(f.type)} {names[f'{side}.{f.name}']}" for side in "ab" for f in loop.fields]
+    args += [f"{spec.ctype(p.type)} {c_name(p.name)}" for p in params]
+    args += [f"{spec.ctype(f.type)}& {c_name(f'r_{f.name}')}" for f in loop.fields]
+    guard = f"THM3_LANE_{name.upper()}_{dtype.upper()}"
+    sig = f"__host__ __device__ __forceinline__ void {name}({', '.join(args)})"
+    comment = (f"{name}: the combine of `{loop.name}` for one lane of its Vec fields "
+               f"({spec.real.ctype}); a is the earlier part")
+    return (f"{_HELPERS}\n\n#ifndef {guard}\n#define {guard}\n"
+            f"{_function(sig, printer.lines, comment)}\n#endif\n")
+
+
+# --- the kernels ----------------------------------------------------------------------------
+
+_KERNELS = Template(r"""// ---- the reduction, in list order ---------------------------------------------------
+// Element i is the left operand's side of every combine that joins it with element i + 1:
+//  - a warp tile is 32 * THM3_ITEMS consecutive elements; lane l folds elements
+//    [l * THM3_ITEMS, (l + 1) * THM3_ITEMS) of it with left, from the identity;
+//  - the warp combines its 32 runs with shuffles at offsets 1, 2, 4, 8, 16, the lower
+//    lane always the left operand, so lane 0 holds the tile's state;
+//  - each warp carries a running state over a contiguous range of warp tiles, and the
+//    warps of a block are combined in order through shared memory;
+//  - each block reduces a contiguous range and writes one partial State; a second launch
+//    combines the partials in order.  No atomics: the result is deterministic.
+#ifndef THM3_BLOCK
+#define THM3_BLOCK ${block}
+#endif
+#ifndef THM3_ITEMS
+#define THM3_ITEMS ${items}
+#endif
+#define THM3_VECTOR ${vector}
+#define THM3_WARPS (THM3_BLOCK / 32)
+#define THM3_WARP_TILE (32 * THM3_ITEMS)
+static_assert(THM3_BLOCK >= 32 && THM3_BLOCK <= 1024 && (THM3_BLOCK & (THM3_BLOCK - 1)) == 0,
+              "THM3_BLOCK: a power of two from 32 to 1024");
+static_assert(THM3_ITEMS % THM3_VECTOR == 0, "THM3_ITEMS: a multiple of the vector width");
+
+// 16 bytes of Reals, for vectorised loads.
+struct alignas(16) thm3_vec { ${real} v[THM3_VECTOR]; };
+
+__device__ __forceinline__ bool thm3_aligned(const void* p) {
+    return (reinterpret_cast<unsigned long long>(p) & 15) == 0;
+}
+
+// A whole State down the warp, field by field in declaration order.
+__device__ __forceinline__ State thm3_shfl_down(const State& s, int offset) {
+    State r;
+${shuffle}
+    return r;
+}
+
+// After the shuffles at offsets 1, 2, 4, ... < width, lane 0 holds the in-order combine of
+// lanes [0, width): lane i combines its value (the left operand) with lane i + offset's.
+__device__ __forceinline__ State thm3_warp_reduce(State s, int width${params_decl}) {
+    for (int offset = 1; offset < width; offset <<= 1)
+        s = thm3_combine(s, thm3_shfl_down(s, offset)${params});
+    return s;
+}
+
+// The warps' states (each valid in its lane 0) combined in warp order; valid in thread 0.
+__device__ __forceinline__ State thm3_combine_warps(const State& mine${params_decl}) {
+    __shared__ State warp_state[THM3_WARPS];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    if (lane == 0) warp_state[warp] = mine;
+    __syncthreads();
+    State s = thm3_identity();
+    if (warp == 0)
+        s = thm3_warp_reduce(lane < THM3_WARPS ? warp_state[lane] : thm3_identity(), THM3_WARPS${params});
+    __syncthreads();                        // warp_state may be written again next call
+    return s;
+}
+
+// h of the elements [0, count) of one range, the pointers at its start and `first` the
+// position of its first element in the whole array; valid in thread 0.  Warp w takes the
+// warp tiles [tiles * w / WARPS, tiles * (w + 1) / WARPS).
+__device__ State thm3_fold_range(${range_decl}, long long count, long long first${params_decl}) {
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const long long tiles = (count + THM3_WARP_TILE - 1) / THM3_WARP_TILE;
+    const long long tile_end = tiles * (warp + 1) / THM3_WARPS;
+    const bool aligned = ${aligned};
+    State running = thm3_identity();
+    for (long long tile = tiles * warp / THM3_WARPS; tile < tile_end; ++tile) {
+        const long long i0 = tile * THM3_WARP_TILE + (long long)lane * THM3_ITEMS;
+        State s = thm3_identity();
+        if (aligned && i0 + THM3_ITEMS <= count) {
+${fold_full}
+        } else {
+            // the end of the range (or arrays off 16-byte alignment): one element at a time
+            for (int k = 0; k < THM3_ITEMS; ++k) {
+                const long long i = i0 + k;
+                if (i < count) s = thm3_left(${left_scalar}${params});
+            }
+        }
+        s = thm3_warp_reduce(s, 32${params});
+        running = thm3_combine(running, s${params});     // meaningful in lane 0
+    }
+    return thm3_combine_warps(running${params});
+}
+
+// The final state of one reduction: its fields and its result, at position `row`.
+__device__ __forceinline__ void thm3_store(const State& s, long long row${params_decl}${outputs_decl}) {
+${store}
+}
+
+// Pass 1: block b reduces the warp tiles [tiles * b / grid, tiles * (b + 1) / grid)
+// and writes its partial state.
+extern "C" __global__ void __launch_bounds__(THM3_BLOCK)
+thm3_reduce_blocks(${arrays_decl}long long n${params_decl}, State* __restrict__ partial) {
+    const long long tiles = (n + THM3_WARP_TILE - 1) / THM3_WARP_TILE;
+    const long long b = blockIdx.x, grid = gridDim.x;
+    const long long begin = tiles * b / grid * THM3_WARP_TILE;
+    const long long end_tile = tiles * (b + 1) / grid * THM3_WARP_TILE;
+    const long long end = end_tile < n ? end_tile : n;
+    const long long count = begin < end ? end - begin : 0;
+    const State s = thm3_fold_range(${range_begin}, count, begin${params});
+    if (threadIdx.x == 0) partial[blockIdx.x] = s;
+}
+
+// Pass 2, one block: thread t combines the partials [t * per, (t + 1) * per) in order,
+// then the block combines the threads in order; stores the state and the result.
+extern "C" __global__ void __launch_bounds__(THM3_BLOCK)
+thm3_reduce_partials(const State* __restrict__ partial, int count${params_decl}${outputs_decl}) {
+    const int per = (count + THM3_BLOCK - 1) / THM3_BLOCK;
+    const int begin = threadIdx.x * per;
+    const int end = begin + per < count ? begin + per : count;
+    State s = thm3_identity();
+    for (int j = begin; j < end; ++j) s = thm3_combine(s, partial[j]${params});
+    s = thm3_combine_warps(thm3_warp_reduce(s, 32${params})${params});
+    if (threadIdx.x == 0) thm3_store(s, 0${params}${outputs});
+}
+
+// One reduction per row of a (rows, n) input, one block per row (Index: the position in
+// the row).  The 16-byte loads need each row at a 16-byte boundary (n * sizeof a multiple
+// of 16); other rows take the scalar path.
+extern "C" __global__ void __launch_bounds__(THM3_BLOCK)
+thm3_reduce_rows(${arrays_decl}long long n${params_decl}${outputs_decl}) {
+    const long long row = blockIdx.x;
+    const State s = thm3_fold_range(${range_row}, n, 0${params});
+    if (threadIdx.x == 0) thm3_store(s, row${params}${outputs});
+}
+""")
+
+
+def _shuffle_lines(spec: Spec) -> list[str]:
+    lines = []
+    for f in spec.loop.fields:
+        m = c_name(f.name)
+        match f.type:
+            case Type.VEC:
+                lines.append(f"for (int d = 0; d < THM3_DIM; ++d) "
+                             f"r.{m}[d] = __shfl_down_sync(0xffffffffu, s.{m}[d], offset);")
+            case Type.BOOL:
+                lines.append(f"r.{m} = __shfl_down_sync(0xffffffffu, (int)s.{m}, offset) != 0;")
+            case _:
+                lines.append(f"r.{m} = __shfl_down_sync(0xffffffffu, s.{m}, offset);")
+    return lines
+
+
+def output_names(spec: Spec) -> list[str]:
+    """The kernels' output arrays: one per field, then the result (if the loop has one)."""
+    return [f"out_{f.name}" for f in spec.loop.fields] + (["out_result"] if spec.result_type else [])
+
+
+def _store_lines(spec: Spec) -> list[str]:
+    lines = []
+    for f in spec.loop.fields:
+        m = c_name(f.name)
+        if f.type is Type.VEC:
+            lines.append(f"for (int d = 0; d < THM3_DIM; ++d) out_{f.name}[row * THM3_DIM + d] = s.{m}[d];")
+        else:
+            lines.append(f"out_{f.name}[row] = s.{m};")
+    if spec.result_type:
+        width = " * THM3_DIM" if spec.result_type is Type.VEC else ""
+        lines.append(f"thm3_result(s{_lead(spec.param_names())}, out_result + row{width});")
+    return lines
+
+
+def _lead(items: list[str]) -> str:
+    """", a, b" for a non-empty list: arguments that follow others."""
+    return "".join(f", {x}" for x in items)
+
+
+def _left_call(spec: Spec, element_of) -> str:
+    """The arguments of thm3_left for one element, `element_of(p)` printing each."""
+    return ", ".join(["s"] + [element_of(p) for p in spec.loop.elements])
+
+
+def render_kernels(spec: Spec) -> str:
+    real = spec.real.ctype
+    arrays = spec.data_elements
+    array_decls = [f"const {real if p.type in (Type.REAL, Type.VEC) else spec.ctype(p.type)}* "
+                   f"__restrict__ in_{p.name}" for p in arrays]
+    range_decls = [f"const {real if p.type in (Type.REAL, Type.VEC) else spec.ctype(p.type)}* in_{p.name}"
+                   for p in arrays] or ["const void*"]
+
+    def offset(p, at):
+        return f"in_{p.name} + {at}" + (" * THM3_DIM" if p.type is Type.VEC else "")
+
+    def scalar_element(p):
+        if p.index:
+            return "first + i"
+        return f"in_{p.name} + i * THM3_DIM" if p.type is Type.VEC else f"in_{p.name}[i]"
+
+    def vector_element(p):
+        return "first + i0 + k" if p.index else f"v_{p.name}[k / THM3_VECTOR].v[k % THM3_VECTOR]"
+
+    if spec.vector_loads:
+        fold_full = ["// a full run: 16-byte loads, all issued before the first step"]
+        fold_full += [f"thm3_vec v_{p.name}[THM3_ITEMS / THM3_VECTOR];" for p in arrays]
+        fold_full += ["#pragma unroll", "for (int v = 0; v < THM3_ITEMS / THM3_VECTOR; ++v) {"]
+        fold_full += [f"    v_{p.name}[v] = reinterpret_cast<const thm3_vec*>(in_{p.name} + i0)[v];"
+                      for p in arrays]
+        fold_full += ["}", "#pragma unroll",
+                      f"for (int k = 0; k < THM3_ITEMS; ++k) s = thm3_left({_left_call(spec, vector_element)}"
+                      f"{_lead(spec.param_names())});"]
+        aligned = " && ".join(f"thm3_aligned(in_{p.name})" for p in arrays)
+    else:
+        fold_full = ["// a full run (these arrays take no 16-byte loads)",
+                     "for (int k = 0; k < THM3_ITEMS; ++k) {", "    const long long i = i0 + k;",
+                     f"    s = thm3_left({_left_call(spec, scalar_element)}{_lead(spec.param_names())});", "}"]
+        aligned = "true"
+    param_decls = [d.replace("* ", "* __restrict__ ", 1) for d in spec.param_decls()]
+    outputs = output_names(spec)
+    rtype = spec.result_type
+    out_decls = [f"{spec.ctype(f.type)}* __restrict__ out_{f.name}" for f in spec.loop.fields]
+    if rtype:
+        out_decls.append(f"{spec.ctype(rtype)}* __restrict__ out_result")
+    holes = dict(
+        block=BLOCK, items=spec.items, vector=spec.vector, real=real,
+        shuffle=_indent(_shuffle_lines(spec)),
+        params_decl=_lead(param_decls), params=_lead(spec.param_names()),
+        outputs_decl=_lead(out_decls), outputs=_lead(outputs),
+        range_decl=", ".join(range_decls),
+        aligned=aligned,
+        fold_full=_indent(fold_full, 12),
+        left_scalar=_left_call(spec, scalar_element),
+        store=_indent(_store_lines(spec)),
+        arrays_decl="".join(f"{d}, " for d in array_decls),
+        range_begin=", ".join(offset(p, "begin") for p in arrays) or "nullptr",
+        range_row=", ".join(offset(p, "row * n") for p in arrays) or "nullptr",
+    )
+    return _KERNELS.substitute(holes)
+
+
+def render(loop: Loop, combine: Fn, *, dtype: str = "float32", dim: int | None = None) -> str:
+    """The whole CUDA source: functions and kernels `thm3_reduce_blocks`,
+    `thm3_reduce_partials` and `thm3_reduce_rows` (see the comments in the source)."""
+    spec = make_spec(loop, combine, dtype, dim)
+    return render_functions(loop, combine, dtype=dtype, dim=dim) + "\n" + render_kernels(spec)

@@ -1,0 +1,143 @@
+"""The catalog of sample loops: what every test expects of each file in samples/.
+
+One entry per loop file. `verdict` is the expected `thm3.analyze(path).verdict`;
+`bird` says whether the file gives a right fold and whether it computes the same
+function as `left` ("agree"), another one ("differ"), or is not given ("absent");
+`lift` is None for a homomorphism, "expected" where a lift with a small auxiliary
+state exists (`notes` says what it adds), and "none" where no small exact lift exists.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+SAMPLES_DIR = REPO_ROOT / "samples"
+
+VERDICTS = ("homomorphism", "not-homomorphism", "unknown")
+BIRDS = ("agree", "differ", "absent")
+LIFTS = (None, "expected", "none")
+
+
+@dataclass(frozen=True)
+class Sample:
+    name: str               # the file's stem, also the NAME of emitted files
+    path: Path              # absolute path of samples/NAME.py
+    verdict: str            # expected thm3.analyze(path).verdict
+    bird: str               # "agree" | "differ" | "absent"
+    lift: str | None        # None | "expected" | "none"
+    notes: str = ""
+
+    @property
+    def relpath(self) -> str:
+        """The path relative to the repository root, e.g. "samples/mps.py"."""
+        return self.path.relative_to(REPO_ROOT).as_posix()
+
+    def __post_init__(self):
+        assert self.verdict in VERDICTS, self.verdict
+        assert self.bird in BIRDS, self.bird
+        assert self.lift in LIFTS, self.lift
+        assert (self.lift is None) == (self.verdict == "homomorphism"), self.name
+
+
+def _hom(name: str, bird: str = "agree", notes: str = "") -> Sample:
+    return Sample(name, SAMPLES_DIR / f"{name}.py", "homomorphism", bird, None, notes)
+
+
+def _not(name: str, lift: str, notes: str) -> Sample:
+    return Sample(name, SAMPLES_DIR / f"{name}.py", "not-homomorphism", "absent", lift, notes)
+
+
+SAMPLES: list[Sample] = [
+    # --- homomorphisms -----------------------------------------------------------
+    _hom("sum"),
+    _hom("vec_sum", notes="Vec state and element; zero-vector default"),
+    _hom("max", notes="-inf identity"),
+    _hom("min", notes="inf identity"),
+    _hom("count", notes="Int state; the element is unused"),
+    _hom("product"),
+    _hom("dot", "absent", notes="two element parameters"),
+    _hom("l2norm", notes="sum of squares; result sqrt"),
+    _hom("count_above", "absent", notes="loop parameter threshold"),
+    _hom("all_positive", notes="Bool state, identity True"),
+    _hom("any_negative", notes="Bool state, identity False"),
+    _hom("range", "absent", notes="max and min; result hi - lo"),
+    _hom("top2", notes="largest and second largest as a multiset; if/elif/else"),
+    _hom("first", notes="has-flag; combine keeps the left operand when it is non-empty"),
+    _hom("last", notes="has-flag; combine keeps the right operand when it is non-empty"),
+    _hom("mean", notes="division by n, guarded at n = 0 in the combine"),
+    _hom("weighted_mean", notes="assert w > 0; result guarded at sw = 0"),
+    _hom("welford", "absent",
+         notes="Chan's parallel update; transport (n, mean, M2) -> (n, sum x, sum x^2); "
+               "guard at n = 0"),
+    _hom("mps", notes="the spec's example; g(s, m) = [m, s - m]; invariants m >= 0, m >= s"),
+    _hom("bad_right", "differ",
+         notes="mps with a right fold that forgets max(0, ...); they differ on [-1]; "
+               "the combine is mps's"),
+    _hom("mss", notes="fields s, p, t, m; g = [p, -m, m, s - p - t, t] with m <= p + t - s"),
+    _hom("mts_total", notes="max tail sum with the total s"),
+    _hom("brackets", notes="depth and min prefix depth; result depth == 0 and mindepth >= 0"),
+    _hom("safe_softmax", notes="m = -inf, d = 0; combine needs a select where both m are -inf"),
+    _hom("logsumexp", notes="(m, d) with result m + log(d), guarded: -inf for an empty list"),
+    _hom("logsumexp_lse", "absent",
+         notes="one field lse = -inf; the combine is the step with x replaced by the other "
+               "lse, and needs a select when both are -inf (exp(-inf - -inf) is NaN)"),
+    _hom("online_softmax_values", notes="elements (s, v); result o / d, 0 for an empty list"),
+    _hom("flash_attention",
+         notes="elements (k: Vec, v: Vec), loop parameters q: Vec, scale: Real; "
+               "state (m, d, o: Vec); result o / d, zero for an empty list"),
+    _hom("argmax", notes="Index element; ties keep the first index (left: >, right: >=)"),
+    _hom("polynomial",
+         notes="loop parameter t; coefficients highest degree first; pw = t**len makes it "
+               "a homomorphism: combine (p1*pw2 + p2, pw1*pw2)"),
+    _hom("affine", notes="elements (a, b); composition of affine maps, not commutative"),
+    _hom("ema_lifted",
+         notes="assert 0 < alpha < 1; w = (1 - alpha)**len; combine (s1*w2 + s2, w1*w2)"),
+    _hom("line_of_sight",
+         notes="listed among the lifting cases, but a homomorphism as written: a visible "
+               "last element is the maximum, so no last element is needed, and best = -inf "
+               "only for the empty list. Combine: best = max(b1, b2), visible = v1 if "
+               "b2 == -inf else (v2 and b2 > b1); needs the invariant best = -inf -> not "
+               "visible"),
+    # --- not homomorphisms over their state: the lifting search ------------------
+    _not("kadane", "expected",
+         "adds total s and best prefix p (mss); witness [-1, 1] vs [1], ys = [1]"),
+    _not("mts", "expected", "adds total s; witness [] vs [-1], ys = [1]"),
+    _not("is_sorted", "expected",
+         "adds the first element (with an emptiness marker, e.g. an inf default); "
+         "witness [1] vs [0, 1], ys = [0.5]"),
+    _not("brackets_ok", "expected",
+         "adds the minimum prefix depth (ok is then mindepth >= 0); "
+         "witness [-1] vs [-1, -1, 1], ys = [1]"),
+    _not("longest_ones", "expected",
+         "adds the leading run of ones and the length (or an all-ones flag); "
+         "witness [1] vs [0, 1], ys = [1]"),
+    _not("blocks_of_ones", "expected",
+         "adds whether the list starts with a one, plus an emptiness marker (a flag or the "
+         "length); witness [1] vs [0, 1], ys = [1]"),
+    _not("atoi", "expected", "adds 10**len; witness [] vs [0], ys = [1]"),
+    _not("zero_after_one", "expected",
+         "adds a seen-zero flag; witness [] vs [0], ys = [1]"),
+    _not("horner", "expected",
+         "adds pw = t**len (as in polynomial); for t != 1 (t = 1 makes it a sum); "
+         "witness [] vs [0], ys = [1] for any t != 1"),
+    _not("ema", "expected",
+         "adds w = (1 - alpha)**len (as in ema_lifted); witness [] vs [0], ys = [1]"),
+    _not("majority", "none",
+         "Boyer-Moore vote: no small exact lift; witness [1, 2] vs [1, 3], ys = [2]"),
+]
+
+_BY_NAME = {s.name: s for s in SAMPLES}
+assert len(_BY_NAME) == len(SAMPLES), "duplicate sample names"
+
+HOMOMORPHISMS: list[Sample] = [s for s in SAMPLES if s.verdict == "homomorphism"]
+NOT_HOMOMORPHISMS: list[Sample] = [s for s in SAMPLES if s.verdict == "not-homomorphism"]
+
+
+def by_name(name: str) -> Sample:
+    """The catalog entry of samples/NAME.py; KeyError for an unknown name."""
+    return _BY_NAME[name]
+
+
+__all__ = ["Sample", "SAMPLES", "HOMOMORPHISMS", "NOT_HOMOMORPHISMS", "by_name",
+           "REPO_ROOT", "SAMPLES_DIR"]

@@ -1,0 +1,135 @@
+"""Inductive invariants of the state (Houdini).
+
+Candidate facts over the fields, the constants of the loop and the initial value are
+kept if they hold on init, on sampled reachable states, and, as a whole set, are
+preserved by one `left` step (proved with `thm3.prove`); facts that fail are dropped
+until the set is inductive.  The proofs of the laws assume the survivors."""
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+
+from thm3.interpret import NUMPY, evaluate, quiet
+from thm3.ir import Expr, Loop, Op, Type, const, var, walk
+from thm3.prove import Setting, preserved_atoms
+from thm3.sampling import batch_init
+
+
+def _cmp(op: Op, a: Expr, b: Expr) -> Expr:
+    return Expr(op, Type.BOOL, (a, b))
+
+
+def _or(a: Expr, b: Expr) -> Expr:
+    return Expr(Op.OR, Type.BOOL, (a, b))
+
+
+def _not(a: Expr) -> Expr:
+    return Expr(Op.NOT, Type.BOOL, (a,))
+
+
+def _field(f) -> Expr:
+    return var(f"acc.{f.name}", Type.REAL if f.type is Type.VEC else f.type)
+
+
+def _default(f) -> Expr:
+    if f.type is Type.BOOL:
+        return const(bool(f.default), Type.BOOL)
+    if f.type is Type.INT:
+        return const(int(f.default), Type.INT)
+    return const(float(f.default), Type.REAL)
+
+
+def candidates(loop: Loop) -> list[Expr]:
+    numeric = [f for f in loop.fields if f.type in (Type.REAL, Type.INT)]
+    zero = const(0)
+    consts = sorted({float(e.arg) for e in walk(loop.left.outputs)
+                     if e.op is Op.CONST and e.type in (Type.REAL, Type.INT)
+                     and math.isfinite(float(e.arg)) and float(e.arg) != 0.0}
+                    | {float(f.default) for f in numeric if math.isfinite(float(f.default))
+                       and float(f.default) != 0.0})
+    out: list[Expr] = []
+    for f in numeric:
+        x = _field(f)
+        if f.type is Type.REAL:
+            out.append(_cmp(Op.GT, x, const(-math.inf)))
+            out.append(_cmp(Op.LT, x, const(math.inf)))
+        for op in (Op.GE, Op.GT, Op.LE, Op.LT):
+            out.append(_cmp(op, x, zero))
+        for c in consts:
+            out.append(_cmp(Op.GE, x, const(c)))
+            out.append(_cmp(Op.LE, x, const(c)))
+    for f in numeric:
+        for g in numeric:
+            if f is not g:
+                out.append(_cmp(Op.GE, _field(f), _field(g)))
+                out.append(_cmp(Op.GT, _field(f), _field(g)))
+    # Facts tied to emptiness: while f still holds its initial value, g holds its own;
+    # once f has moved, g is positive (online softmax: m > -inf implies d > 0).
+    for f in loop.fields:
+        if f.type is Type.VEC:
+            continue
+        at_init = _cmp(Op.EQ, _field(f), _default(f))
+        for g in loop.fields:
+            if g is f:
+                continue
+            gx = _field(g)
+            out.append(_or(_not(at_init), _cmp(Op.EQ, gx, _default(g) if g.type is not Type.VEC else zero)))
+            if g.type in (Type.REAL, Type.INT):
+                out.append(_or(at_init, _cmp(Op.GT, gx, zero)))
+            if g.type is Type.BOOL:
+                out.append(_or(at_init, gx))
+    return out
+
+
+def _holds(atoms: list[Expr], states: list[tuple], loop: Loop, params: dict) -> np.ndarray:
+    """Which atoms hold on every given batched state (Vec fields: every lane)."""
+    keep = np.ones(len(atoms), dtype=bool)
+    for st in states:
+        env = {}
+        for f, v in zip(loop.fields, st):
+            env[f"acc.{f.name}"] = v
+        env.update(params)
+        with quiet():
+            vals = evaluate(atoms, env, NUMPY)
+        for i, v in enumerate(vals):
+            if keep[i] and not bool(np.all(v)):
+                keep[i] = False
+    return keep
+
+
+def infer(loop: Loop, triples, deadline: float) -> tuple[list[Expr], bool]:
+    """The inductive invariants, and whether the proof search timed out (then the
+    survivors are only those proved before the deadline; none are assumed unproved)."""
+    atoms = candidates(loop)
+    states = [batch_init(loop, 1, 3)]
+    for t in triples:
+        states += [t.a, t.b, t.c]
+    keep = _holds(atoms, states[:1], loop, triples[0].params if triples else {})
+    for t in triples:
+        keep &= _holds(atoms, [t.a, t.b, t.c], loop, t.params)
+    alive = [a for a, k in zip(atoms, keep) if k]
+    while alive:
+        if time.monotonic() > deadline:
+            return [], True
+        flags, timed_out = preserved_atoms(Setting(loop, alive), alive, deadline)
+        if timed_out:
+            return [], True
+        if all(flags):
+            return _prune(alive), False
+        alive = [a for a, ok in zip(alive, flags) if ok]
+    return [], False
+
+
+def _prune(atoms: list[Expr]) -> list[Expr]:
+    """Drop facts that restate others (f > 0 makes f >= 0 redundant, and so on)."""
+    text = {repr(a) for a in atoms}
+    out = []
+    for a in atoms:
+        if a.op is Op.GE and repr(_cmp(Op.GT, *a.src)) in text:
+            continue
+        if a.op is Op.LE and repr(_cmp(Op.LT, *a.src)) in text:
+            continue
+        out.append(a)
+    return out

@@ -1,0 +1,192 @@
+"""The IR: one closed set of operations over typed, immutable expression trees.
+
+The frontend turns `left`, `right` and `result` into `Fn`s (pure expression DAGs over
+named inputs); synthesis produces the `combine` as another `Fn`.  Every backend (NumPy,
+SymPy, Z3, the prover's extended reals, the CUDA printer) is a table keyed by `Op`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum, auto
+
+
+class Type(Enum):
+    REAL = "Real"
+    INT = "Int"
+    BOOL = "Bool"
+    VEC = "Vec"
+
+
+class Op(Enum):
+    # leaves
+    CONST = auto()      # arg: the value (float, int or bool; +-inf as float)
+    VAR = auto()        # arg: the input's name
+    # unary
+    NEG = auto()
+    NOT = auto()
+    ABS = auto()
+    EXP = auto()
+    EXP2 = auto()
+    LOG = auto()
+    LOG2 = auto()
+    SQRT = auto()
+    # binary
+    ADD = auto()
+    SUB = auto()
+    MUL = auto()
+    DIV = auto()
+    POW = auto()        # src: (base,), arg: the constant integer exponent
+    MAX = auto()
+    MIN = auto()
+    LT = auto()
+    LE = auto()
+    GT = auto()
+    GE = auto()
+    EQ = auto()
+    NE = auto()
+    AND = auto()
+    OR = auto()
+    # other
+    WHERE = auto()      # src: (condition, if_true, if_false)
+    DOT = auto()        # src: (u, v), two VECs to a REAL
+
+
+UNARY = (Op.NEG, Op.NOT, Op.ABS, Op.EXP, Op.EXP2, Op.LOG, Op.LOG2, Op.SQRT)
+BINARY = (Op.ADD, Op.SUB, Op.MUL, Op.DIV, Op.MAX, Op.MIN, Op.LT, Op.LE, Op.GT, Op.GE,
+          Op.EQ, Op.NE, Op.AND, Op.OR, Op.DOT)
+COMPARISONS = (Op.LT, Op.LE, Op.GT, Op.GE, Op.EQ, Op.NE)
+TRANSCENDENTAL = (Op.EXP, Op.EXP2, Op.LOG, Op.LOG2, Op.SQRT)
+
+
+@dataclass(frozen=True, eq=False)
+class Expr:
+    """One node. Identity is structural only where it matters (`same`), so building
+    and memoising by `id` stays cheap on DAGs that share subterms."""
+    op: Op
+    type: Type
+    src: tuple["Expr", ...] = ()
+    arg: object = None
+
+    def __repr__(self) -> str:
+        from thm3.printer import to_text
+        return to_text(self)
+
+
+def const(value, type_: Type | None = None) -> Expr:
+    if type_ is None:
+        type_ = Type.BOOL if isinstance(value, bool) else Type.INT if isinstance(value, int) else Type.REAL
+    if type_ is Type.REAL:
+        value = float(value)
+    return Expr(Op.CONST, type_, (), value)
+
+
+def var(name: str, type_: Type) -> Expr:
+    return Expr(Op.VAR, type_, (), name)
+
+
+@dataclass(frozen=True)
+class Fn:
+    """A pure function: named, typed inputs to a tuple of outputs (one per state field,
+    or one for `result`)."""
+    inputs: tuple[tuple[str, Type], ...]
+    outputs: tuple[Expr, ...]
+
+
+@dataclass(frozen=True)
+class FieldDecl:
+    name: str
+    type: Type
+    default: object            # float/int/bool; 0 for a Vec means the zero vector
+    comment: str = ""
+
+
+@dataclass(frozen=True)
+class ParamDecl:
+    name: str
+    type: Type
+    index: bool = False         # an `Index` element parameter: INT in proofs, position at run time
+
+
+@dataclass(frozen=True)
+class Loop:
+    """A parsed loop file.
+
+    Names inside the `Fn`s: state fields of `left`/`right`/`result` are "acc.<field>",
+    element parameters and loop parameters go by their own names.  A combine reads
+    "a.<field>" and "b.<field>"."""
+    name: str                                   # the file's stem
+    title: str                                  # first docstring line, or the name
+    path: str
+    source: str
+    fields: tuple[FieldDecl, ...]
+    elements: tuple[ParamDecl, ...]             # element parameters, in order
+    params: tuple[ParamDecl, ...]               # loop parameters
+    left: Fn
+    right: Fn | None = None
+    result: Fn | None = None
+    result_type: Type | None = None
+    preconditions: tuple[Expr, ...] = ()        # assert conditions over elements and params
+    field_lines: dict = field(default_factory=dict, compare=False)
+
+    @property
+    def field_names(self) -> tuple[str, ...]:
+        return tuple(f.name for f in self.fields)
+
+    def state_inputs(self, prefix: str) -> tuple[tuple[str, Type], ...]:
+        return tuple((f"{prefix}.{f.name}", f.type) for f in self.fields)
+
+
+def substitute(exprs, mapping: dict[str, Expr]):
+    """Replace VAR leaves by name; shares the result DAG like the input DAG."""
+    memo: dict[int, Expr] = {}
+
+    def go(e: Expr) -> Expr:
+        got = memo.get(id(e))
+        if got is not None:
+            return got
+        if e.op is Op.VAR:
+            out = mapping.get(e.arg, e)
+        elif not e.src:
+            out = e
+        else:
+            src = tuple(go(s) for s in e.src)
+            out = e if all(a is b for a, b in zip(src, e.src)) else Expr(e.op, e.type, src, e.arg)
+        memo[id(e)] = out
+        return out
+
+    return tuple(go(e) for e in exprs)
+
+
+def walk(exprs):
+    """Every node once, children before parents."""
+    seen: set[int] = set()
+    order: list[Expr] = []
+    stack = [(e, False) for e in reversed(tuple(exprs))]
+    while stack:
+        e, done = stack.pop()
+        if done:
+            order.append(e)
+            continue
+        if id(e) in seen:
+            continue
+        seen.add(id(e))
+        stack.append((e, True))
+        stack.extend((s, False) for s in reversed(e.src))
+    return order
+
+
+def free_vars(exprs) -> set[str]:
+    return {e.arg for e in walk(exprs) if e.op is Op.VAR}
+
+
+def uses(exprs, ops) -> bool:
+    return any(e.op in ops for e in walk(exprs))
+
+
+def same(a: Expr, b: Expr) -> bool:
+    """Structural equality."""
+    if a is b:
+        return True
+    if a.op is not b.op or a.type is not b.type or a.arg != b.arg or len(a.src) != len(b.src):
+        return False
+    return all(same(x, y) for x, y in zip(a.src, b.src))

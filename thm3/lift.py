@@ -1,0 +1,696 @@
+"""The lifting search: auxiliary state that makes a loop a homomorphism.
+
+When the witness search shows that no combine over a loop's State exists, this stage
+looks for the fewest extra fields, each with an initial value and a `left` update,
+such that the lifted loop has no witness (and, given a prover, a proved combine).  The
+original fields keep their names, order, updates and values.  Candidates come from the
+loop's own `left`: sums and counts of its element terms, flags for its predicates,
+first and last elements, prefix extrema of sums, leading runs, and the powers of the
+factors that scale the state.  A candidate set must tell apart every pair of lists
+the witness search has found so far (counterexample-guided: each failed set adds the
+witnesses it gets to the pruning)."""
+from __future__ import annotations
+
+import ast
+import itertools
+import math
+import re
+import textwrap
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from thm3.interpret import NUMPY, evaluate, quiet
+from thm3.ir import COMPARISONS, Expr, FieldDecl, Fn, Loop, Op, Type, const, free_vars, same, substitute, var, walk
+from thm3.loopfile import expression_text as to_text, render_loop
+from thm3.sampling import Domain, states_close
+from thm3.witness import (Witness, batch_init, batch_matrix, batch_step, element_domain, find_witness,
+                          find_witnesses, fold, parameter_settings, states_far, to_elements, _Search)
+
+MAX_ADDED = 3
+_RESERVED = {"State", "NamedTuple", "max", "min", "abs", "acc", "left", "right", "result", "inf",
+             "Real", "Int", "Bool", "Vec", "Index", "exp", "exp2", "log", "log2", "sqrt", "where",
+             "dot", "True", "False", "None", "and", "or", "not", "if", "else", "in", "is"}
+# The budget on which a lifted loop must show no witness: more lists and parameter
+# values than the first search.
+_CHECK = dict(max_lists=12000, max_len=7, prefix_len=2, settings=3)
+
+
+@dataclass
+class Lift:
+    """The lifted loop file's text (None where no lift was found), one line per added
+    field ("name: Type = init; left: update; why"), a one-line reason, and the time."""
+    loop_text: str | None
+    added: list[str]
+    reason: str
+    seconds: float
+    witness: Witness | None = None      # the original loop's witness, where one was found
+
+
+@dataclass
+class _Aux:
+    """A candidate auxiliary field.  Its update reads "acc.<key>" for itself and for
+    the candidates it needs, besides the original fields, elements and parameters."""
+    key: str
+    hint: str           # the name it takes in the lifted file, if free
+    type: Type
+    default: object
+    update: Expr
+    comment: str        # the State comment: what the field holds
+    why: str            # why a combine may need it
+    rank: int           # preference: smaller first
+    needs: tuple[str, ...] = ()
+
+
+def lift(loop: Loop, *, timeout: float = 10.0, prove=None) -> Lift:
+    """Search for the smallest lift of `loop` (1, then 2, then 3 added fields).
+
+    `prove`, where given, is called on each lifted loop that has no witness and must
+    return True only if a combine was synthesized and proved; without it, the absence of
+    a witness on the larger budget is what accepts a lift."""
+    t0 = time.monotonic()
+    deadline = t0 + timeout * 0.95
+
+    def done(text, added, reason, witness=None) -> Lift:
+        return Lift(text, added, reason, time.monotonic() - t0, witness)
+
+    first = find_witnesses(loop, timeout=min(2.0, timeout / 4), limit=8)
+    if not first:
+        return done(None, [], "no witness: no two lists with equal state were told apart, "
+                              "so there is nothing to lift")
+    search = _LiftSearch(loop, first, deadline, prove)
+    found = search.run()
+    witness = first[0]
+    if found is None:
+        reason = (f"no lift with up to {MAX_ADDED} added fields among {len(search.cands)} candidates "
+                  f"({search.tested} lifted loops checked"
+                  + (", time ran out" if search.timed_out else "") + ")"
+                  + (f"; {search.refused} had no witness but were not proved" if search.refused else "")
+                  + f"; the witness {witness.describe()} stands")
+        return done(None, [], reason, witness)
+    text, added, reason = found
+    return done(text, added, reason, witness)
+
+
+class _LiftSearch:
+    def __init__(self, loop: Loop, witnesses: list[Witness], deadline: float, prove):
+        self.loop = loop
+        self.deadline = deadline
+        self.prove = prove
+        self.rng = np.random.default_rng(0)
+        self.tested = 0
+        self.refused = 0
+        self.refused_sets: list[set[int]] = []   # no witness, but not proved
+        self.timed_out = False
+        self.first_witness = witnesses[0]
+        self.cands = _Candidates(loop, self.rng).build()
+        self.mega = _with_fields(loop, self.cands, name=loop.name)
+        self.keys = [c.key for c in self.cands]
+        self.index = {k: i for i, k in enumerate(self.keys)}
+        # Per witness: pre_close[c], post_far[c] over candidates, and whether the
+        # original fields differ after the prefix.
+        self.pre: list[np.ndarray] = []
+        self.post: list[np.ndarray] = []
+        self.orig_post: list[bool] = []
+        self.records: list[Witness] = []
+        for w in witnesses:
+            self.add(w)
+
+    # --- witnesses as constraints on candidate sets
+
+    def add(self, w: Witness) -> None:
+        params = {d.name: _param_value(w.params[d.name], d.type) for d in self.loop.params}
+        xs1, xs2, ys = (to_elements(self.loop, xs) for xs in (w.xs1, w.xs2, w.ys))
+        if w.side != "right":
+            return
+        dim = _dim(self.loop, xs1 + xs2 + ys, params)
+        states = [fold(self.mega, xs, params, dim) for xs in (xs1, xs2, ys + xs1, ys + xs2)]
+        k = len(self.loop.fields)
+        pre = np.array([not states_far((a,), (b,)) and states_close((a,), (b,))
+                        for a, b in zip(states[0][k:], states[1][k:])], dtype=bool)
+        post = np.array([states_far((a,), (b,)) for a, b in zip(states[2][k:], states[3][k:])], dtype=bool)
+        orig = states_far(states[2][:k], states[3][:k])
+        self.pre.append(pre)
+        self.post.append(post)
+        self.orig_post.append(orig)
+        self.records.append(w)
+
+    def violated(self, sets: np.ndarray, start: int = 0) -> np.ndarray:
+        """For each candidate set (rows of indices), whether a known witness (from
+        number `start` on) still holds for the loop lifted by it."""
+        out = np.zeros(len(sets), dtype=bool)
+        if len(sets) == 0:
+            return out
+        for pre, post, orig in zip(self.pre[start:], self.post[start:], self.orig_post[start:]):
+            same_before = np.all(pre[sets], axis=1)
+            differ_after = orig | np.any(post[sets], axis=1)
+            out |= same_before & differ_after
+        return out
+
+    # --- the search
+
+    def closed_sets(self, k: int) -> np.ndarray:
+        n = len(self.cands)
+        needs = [{self.index[d] for d in c.needs} for c in self.cands]
+        sets = [s for s in itertools.combinations(range(n), k)
+                if all(needs[i] <= set(s) for i in s)]
+        ranks = [c.rank for c in self.cands]
+        sets.sort(key=lambda s: (sum(ranks[i] for i in s), sorted(ranks[i] for i in s), s))
+        return np.array(sets, dtype=np.int64).reshape(len(sets), k)
+
+    def run(self):
+        for k in range(1, MAX_ADDED + 1):
+            sets = self.closed_sets(k)
+            if len(sets) == 0:
+                continue
+            alive = ~self.violated(sets)
+            seen = len(self.records)
+            for row in range(len(sets)):
+                if not alive[row]:
+                    continue
+                if len(self.records) > seen:
+                    # new witnesses since the mask was computed: re-prune the rest
+                    alive[row:] &= ~self.violated(sets[row:], seen)
+                    seen = len(self.records)
+                    if not alive[row]:
+                        continue
+                # A superset of a set that has no witness has none either; when the
+                # prover refused the smaller set, a larger one is rarely what it needs.
+                if any(r <= set(sets[row].tolist()) for r in self.refused_sets):
+                    continue
+                if time.monotonic() > self.deadline:
+                    self.timed_out = True
+                    return None
+                found = self.try_set([int(i) for i in sets[row]])
+                if found is not None:
+                    return found
+        return None
+
+    def try_set(self, chosen: list[int]):
+        cands = [self.cands[i] for i in chosen]
+        lifted = _with_fields(self.loop, cands, name=self.loop.name)
+        self.tested += 1
+        budget = max(0.05, min(3.0, self.deadline - time.monotonic()))
+        ws = find_witnesses(lifted, timeout=budget, limit=8, **_CHECK)
+        if ws:
+            for w in ws:
+                self.add(w)
+            return None
+        if time.monotonic() > self.deadline:
+            return None
+        if not self.preserved(lifted):
+            return None
+        text, added, names = self.render(cands)
+        from thm3.frontend import parse_source
+        parsed = parse_source(text, f"<lifted {self.loop.name}>", name=self.loop.name)
+        if not self.same_function(lifted, parsed):
+            return None
+        if self.prove is not None and not self.prove(parsed):
+            self.refused += 1
+            self.refused_sets.append(set(chosen))
+            return None
+        how = "proved by the analyzer" if self.prove is not None else "no prover given"
+        reason = (f"added {', '.join(names)}: the lifted loop has no witness on short lists "
+                  f"({how})")
+        return text, added, reason
+
+    # --- checks
+
+    def random_lists(self, lifted: Loop, count: int = 40):
+        dom = Domain(self.loop)
+        for i in range(count):
+            params = dom.params(self.rng, small=i % 2 == 0)
+            n = int(self.rng.integers(0, 9))
+            yield dom.random_list(self.rng, params, n, small=i % 3 != 0), params
+
+    def preserved(self, lifted: Loop) -> bool:
+        """The original fields keep their values after every list (folded both ways)."""
+        k = len(self.loop.fields)
+        for xs, params in self.random_lists(lifted):
+            dim = _dim(self.loop, xs, params)
+            a = fold(self.loop, xs, params, dim)
+            b = fold(lifted, xs, params, dim)
+            if not states_close(a, b[:k]):
+                return False
+        return True
+
+    def same_function(self, lifted: Loop, parsed: Loop) -> bool:
+        """The rendered text computes what the search checked."""
+        if [f.name for f in parsed.fields[:len(self.loop.fields)]] != list(self.loop.field_names):
+            return False
+        for xs, params in self.random_lists(lifted, 20):
+            dim = _dim(self.loop, xs, params)
+            if not states_close(fold(lifted, xs, params, dim), fold(parsed, xs, params, dim)):
+                return False
+        return True
+
+    # --- rendering
+
+    def render(self, cands: list[_Aux]) -> tuple[str, list[str], list[str]]:
+        loop = self.loop
+        taken = set(loop.field_names) | {p.name for p in loop.params} | {p.name for p in loop.elements}
+        taken |= _RESERVED
+        names = {}
+        for c in cands:
+            names[c.key] = _fresh(c.hint, taken)
+            taken.add(names[c.key])
+        mapping = {f"acc.{c.key}": var(f"acc.{names[c.key]}", c.type) for c in cands}
+        updates = substitute([c.update for c in cands], mapping)
+        fields = list(loop.fields) + [FieldDecl(names[c.key], c.type, c.default, c.comment) for c in cands]
+        added = []
+        for c, u in zip(cands, updates):
+            name = names[c.key]
+            init = _default_text(c)
+            added.append(f"{name}: {c.type.value} = {init}; left: {name}' = {to_text(u)}; "
+                         f"{c.why}{self.evidence(c, name)}")
+        doc = _docstring_body(loop)
+        lines = [f"Lifted by thm3: no combine over ({', '.join(loop.field_names)}) exists, since "
+                 f"{self.first_witness.describe()}."]
+        lines += [f"Added {names[c.key]}: {c.comment}; {c.why}." for c in cands]
+        doc = (doc + "\n\n" if doc else "") + "\n".join(
+            textwrap.fill(line, 88, subsequent_indent="  ") for line in lines)
+        text = render_loop(loop.title, doc, fields, loop.params, loop.elements,
+                           list(loop.left.outputs) + list(updates), None,
+                           loop.result.outputs[0] if loop.result is not None else None,
+                           loop.preconditions, param_comments=_param_comments(loop),
+                           result_type=loop.result_type)
+        return text, added, [names[c.key] for c in cands]
+
+    def evidence(self, c: _Aux, name: str) -> str:
+        """Which known witness the field tells apart, as evidence that it is needed."""
+        i = self.index[c.key]
+        for w, pre in zip(self.records, self.pre):
+            if not pre[i]:
+                return f" (tells {_show(w.xs1)} from {_show(w.xs2)})"
+        return ""
+
+
+# --- candidates ------------------------------------------------------------------
+
+_SUM, _POWER, _FLAG, _FIRST_INF, _HAS, _FIRST, _COUNT, _LEN, _LAST, _PREFIX, _EXTREMUM, _LEAD, _OTHER_SUM = range(13)
+
+
+class _Candidates:
+    """Candidate fields built from the subterms of `left`, deduplicated by their values
+    on short lists (a candidate equal to an original field or to an earlier candidate,
+    or constant, adds nothing)."""
+
+    def __init__(self, loop: Loop, rng: np.random.Generator):
+        self.loop = loop
+        self.rng = rng
+        self.elements = {d.name for d in loop.elements}
+        self.params = {d.name for d in loop.params}
+        self.serial = 0
+        self.sums: list[tuple[_Aux, Expr]] = []
+        self.alls: list[_Aux] = []
+        self.alias: dict[str, str] = {}       # dropped candidate key -> the field it equals
+
+    def build(self) -> list[_Aux]:
+        terms, predicates, factors = self.subterms()
+        xs = [var(d.name, d.type) for d in self.loop.elements if not d.index and d.type is not Type.BOOL]
+        base: list[_Aux] = []
+        base += [self.sum(x, _SUM) for x in xs]
+        base += [self.power(b) for b in factors]
+        # "some element has P" first: a predicate the loop tests reads best that way
+        base += [self.flag(p, all_=False) for p in predicates]
+        base += [self.flag(p, all_=True) for p in predicates]
+        base += [self.first_inf(x) for x in xs if x.type is Type.REAL]
+        has = self.has()
+        base += [has] + [self.first(x, has) for x in xs if x.type is not Type.VEC]
+        base += [self.count(p) for p in predicates]
+        base.append(self.length())
+        base += [self.last(x) for x in xs if x.type is not Type.VEC]
+        base += [self.sum(e, _OTHER_SUM) for e in terms]
+        base = self.dedupe(base)
+        kept = {c.key for c in base}
+        # Built on the survivors: prefix extrema of sums (over a candidate sum, or over
+        # an original field that is one), extrema of terms, leading runs.
+        more: list[_Aux] = []
+        for c, e in self.sums:
+            if c.key in kept:
+                total, needs = c.key, (c.key,)
+            elif c.key in self.alias:
+                total = self.alias[c.key]
+                needs = () if total in self.loop.field_names else (total,)
+            else:
+                continue
+            more += self.prefix_extrema(c.type, e, f"acc.{total}", needs)
+        for e in terms + xs:
+            if e.type in (Type.REAL, Type.INT):
+                more += self.extrema(e)
+        more += [self.lead(c) for c in self.alls if c.key in kept]
+        return base + self.dedupe(more, base)
+
+    def subterms(self) -> tuple[list[Expr], list[Expr], list[Expr]]:
+        """Numeric terms and predicates over the element (and the loop parameters), and
+        the factors that multiply the state."""
+        loop = self.loop
+        terms: list[Expr] = []
+        preds: list[Expr] = []
+        factors: list[Expr] = []
+        initial = {f"acc.{f.name}": const(f.default, f.type) for f in loop.fields
+                   if f.type is not Type.VEC and math.isfinite(float(f.default))}
+
+        def over_x(e: Expr) -> bool:
+            names = free_vars([e])
+            return bool(names & self.elements) and names <= self.elements | self.params
+
+        def reads_state(e: Expr) -> bool:
+            return any(n.startswith("acc.") for n in free_vars([e]))
+
+        def add(pool: list[Expr], e: Expr):
+            if not any(same(e, p) for p in pool):
+                pool.append(e)
+
+        for e in walk(loop.left.outputs):
+            if e.op in (Op.VAR, Op.CONST):
+                continue
+            if e.type is Type.BOOL and e.op in COMPARISONS + (Op.AND, Op.OR, Op.NOT):
+                if over_x(e):
+                    add(preds, e)
+                elif free_vars([e]) & self.elements:
+                    # the loop's own condition, read at the initial state
+                    (g,) = substitute([e], initial)
+                    g = _simplified(g)
+                    if over_x(g):
+                        add(preds, g)
+            elif e.type in (Type.REAL, Type.INT, Type.VEC) and over_x(e):
+                add(terms, e)
+            if e.op is Op.MUL:
+                for s, t in (e.src, e.src[::-1]):
+                    if (reads_state(s) and not reads_state(t) and t.type in (Type.REAL, Type.INT)
+                            and not (t.op is Op.CONST and t.arg in (0, 1))):
+                        add(factors, t)
+        for d in loop.elements:
+            if d.type is Type.BOOL:
+                add(preds, var(d.name, d.type))
+        return terms, preds, factors
+
+    # --- one method a family
+
+    def new(self, hint, type_, default, update_of, comment, why, rank, needs=()) -> _Aux:
+        self.serial += 1
+        key = f"c{self.serial}_{hint}"
+        update = update_of(var(f"acc.{key}", type_))
+        return _Aux(key, hint, type_, default, update, comment, why, rank, tuple(needs))
+
+    def sum(self, e: Expr, rank: int) -> _Aux:
+        zero = 0.0 if e.type is Type.REAL else 0
+        aux = self.new("s", e.type, zero, lambda me: _arith(Op.ADD, me, e),
+                       f"sum of {to_text(e)} so far", f"the total of {to_text(e)}", rank)
+        if e.type in (Type.REAL, Type.INT):
+            self.sums.append((aux, e))
+        return aux
+
+    def power(self, b: Expr) -> _Aux:
+        type_ = Type.INT if b.type is Type.INT else Type.REAL
+        text = to_text(b)
+        if free_vars([b]) & self.elements:
+            comment = f"product of {text} so far"
+        else:
+            base = text if b.op in (Op.VAR, Op.CONST) and not text.startswith("-") else f"({text})"
+            comment = f"{base} ** (number of elements so far)"
+        return self.new("pw", type_, 1 if type_ is Type.INT else 1.0, lambda me: _arith(Op.MUL, me, b),
+                        comment, "the factor by which the later elements scale what came before them",
+                        _POWER)
+
+    def flag(self, p: Expr, all_: bool) -> _Aux:
+        op, word = (Op.AND, "every") if all_ else (Op.OR, "some")
+        aux = self.new(("all_" if all_ else "any_") + _pred_name(p), Type.BOOL, all_,
+                       lambda me: Expr(op, Type.BOOL, (me, p)),
+                       f"{word} element so far has {to_text(p)}", f"whether {word} element has {to_text(p)}",
+                       _FLAG)
+        if all_:
+            self.alls.append(aux)
+        return aux
+
+    def first_inf(self, x: Expr) -> _Aux:
+        inf = const(math.inf, Type.REAL)
+        return self.new("first", Type.REAL, math.inf,
+                        lambda me: Expr(Op.WHERE, Type.REAL, (Expr(Op.EQ, Type.BOOL, (me, inf)), x, me)),
+                        f"first {to_text(x)} (inf while empty)",
+                        "the first element, which meets the left part's last one at the split", _FIRST_INF)
+
+    def has(self) -> _Aux:
+        return self.new("has", Type.BOOL, False, lambda me: const(True), "the list is not empty",
+                        "whether the list is empty", _HAS)
+
+    def first(self, x: Expr, has: _Aux) -> _Aux:
+        zero = False if x.type is Type.BOOL else (0.0 if x.type is Type.REAL else 0)
+        flag = var(f"acc.{has.key}", Type.BOOL)
+        return self.new("first", x.type, zero, lambda me: Expr(Op.WHERE, x.type, (flag, me, x)),
+                        f"first {to_text(x)} (0 while empty)",
+                        "the first element, which meets the left part's last one at the split", _FIRST,
+                        needs=(has.key,))
+
+    def count(self, p: Expr) -> _Aux:
+        return self.new("count", Type.INT, 0,
+                        lambda me: Expr(Op.WHERE, Type.INT, (p, _arith(Op.ADD, me, const(1)), me)),
+                        f"number of elements with {to_text(p)}", f"how many elements have {to_text(p)}",
+                        _COUNT)
+
+    def length(self) -> _Aux:
+        return self.new("n", Type.INT, 0, lambda me: _arith(Op.ADD, me, const(1)),
+                        "number of elements so far", "the number of elements", _LEN)
+
+    def last(self, x: Expr) -> _Aux:
+        return self.new("last", x.type, 0.0 if x.type is Type.REAL else 0, lambda me: x,
+                        f"last {to_text(x)} (0 while empty)", "the last element", _LAST)
+
+    def prefix_extrema(self, type_: Type, e: Expr, total: str, needs) -> list[_Aux]:
+        s = var(total, type_)
+        zero = 0.0 if type_ is Type.REAL else 0
+        out = []
+        for op, hint, word, why in (
+                (Op.MAX, "p", "largest", "the best prefix sum, which meets the left part's best tail"),
+                (Op.MIN, "low", "smallest", "the lowest prefix sum, shifted by the left part's total")):
+            out.append(self.new(hint, type_, zero,
+                                lambda me, op=op: Expr(op, type_, (me, _arith(Op.ADD, s, e))),
+                                f"{word} sum of {to_text(e)} over a prefix (the empty prefix counts)",
+                                why, _PREFIX, needs=needs))
+        return out
+
+    def extrema(self, e: Expr) -> list[_Aux]:
+        out = []
+        for op, hint, word, default in ((Op.MIN, "lo", "smallest", math.inf),
+                                        (Op.MAX, "hi", "largest", -math.inf)):
+            out.append(self.new(hint, Type.REAL, default,
+                                lambda me, op=op: Expr(op, Type.REAL, (me, _real(e))),
+                                f"{word} {to_text(e)} so far", f"the {word} {to_text(e)}", _EXTREMUM))
+        return out
+
+    def lead(self, all_p: _Aux) -> _Aux:
+        p = all_p.update.src[1]
+        flag = var(f"acc.{all_p.key}", Type.BOOL)
+        grow = Expr(Op.AND, Type.BOOL, (flag, p))
+        return self.new("lead", Type.INT, 0,
+                        lambda me: Expr(Op.WHERE, Type.INT, (grow, _arith(Op.ADD, me, const(1)), me)),
+                        f"length of the leading run with {to_text(p)}",
+                        "the leading run, which joins the left part's trailing run at the split", _LEAD,
+                        needs=(all_p.key,))
+
+    # --- deduplication by values
+
+    def dedupe(self, cands: list[_Aux], before: tuple | list = ()) -> list[_Aux]:
+        """`cands` less those equal to an original field, a candidate in `before` or an
+        earlier one on short lists, or constant there; one dropped as equal to another
+        field is recorded in `alias`.  (A flag opposite to another stays: the leading
+        run needs its own "every element" flag.)"""
+        loop = self.loop
+        columns = self.columns(_with_fields(loop, list(before) + list(cands), name=loop.name))
+        k = len(loop.fields)
+        kept: list[_Aux] = []
+        known = [(f.name, columns[i]) for i, f in enumerate(loop.fields)]
+        known += [(c.key, columns[k + i]) for i, c in enumerate(before)]
+        dropped: set[str] = set()
+        for j, c in enumerate(cands):
+            col = columns[k + len(before) + j]
+            if any(n in dropped for n in c.needs) or np.all(_eq(col, col[:1])):
+                dropped.add(c.key)
+                continue
+            twin = next((name for name, other in known
+                         if other.shape == col.shape and np.all(_eq(col, other))), None)
+            if twin is not None:
+                self.alias[c.key] = twin
+                dropped.add(c.key)
+                continue
+            kept.append(c)
+            known.append((c.key, col))
+        return kept
+
+    def columns(self, mega: Loop) -> list[np.ndarray]:
+        """Each field's values (rows of floats) on all short lists over the search
+        domain, for two settings of the loop parameters."""
+        blocks = []
+        for params in parameter_settings(self.loop, 2, self.rng):
+            elements = element_domain(self.loop, params, self.rng)
+            if not elements:
+                continue
+            search = _Search(mega, params, elements, max_lists=3000, max_len=5)
+            blocks.append([np.asarray(v, dtype=np.float64).reshape(search.n, -1) for v in search.states])
+        return [np.concatenate([b[i] for b in blocks], axis=0) for i in range(len(mega.fields))]
+
+
+# --- helpers -----------------------------------------------------------------------
+
+def _with_fields(loop: Loop, cands: list[_Aux], name: str) -> Loop:
+    fields = tuple(loop.fields) + tuple(FieldDecl(c.key, c.type, c.default, c.comment) for c in cands)
+    inputs = (tuple((f"acc.{f.name}", f.type) for f in fields)
+              + tuple((d.name, d.type) for d in loop.elements)
+              + tuple((d.name, d.type) for d in loop.params))
+    left = Fn(inputs, tuple(loop.left.outputs) + tuple(c.update for c in cands))
+    return Loop(name=name, title=loop.title, path=loop.path, source="", fields=fields,
+                elements=loop.elements, params=loop.params, left=left, right=None,
+                result=None, result_type=None, preconditions=loop.preconditions)
+
+
+def _simplified(e: Expr) -> Expr:
+    """x + 0, 0 + x, x - 0, x * 1 and 1 * x as x: what substituting initial values leaves."""
+    memo: dict[int, Expr] = {}
+
+    def is_const(n: Expr, v) -> bool:
+        return n.op is Op.CONST and not isinstance(n.arg, bool) and n.arg == v
+
+    def go(n: Expr) -> Expr:
+        if id(n) in memo:
+            return memo[id(n)]
+        src = tuple(go(s) for s in n.src)
+        out = n if all(a is b for a, b in zip(src, n.src)) else Expr(n.op, n.type, src, n.arg)
+        if n.op in (Op.ADD, Op.SUB, Op.MUL):
+            a, b = src
+            unit = 1 if n.op is Op.MUL else 0
+            if is_const(b, unit) and a.type is n.type:
+                out = a
+            elif n.op is not Op.SUB and is_const(a, unit) and b.type is n.type:
+                out = b
+        memo[id(n)] = out
+        return out
+
+    return go(e)
+
+
+def _promote(a: Type, b: Type) -> Type:
+    if Type.VEC in (a, b):
+        return Type.VEC
+    if Type.REAL in (a, b):
+        return Type.REAL
+    return Type.INT
+
+
+def _real(e: Expr) -> Expr:
+    if e.op is Op.CONST and e.type is Type.INT:
+        return const(float(e.arg), Type.REAL)
+    return e
+
+
+def _arith(op: Op, a: Expr, b: Expr) -> Expr:
+    type_ = _promote(a.type, b.type)
+    if type_ is not Type.INT:
+        a, b = _real(a), _real(b)
+    return Expr(op, type_, (a, b))
+
+
+def _eq(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Equal values, to round-off (infinities equal only to themselves, NaN to NaN)."""
+    with quiet():
+        finite = np.isfinite(a) & np.isfinite(b)
+        near = finite & (np.abs(a - b) <= 1e-9 * (1.0 + np.maximum(np.abs(a), np.abs(b))))
+        return (a == b) | near | (np.isnan(a) & np.isnan(b))
+
+
+def _pred_name(p: Expr) -> str:
+    """A short name for a predicate: `x == 1` -> "ones", `x > t` -> "x_gt_t"."""
+    words = {Op.EQ: "eq", Op.NE: "ne", Op.LT: "lt", Op.LE: "le", Op.GT: "gt", Op.GE: "ge"}
+    if p.op is Op.VAR:
+        return p.arg
+    if p.op in words and p.src[0].op is Op.VAR:
+        a, b = p.src
+        if p.op is Op.EQ and b.op is Op.CONST and b.arg in (0, 1):
+            return "zeros" if b.arg == 0 else "ones"
+        right = _name_part(b)
+        if right:
+            return f"{a.arg}_{words[p.op]}_{right}"
+    return "p"
+
+
+def _name_part(e: Expr) -> str:
+    if e.op is Op.VAR:
+        return e.arg.replace("acc.", "")
+    if e.op is Op.CONST and not isinstance(e.arg, bool) and math.isfinite(float(e.arg)):
+        v = float(e.arg)
+        text = str(int(v)) if v == int(v) else str(v)
+        return text.replace("-", "m").replace(".", "_")
+    return ""
+
+
+def _fresh(base: str, taken: set[str]) -> str:
+    if base not in taken:
+        return base
+    i = 2
+    while f"{base}{i}" in taken:
+        i += 1
+    return f"{base}{i}"
+
+
+def _default_text(c: _Aux) -> str:
+    v = c.default
+    if isinstance(v, bool):
+        return repr(v)
+    if isinstance(v, float):
+        if math.isinf(v):
+            return "inf" if v > 0 else "-inf"
+        return str(int(v)) if v == int(v) else repr(v)
+    return repr(v)
+
+
+def _docstring_body(loop: Loop) -> str:
+    """The original docstring without its title line."""
+    try:
+        doc = ast.get_docstring(ast.parse(loop.source)) or ""
+    except SyntaxError:
+        return ""
+    lines = doc.splitlines()
+    return "\n".join(lines[1:]).strip("\n")
+
+
+def _param_comments(loop: Loop) -> dict[str, str]:
+    """The comments on the loop parameters' lines, kept in the lifted file."""
+    out = {}
+    names = {d.name for d in loop.params}
+    for line in loop.source.splitlines():
+        m = re.match(r"^(\w+)\s*:\s*\w+\s*#\s*(.*)$", line)
+        if m and m.group(1) in names:
+            out[m.group(1)] = m.group(2).strip()
+    return out
+
+
+def _param_value(v, type_: Type):
+    match type_:
+        case Type.VEC:
+            return np.asarray(v, dtype=np.float64)
+        case Type.BOOL:
+            return np.bool_(v)
+        case Type.INT:
+            return np.int64(v)
+        case _:
+            return np.float64(v)
+
+
+def _dim(loop: Loop, xs: list, params: dict) -> int:
+    for e in xs:
+        for v, d in zip(e, loop.elements):
+            if d.type is Type.VEC:
+                return int(np.size(v))
+    for v in params.values():
+        if np.ndim(v):
+            return int(np.size(v))
+    return 2
+
+
+def _show(v) -> str:
+    if isinstance(v, list):
+        return "[" + ", ".join(_show(x) for x in v) + "]"
+    if isinstance(v, float) and math.isfinite(v) and v == int(v):
+        return str(int(v))
+    return str(v)

@@ -1,0 +1,322 @@
+"""The parallel form of a loop on the CPU: blocked `left` folds, then a tree of `combine`s
+in list order, vectorised with NumPy.  `run_sequential` is the plain fold, the reference
+that every backend (this one, the CUDA kernels in `gpu/`) is tested against.
+
+The parallel form, as defined here:
+
+1. cut the n elements into R = ceil(n / L) runs of L consecutive elements (L = `block`);
+   the last run is padded, and a padding lane keeps its state (a masked step);
+2. fold every run with `left` from the identity, all R runs side by side: step j applies
+   `left` to element j of every run at once, reading one row of the transposed runs;
+3. combine neighbouring run states level by level, (s0, s1), (s2, s3), ..., the earlier
+   run always the left operand, padding a level of odd length with the identity at its
+   end, until one state remains.  n = 0 gives the identity.
+
+Step 2 runs over `width` runs at a time, so that the rows a step reads stay in the cache;
+the Python overhead is per step and per tree level, never per element.  The steps read
+each run's element j through a strided view rather than a transposed copy: NumPy's
+transposing copy costs more than the strided reads it would save.
+
+The CUDA kernel (`gpu/render.py`) uses the same two ingredients in the same order, with
+other run lengths and tree shapes: each thread folds ITEMS consecutive elements with
+`left`; a warp combines its 32 runs with shuffles at offsets 1, 2, 4, 8, 16 (the lower
+lane is the left operand: the same neighbour-pair tree as step 3); each warp carries a
+running state over a contiguous range of warp tiles; the warps of a block and then the
+blocks (one partial state each, combined by a second launch) are combined in order.
+So both compute h(xs) in list order; for an exact combine (max, integer sums, argmax)
+they agree bit for bit, otherwise up to rounding from the different tree shapes.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from thm3.interpret import NUMPY, evaluate, quiet
+from thm3.ir import Fn, Loop, Op, Type, walk
+
+# Measured on NumPy 2 (bench/numpy_backend.py): longer runs make the strided reads of
+# step 2 cost more than the combines they save; wider chunks leave the cache.
+DEFAULT_BLOCK = 4           # run length L
+DEFAULT_WIDTH = 1 << 15     # runs folded side by side per chunk
+
+
+# --- the reference ------------------------------------------------------------------
+
+def run_sequential(loop: Loop, arrays, params: dict, *, n: int | None = None,
+                   dim: int | None = None) -> tuple:
+    """The plain left fold, element by element, with `evaluate` over the NUMPY table in
+    float64: the meaning of the loop.  `arrays` holds one array per element parameter
+    that is not an `Index` (shape (n,), or (n, D) for a Vec); returns the final state."""
+    data = _Inputs(loop, arrays, params, np.float64, n, dim)
+    state = identity(loop, dim=data.dim)
+    names = [f"acc.{f.name}" for f in loop.fields]
+    with quiet():
+        for i in range(data.n):
+            env = dict(zip(names, state))
+            env.update(data.params)
+            for p, a in zip(loop.elements, data.element_arrays):
+                env[p.name] = np.int64(i) if p.index else a[i]
+            out = evaluate(loop.left.outputs, env, NUMPY)
+            state = tuple(_scalar_value(v, f.type, np.float64, data.dim)
+                          for v, f in zip(out, loop.fields))
+    return state
+
+
+def identity(loop: Loop, *, dim: int | None = None, dtype=np.float64) -> tuple:
+    """The identity of the combine: the fields' defaults (a Vec default is the zero vector)."""
+    return tuple(_scalar_value(f.default, f.type, dtype, dim) for f in loop.fields)
+
+
+def apply_result(loop: Loop, state, params: dict):
+    """The loop's answer for a final state: `result` applied, or the state itself."""
+    if loop.result is None:
+        return tuple(state)
+    env = {f"acc.{f.name}": v for f, v in zip(loop.fields, state)}
+    env.update(_param_values(loop, params, np.float64))
+    with quiet():
+        out = evaluate(loop.result.outputs, env, NUMPY)
+    dim = next((np.shape(v)[-1] for v in env.values() if np.ndim(v) == 1), None)
+    types = [loop.result_type] if len(out) == 1 else [e.type for e in loop.result.outputs]
+    values = [_scalar_value(v, t or e.type, np.float64, dim)
+              for v, t, e in zip(out, types, loop.result.outputs)]
+    return values[0] if len(values) == 1 else tuple(values)
+
+
+# --- the parallel form --------------------------------------------------------------
+
+def run_parallel(loop: Loop, combine: Fn, arrays, params: dict, *,
+                 block: int = DEFAULT_BLOCK, dtype=np.float64, width: int = DEFAULT_WIDTH,
+                 n: int | None = None, dim: int | None = None) -> tuple:
+    """The final state computed in the parallel form described in the module docstring:
+    runs of `block` elements folded with `left` side by side, then a tree of `combine`s
+    in list order.  Real values are computed in `dtype`."""
+    if block < 1 or width < 1 or width & (width - 1):
+        raise ValueError("block must be >= 1 and width a power of two")
+    dtype = np.dtype(dtype).type
+    data = _Inputs(loop, arrays, params, dtype, n, dim)
+    table = _table(dtype)
+    plan = _Plan(loop, data, block, table)
+    merge = _Tree(loop, combine, data, table)
+    chunk = block * width
+    with quiet():
+        if data.n <= chunk:
+            states = plan.fold_runs(0, data.n)
+        else:
+            states = _batched_identity(loop, -(-data.n // block), data.dim, dtype)
+            for c0 in range(0, data.n, chunk):
+                part = plan.fold_runs(c0, min(data.n, c0 + chunk))
+                for whole, s in zip(states, part):
+                    whole[c0 // block: c0 // block + len(s)] = s
+        return _unbatch(loop, merge.reduce(states))
+
+
+class _Inputs:
+    """The element arrays and loop parameters, checked and converted to `dtype`."""
+
+    def __init__(self, loop: Loop, arrays, params: dict, dtype, n, dim):
+        data_params = [p for p in loop.elements if not p.index]
+        arrays = list(arrays)
+        if len(arrays) != len(data_params):
+            names = ", ".join(p.name for p in data_params)
+            raise ValueError(f"{loop.name}: expected {len(data_params)} arrays ({names}), "
+                             f"got {len(arrays)}")
+        converted = iter([np.asarray(a, dtype=_dtype(p.type, dtype))
+                          for a, p in zip(arrays, data_params)])
+        self.element_arrays = [None if p.index else next(converted) for p in loop.elements]
+        lengths = {len(a) for a in self.element_arrays if a is not None}
+        if n is None and not lengths:
+            raise ValueError(f"{loop.name}: only Index elements; pass n")
+        if len(lengths) > 1 or (n is not None and lengths and lengths != {n}):
+            raise ValueError(f"{loop.name}: element arrays of different lengths {sorted(lengths)}")
+        self.n = n if n is not None else lengths.pop()
+        self.params = _param_values(loop, params, dtype)
+        dims = {a.shape[1] for a, p in zip(self.element_arrays, loop.elements)
+                if p.type is Type.VEC and a is not None and a.ndim == 2}
+        dims |= {len(self.params[p.name]) for p in loop.params if p.type is Type.VEC}
+        if dim is not None:
+            dims.add(dim)
+        if len(dims) > 1:
+            raise ValueError(f"{loop.name}: Vec values of different lengths {sorted(dims)}")
+        self.dim = dims.pop() if dims else None
+        needs_dim = any(t is Type.VEC for t in
+                        [f.type for f in loop.fields] + [p.type for p in loop.elements])
+        if needs_dim and self.dim is None:
+            raise ValueError(f"{loop.name}: the length of Vec values is unknown; pass dim")
+        for a, p in zip(self.element_arrays, loop.elements):
+            want = 2 if p.type is Type.VEC else 1
+            if a is not None and a.ndim != want:
+                raise ValueError(f"{loop.name}: element {p.name} must be {want}-D, got shape {a.shape}")
+
+
+class _Plan:
+    """Step 2: fold runs of L elements with `left`, all runs of a chunk side by side."""
+
+    def __init__(self, loop: Loop, data: _Inputs, block: int, table: dict):
+        self.loop, self.data, self.L = loop, data, block
+        self.left = _Compiled(loop.left, table)
+        self.names = [f"acc.{f.name}" for f in loop.fields]
+        self.real = table[Op.CONST](0.0, Type.REAL).dtype.type
+
+    def fold_runs(self, begin: int, end: int) -> tuple:
+        """The states of the runs that cover elements [begin, end), one lane per run."""
+        L, loop = self.L, self.loop
+        count = end - begin
+        runs = -(-count // L)
+        if runs == 0:
+            return _batched_identity(loop, 0, self.data.dim, self.real)
+        rows = []                                   # per element: (runs, L, 1 or D) views
+        for p, a in zip(loop.elements, self.data.element_arrays):
+            if p.index:
+                rows.append(None)
+                continue
+            part = a[begin:end]
+            if runs * L != count:                   # pad the last run; masked below
+                part = np.concatenate([part, np.zeros((runs * L - count,) + part.shape[1:], part.dtype)])
+            rows.append(part.reshape((runs, L) + part.shape[1:] if part.ndim == 2 else (runs, L, 1)))
+        has_index = any(p.index for p in loop.elements)
+        starts = begin + L * np.arange(runs, dtype=np.int64)[:, None] if has_index else None
+        last_len = count - (runs - 1) * L           # elements in the last run
+        if last_len < L:
+            padding = np.zeros((runs, 1), dtype=bool)
+            padding[-1] = True
+        state = _batched_identity(loop, runs, self.data.dim, self.real)
+        env = dict(self.data.params)
+        for j in range(L):
+            env.update(zip(self.names, state))
+            for p, r in zip(loop.elements, rows):
+                env[p.name] = starts + j if p.index else r[:, j]
+            new = self.left(env)
+            if j >= last_len:                       # lane runs-1 is past the end: keep it
+                new = [np.where(padding, old, v) for old, v in zip(state, new)]
+            state = _conform(new, state)
+        return state
+
+
+class _Tree:
+    """Step 3: combine neighbouring states level by level, earlier state on the left."""
+
+    def __init__(self, loop: Loop, combine: Fn, data: _Inputs, table: dict):
+        self.loop, self.data = loop, data
+        self.combine = _Compiled(combine, table)
+        self.a = [f"a.{f.name}" for f in loop.fields]
+        self.b = [f"b.{f.name}" for f in loop.fields]
+        self.real = table[Op.CONST](0.0, Type.REAL).dtype.type
+
+    def reduce(self, states: tuple) -> tuple:
+        """One state (the identity for none)."""
+        if len(states[0]) == 0:
+            return _batched_identity(self.loop, 1, self.data.dim, self.real)
+        while len(states[0]) > 1:
+            states = self._level(states)
+        return states
+
+    def _level(self, states: tuple) -> tuple:
+        if len(states[0]) % 2:
+            pad = _batched_identity(self.loop, 1, self.data.dim, self.real)
+            states = tuple(np.concatenate([s, p]) for s, p in zip(states, pad))
+        env = dict(self.data.params)
+        env.update(zip(self.a, (s[0::2] for s in states)))
+        env.update(zip(self.b, (s[1::2] for s in states)))
+        return _conform(self.combine(env), tuple(s[0::2] for s in states))
+
+
+class _Compiled:
+    """`evaluate` for one Fn with the walk over its DAG done once: the vectorised loop
+    calls it once per step, and the walk would otherwise dominate small steps."""
+
+    def __init__(self, fn: Fn, table: dict):
+        order = walk(fn.outputs)
+        slot = {id(e): k for k, e in enumerate(order)}
+        self.size = len(order)
+        self.consts, self.vars, self.ops = [], [], []
+        for k, e in enumerate(order):
+            match e.op:
+                case Op.CONST:
+                    self.consts.append((k, table[Op.CONST](e.arg, e.type)))
+                case Op.VAR:
+                    self.vars.append((k, e.arg))
+                case Op.POW:
+                    power = table[Op.POW]
+                    self.ops.append((k, lambda a, _n=e.arg, _p=power: _p(a, _n), (slot[id(e.src[0])],)))
+                case _:
+                    self.ops.append((k, table[e.op], tuple(slot[id(s)] for s in e.src)))
+        self.outputs = [slot[id(e)] for e in fn.outputs]
+
+    def __call__(self, env: dict) -> list:
+        values = [None] * self.size
+        for k, v in self.consts:
+            values[k] = v
+        for k, name in self.vars:
+            values[k] = env[name]
+        for k, f, src in self.ops:
+            values[k] = f(*[values[s] for s in src])
+        return [values[k] for k in self.outputs]
+
+
+# --- values ---------------------------------------------------------------------------
+
+def _table(dtype) -> dict:
+    """NUMPY with Real constants in `dtype`, so that a float32 run stays in float32."""
+    if dtype is np.float64:
+        return NUMPY
+    base = NUMPY[Op.CONST]
+    table = dict(NUMPY)
+    table[Op.CONST] = lambda value, type_: dtype(value) if type_ is Type.REAL else base(value, type_)
+    return table
+
+
+def _dtype(type_: Type, real):
+    match type_:
+        case Type.BOOL:
+            return np.bool_
+        case Type.INT:
+            return np.int64
+        case Type.REAL | Type.VEC:
+            return real or np.float64
+        case _:
+            raise ValueError(f"no dtype for {type_}")
+
+
+def _param_values(loop: Loop, params: dict, dtype) -> dict:
+    missing = [p.name for p in loop.params if p.name not in params]
+    if missing:
+        raise ValueError(f"{loop.name}: missing loop parameters {', '.join(missing)}")
+    out = {}
+    for p in loop.params:
+        value = np.asarray(params[p.name], dtype=_dtype(p.type, dtype))
+        out[p.name] = value if p.type is Type.VEC else value[()]
+    return out
+
+
+def _scalar_value(v, type_: Type, real, dim):
+    """One field's value outside the batch: a NumPy scalar, or a (D,) array for a Vec."""
+    if type_ is Type.VEC:
+        v = np.asarray(v, dtype=real)
+        return np.broadcast_to(v, (dim,)).copy() if v.ndim == 0 else v.reshape(-1).copy()
+    return _dtype(type_, real)(np.asarray(v).reshape(-1)[0] if np.ndim(v) else v)
+
+
+def _batched_identity(loop: Loop, lanes: int, dim, real) -> tuple:
+    out = []
+    for f in loop.fields:
+        if f.type is Type.VEC:
+            out.append(np.zeros((lanes, dim), dtype=real))
+        else:
+            out.append(np.full((lanes, 1), f.default, dtype=_dtype(f.type, real)))
+    return tuple(out)
+
+
+def _conform(values, like: tuple) -> tuple:
+    """Outputs in the shape and dtype of the state they replace (a constant output, or an
+    Int sum that NumPy promoted, is brought back)."""
+    out = []
+    for v, old in zip(values, like):
+        if not isinstance(v, np.ndarray) or v.shape != old.shape:
+            v = np.broadcast_to(np.asarray(v, dtype=old.dtype), old.shape)
+        elif v.dtype != old.dtype:
+            v = v.astype(old.dtype)
+        out.append(v)
+    return tuple(out)
+
+
+def _unbatch(loop: Loop, states: tuple) -> tuple:
+    return tuple(s[0].copy() if f.type is Type.VEC else s[0, 0] for f, s in zip(loop.fields, states))

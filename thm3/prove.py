@@ -1,0 +1,421 @@
+"""Proofs over all states: laws checked by symbolic evaluation on every feasible path.
+
+A law is a list of equations between IR terms over symbolic state operands (each
+satisfying the inductive invariants), elements (satisfying the preconditions) and
+loop parameters.  Each real field that may be infinite is split into its finite and
+infinite cases; each case is run through `thm3.symbolic` once per feasible ordering;
+on each path the two sides must agree: by Z3 where the terms are piecewise polynomial
+(If-terms, no splitting), else by SymPy algebra with Z3 deciding the case split.
+A law is "proved" only when every path was discharged; otherwise the caller tests it."""
+from __future__ import annotations
+
+import itertools
+import time
+from dataclasses import dataclass, field
+
+import sympy as sp
+import z3
+
+from thm3.interpret import evaluate
+from thm3.ir import Expr, Fn, Loop, Op, TRANSCENDENTAL, Type, free_vars, walk
+from thm3.symbolic import (Explorer, Fin, Inf, NaN, SymbolicTable, Symbols, Timeout, _const,
+                           _zb, is_bool, isnan)
+
+
+@dataclass
+class Outcome:
+    status: str                      # "proved" | "unproved" | "timeout"
+    detail: str = ""
+    seconds: float = 0.0
+    paths: int = 0
+
+    @property
+    def proved(self) -> bool:
+        return self.status == "proved"
+
+
+@dataclass
+class Setting:
+    """What a law quantifies over: state operands with the invariants, elements with
+    the preconditions, and the loop parameters."""
+    loop: Loop
+    invariants: list[Expr] = field(default_factory=list)
+
+    def inf_options(self) -> dict[str, tuple]:
+        """For each real field, the cases to consider: finite, and -inf/+inf unless an
+        invariant excludes them."""
+        excluded: dict[str, set] = {f.name: set() for f in self.loop.fields}
+        for inv in self.invariants:
+            if inv.op in (Op.GT, Op.NE, Op.LT) and inv.src[0].op is Op.VAR and inv.src[1].op is Op.CONST:
+                name = inv.src[0].arg.removeprefix("acc.")
+                v = inv.src[1].arg
+                if name in excluded and v in (float("inf"), float("-inf")):
+                    if inv.op is Op.GT and v < 0 or inv.op is Op.LT and v > 0:
+                        excluded[name].add(v)
+                    if inv.op is Op.NE:
+                        excluded[name].add(v)
+        out = {}
+        for f in self.loop.fields:
+            if f.type is Type.REAL:
+                out[f.name] = ("fin",) + tuple(s for s in (-1, 1) if s * float("inf") not in excluded[f.name])
+            else:
+                out[f.name] = ("fin",)
+        return out
+
+
+def _uses_transcendental(exprs) -> bool:
+    """exp/log/sqrt and division need SymPy's algebra, so their laws split every case."""
+    return any(e.op in TRANSCENDENTAL or e.op is Op.DIV for e in walk(exprs))
+
+
+class Law:
+    """Builds the symbolic inputs of one law and runs it over every case and path."""
+
+    def __init__(self, setting: Setting, operands: list[str], elements: list[str],
+                 deadline: float, exprs_for_mode=()):
+        self.setting = setting
+        self.loop = setting.loop
+        self.operands = operands
+        self.elements = elements
+        self.deadline = deadline
+        self.lazy = not _uses_transcendental(exprs_for_mode)
+
+    def _cases(self):
+        opts = self.setting.inf_options()
+        per_operand = []
+        for _ in self.operands:
+            per_operand.append(list(itertools.product(*(opts[f.name] for f in self.loop.fields))))
+        return itertools.product(*per_operand)
+
+    def run(self, build, check) -> Outcome:
+        """`build(table, env)` gives the terms to check on a path (evaluated there);
+        `check(ex, values, eqs)` returns True/False/None for them on that path."""
+        t0 = time.monotonic()
+        npaths = 0
+        try:
+            for case in self._cases():
+                syms = Symbols()
+                env: dict = {}
+                for prefix, pattern in zip(self.operands, case):
+                    for f, opt in zip(self.loop.fields, pattern):
+                        name = f"{prefix}.{f.name}"
+                        env[name] = syms.real(name, f.type) if opt == "fin" else Inf(opt)
+                for prefix in self.elements:
+                    for d in self.loop.elements:
+                        name = f"{prefix}.{d.name}"
+                        env[name] = syms.real(name, d.type)
+                for d in self.loop.params:
+                    env[d.name] = syms.real(d.name, d.type)
+                hyps = list(syms.hyps)
+                feasible = True
+                pre_ex = Explorer([], self.deadline)
+                pre_table = SymbolicTable(pre_ex, lazy=True)
+                for prefix in self.operands:
+                    ienv = {f"acc.{f.name}": env[f"{prefix}.{f.name}"] for f in self.loop.fields}
+                    for inv in self.setting.invariants:
+                        v = evaluate([inv], ienv, pre_table)[0]
+                        if v is False:
+                            feasible = False
+                        elif not isinstance(v, bool):
+                            hyps.append(v)
+                for prefix in self.elements:
+                    eenv = {d.name: env[f"{prefix}.{d.name}"] for d in self.loop.elements}
+                    eenv.update({d.name: env[d.name] for d in self.loop.params})
+                    for pre in self.loop.preconditions:
+                        v = evaluate([pre], eenv, pre_table)[0]
+                        if v is False:
+                            feasible = False
+                        elif not isinstance(v, bool):
+                            hyps.append(v)
+                if not feasible:
+                    continue
+                ex = Explorer(hyps + pre_ex.side, self.deadline)
+                if not ex.feasible(z3.BoolVal(True)):
+                    continue
+                table = SymbolicTable(ex, lazy=self.lazy)
+                for _ in ex.paths():
+                    values = build(table, env)
+                    npaths += 1
+                    verdict = check(ex, values, syms)
+                    if verdict is not True:
+                        where = ", ".join(f"{k}={v!r}" for k, v in env.items() if isinstance(v, Inf))
+                        path = " and ".join(str(c) for c in ex.path) or "every ordering"
+                        return Outcome("unproved", f"not shown on the case {where or 'all finite'}; "
+                                                   f"path: {path}", time.monotonic() - t0, npaths)
+        except Timeout:
+            return Outcome("timeout", "solver time ran out", time.monotonic() - t0, npaths)
+        return Outcome("proved", "", time.monotonic() - t0, npaths)
+
+
+# -- equality on a path ---------------------------------------------------------
+
+def _z3_to_sympy(t, syms: Symbols):
+    """Arithmetic Z3 terms back to SymPy (for path equalities); None if not arithmetic."""
+    by_name = {str(v): s for v, s in zip(syms.z3_of.values(), syms.sympy_of.values())
+               if not isinstance(v, z3.BoolRef)}
+    by_name = {k.replace(".", "_"): v for k, v in by_name.items()}
+
+    def go(t):
+        if z3.is_rational_value(t):
+            return sp.Rational(t.numerator_as_long(), t.denominator_as_long())
+        if z3.is_const(t) and str(t) in by_name:
+            return by_name[str(t)]
+        args = [go(a) for a in t.children()]
+        if any(a is None for a in args):
+            return None
+        if z3.is_add(t):
+            return sp.Add(*args)
+        if z3.is_mul(t):
+            return sp.Mul(*args)
+        if z3.is_sub(t):
+            return args[0] - sp.Add(*args[1:])
+        if z3.is_div(t):
+            return args[0] / args[1]
+        if t.decl().kind() == z3.Z3_OP_UMINUS:
+            return -args[0]
+        return None
+
+    return go(t)
+
+
+def _path_equalities(ex: Explorer, syms: Symbols) -> list:
+    eqs = []
+    for c in list(ex.base) + list(ex.path):
+        if z3.is_not(c) and z3.is_distinct(c.arg(0)):
+            c = c.arg(0).arg(0) == c.arg(0).arg(1)
+        if z3.is_eq(c) and not z3.is_bool(c.arg(0)):
+            lhs, rhs = _z3_to_sympy(c.arg(0), syms), _z3_to_sympy(c.arg(1), syms)
+            if lhs is not None and rhs is not None:
+                eqs.append(lhs - rhs)
+    return eqs
+
+
+def _is_zero(d) -> bool:
+    """Decides d == 0 for rational functions (numerator as a sparse polynomial); with
+    exp/log it normalises exp(a)*exp(b) = exp(a + b) first and falls back to simplify.
+    Only a True answer is used as a proof."""
+    if d == 0:
+        return True
+    try:
+        if not d.has(sp.exp, sp.log, sp.Function) and not any(
+                isinstance(p, sp.Pow) and not p.exp.is_Integer for p in d.atoms(sp.Pow)):
+            num, _ = sp.fraction(sp.together(d))
+            return sp.Poly(num, *sorted(num.free_symbols, key=str)).is_zero if num.free_symbols else num == 0
+        e = sp.expand(sp.powsimp(sp.expand(d), combine="exp"))
+        if e == 0:
+            return True
+        num, _ = sp.fraction(sp.together(e))
+        if sp.expand(sp.powsimp(sp.expand(num), combine="exp")) == 0:
+            return True
+        return sp.simplify(e) == 0
+    except (TypeError, ValueError, RecursionError, sp.PolynomialError):
+        return False
+
+
+def sympy_zero(d, eqs) -> bool:
+    if _is_zero(d):
+        return True
+    for eq in eqs:
+        free = sorted(eq.free_symbols, key=str)
+        for s in free:
+            try:
+                sol = sp.solve(eq, s, dict=False)
+            except (NotImplementedError, TypeError, ValueError):
+                continue
+            if len(sol) == 1:
+                d = d.subs(s, sol[0])
+                if _is_zero(d):
+                    return True
+                break
+    return False
+
+
+def values_equal(ex: Explorer, l, r, syms: Symbols):
+    """True if l == r holds on the path (NaN equals NaN, as the folds compare)."""
+    if isnan(l) or isnan(r):
+        return isnan(l) and isnan(r)
+    if isinstance(l, Inf) or isinstance(r, Inf):
+        return isinstance(l, Inf) and isinstance(r, Inf) and l.sign == r.sign
+    if is_bool(l) or is_bool(r):
+        return ex.valid(_zb(l) == _zb(r)) is True
+    if l.sp is not None and r.sp is not None:
+        if sympy_zero(l.sp - r.sp, _path_equalities(ex, syms)):
+            return True
+    return ex.valid(l.z3 == r.z3) is True
+
+
+def check_equal_pairs(ex, values, syms) -> bool:
+    return all(values_equal(ex, l, r, syms) for l, r in values)
+
+
+# -- building the laws ----------------------------------------------------------
+
+def _state(env, prefix, loop):
+    return [env[f"{prefix}.{f.name}"] for f in loop.fields]
+
+
+def _init(loop: Loop) -> list:
+    return [_const(float(f.default) if f.type is Type.REAL else f.default,
+                   f.type if f.type is not Type.VEC else Type.REAL) for f in loop.fields]
+
+
+def apply_fn(table, fn: Fn, args: list, params: dict):
+    env = {name: a for (name, _), a in zip(fn.inputs, args)}
+    env.update(params)
+    return evaluate(fn.outputs, env, table)
+
+
+def _elem(env, prefix, loop):
+    return [env[f"{prefix}.{d.name}"] for d in loop.elements]
+
+
+def _params(env, loop):
+    return {d.name: env[d.name] for d in loop.params}
+
+
+def prove_identity(setting: Setting, combine: Fn, deadline: float) -> Outcome:
+    loop = setting.loop
+
+    def build(table, env):
+        a, p = _state(env, "a", loop), _params(env, loop)
+        left_id = apply_fn(table, combine, _init(loop) + a, p)
+        right_id = apply_fn(table, combine, a + _init(loop), p)
+        return list(zip(left_id, a)) + list(zip(right_id, a))
+
+    return Law(setting, ["a"], [], deadline, combine.outputs).run(build, check_equal_pairs)
+
+
+def prove_associativity(setting: Setting, combine: Fn, deadline: float) -> Outcome:
+    loop = setting.loop
+
+    def build(table, env):
+        a, b, c = (_state(env, x, loop) for x in "abc")
+        p = _params(env, loop)
+        ab = apply_fn(table, combine, a + b, p)
+        lhs = apply_fn(table, combine, ab + c, p)
+        bc = apply_fn(table, combine, b + c, p)
+        rhs = apply_fn(table, combine, a + bc, p)
+        return list(zip(lhs, rhs))
+
+    return Law(setting, ["a", "b", "c"], [], deadline, combine.outputs).run(build, check_equal_pairs)
+
+
+def prove_homomorphism(setting: Setting, combine: Fn, deadline: float) -> Outcome:
+    """combine(s, left(init, x)) == left(s, x) on reachable s."""
+    loop = setting.loop
+
+    def build(table, env):
+        s, x, p = _state(env, "s", loop), _elem(env, "x", loop), _params(env, loop)
+        single = apply_fn(table, loop.left, _init(loop) + x, p)
+        lhs = apply_fn(table, combine, s + single, p)
+        rhs = apply_fn(table, loop.left, s + x, p)
+        return list(zip(lhs, rhs))
+
+    return Law(setting, ["s"], ["x"], deadline,
+               combine.outputs + loop.left.outputs).run(build, check_equal_pairs)
+
+
+def prove_bird(setting: Setting, deadline: float) -> Outcome:
+    """left and right compute the same function: they agree on [x], and
+    right(x, left(s, y)) == left(right(x, s), y) on reachable s."""
+    loop = setting.loop
+    right = loop.right
+
+    def build(table, env):
+        s, x, y, p = (_state(env, "s", loop), _elem(env, "x", loop), _elem(env, "y", loop),
+                      _params(env, loop))
+        base_l = apply_fn(table, loop.left, _init(loop) + x, p)
+        base_r = apply_fn(table, right, _init(loop) + x, p)
+        lhs = apply_fn(table, right, apply_fn(table, loop.left, s + y, p) + x, p)
+        rhs = apply_fn(table, loop.left, apply_fn(table, right, s + x, p) + y, p)
+        return list(zip(base_l, base_r)) + list(zip(lhs, rhs))
+
+    return Law(setting, ["s"], ["x", "y"], deadline,
+               loop.left.outputs + right.outputs).run(build, check_equal_pairs)
+
+
+# right's Fn takes its inputs in the order (fields, elements, params) like left's, so
+# `apply_fn` above passes the state first for both.
+
+
+def preserved_atoms(setting: Setting, atoms: list[Expr], deadline: float) -> tuple[list[bool], bool]:
+    """Which atoms hold after one `left` step from any state satisfying all
+    current invariants (the setting's) and any element.  Returns (flags, timed_out)."""
+    loop = setting.loop
+    alive = [True] * len(atoms)
+
+    def build(table, env):
+        s, x, p = _state(env, "s", loop), _elem(env, "x", loop), _params(env, loop)
+        new = apply_fn(table, loop.left, s + x, p)
+        aenv = {f"acc.{f.name}": v for f, v in zip(loop.fields, new)}
+        aenv.update(p)
+        return evaluate(atoms, aenv, table)
+
+    def check(ex, values, syms):
+        for i, v in enumerate(values):
+            if alive[i] and not (v is True or (not isinstance(v, bool) and ex.valid(v) is True)):
+                alive[i] = False
+        return True
+
+    out = Law(setting, ["s"], ["x"], deadline, loop.left.outputs).run(build, check)
+    return alive, out.status == "timeout"
+
+
+# -- stability --------------------------------------------------------------------
+
+def exp_arguments_nonpositive(setting: Setting, fn: Fn, operands: list[str], elements: list[str],
+                              args_of, deadline: float) -> Outcome:
+    """Every exp/exp2 argument in `fn` is <= 0 (or -inf) on every path."""
+    exps = [e for e in walk(fn.outputs) if e.op in (Op.EXP, Op.EXP2)]
+    if not exps:
+        return Outcome("skipped", "no exp")
+    loop = setting.loop
+    args = tuple(e.src[0] for e in exps)
+    probe = Fn(fn.inputs, args)
+
+    def build(table, env):
+        return apply_fn(table, probe, args_of(env), _params(env, loop))
+
+    def check(ex, values, syms):
+        for v in values:
+            if isnan(v):
+                continue      # a guarded branch's argument; the select does not take it
+            if isinstance(v, Inf):
+                if v.sign > 0:
+                    return False
+                continue
+            if ex.valid(v.z3 <= 0) is not True:
+                return False
+        return True
+
+    return Law(setting, operands, elements, deadline, fn.outputs).run(build, check)
+
+
+def no_nan_outputs(setting: Setting, fn: Fn, operands: list[str], elements: list[str],
+                   args_of, deadline: float, cause: str | None = None) -> Outcome:
+    """`fn`'s outputs are never NaN on any path (of the given cause, if one is named)."""
+    loop = setting.loop
+
+    def build(table, env):
+        return apply_fn(table, fn, args_of(env), _params(env, loop))
+
+    def check(ex, values, syms):
+        return not any(isnan(v) and (cause is None or v.cause == cause) for v in values)
+
+    return Law(setting, operands, elements, deadline, fn.outputs).run(build, check)
+
+
+def identity_nan_free(setting: Setting, combine: Fn, deadline: float) -> Outcome:
+    """combine(init, a), combine(a, init) and combine(init, init) make no NaN from a
+    state that has none."""
+    loop = setting.loop
+
+    def build(table, env):
+        a, p = _state(env, "a", loop), _params(env, loop)
+        return (apply_fn(table, combine, _init(loop) + a, p) + apply_fn(table, combine, a + _init(loop), p)
+                + apply_fn(table, combine, _init(loop) + _init(loop), p))
+
+    def check(ex, values, syms):
+        return not any(isnan(v) for v in values)
+
+    return Law(setting, ["a"], [], deadline, combine.outputs).run(build, check)

@@ -1,0 +1,126 @@
+"""The human report of an analysis: the loop, the Bird check, the invariants, the
+combine in math notation and as code, its identity, each law with status and time,
+the stability verdicts, and the method that found the combine."""
+from __future__ import annotations
+
+import re
+
+from thm3.ir import Type
+from thm3.printer import to_text
+
+_SUB = str.maketrans("12", "₁₂")
+
+
+def math_text(text: str) -> str:
+    """a.m -> m₁, b.m -> m₂, exp(x) -> e^(x) kept as exp, `max` as is."""
+    text = re.sub(r"\ba\.(\w+)", lambda m: m.group(1) + "₁", text)
+    text = re.sub(r"\bb\.(\w+)", lambda m: m.group(1) + "₂", text)
+    text = text.replace(" * ", "·").replace("-inf", "−∞").replace("inf", "∞")
+    return text
+
+
+def _default(f) -> str:
+    if f.type is Type.VEC and f.default == 0:
+        return "0⃗"
+    v = f.default
+    if isinstance(v, float) and v in (float("inf"), float("-inf")):
+        return "∞" if v > 0 else "−∞"
+    return str(v)
+
+
+def render_report(a) -> str:
+    loop = a.loop
+    out: list[str] = []
+    w = out.append
+    fields = ", ".join(f.name for f in loop.fields)
+    elems = ", ".join(f"{d.name}: {'Index' if d.index else d.type.value}" for d in loop.elements)
+    w(f"thm3 · {loop.title}")
+    w(f"  file      {loop.path}")
+    w(f"  state     ({fields}) = ({', '.join(_default(f) for f in loop.fields)}) initially")
+    w(f"  element   {elems}")
+    if loop.params:
+        w(f"  params    {', '.join(f'{d.name}: {d.type.value}' for d in loop.params)}")
+    if loop.preconditions:
+        w(f"  assumes   {'; '.join(to_text(p) for p in loop.preconditions)}")
+    w("  left      " + "; ".join(f"{f.name}' = {to_text(e)}" for f, e in zip(loop.fields, loop.left.outputs)))
+    w("")
+    w(f"verdict: {a.verdict.upper()}" + (f"  ({a.reason})" if a.reason else "") + f"   [{a.seconds:.2f} s]")
+    w("")
+    n = 1
+    w(f"{n}. Bird check (left fold = right fold): {a.proofs.get('bird', 'skipped')}")
+    w(f"     {a.bird_detail}")
+    n += 1
+    w(f"{n}. Inductive invariants (Houdini; every law below assumes them):")
+    w("     " + (", ".join(a.invariants) if a.invariants else "none"))
+    n += 1
+    if a.combine_fn is not None:
+        names1 = ", ".join(f"{f.name}₁" for f in loop.fields)
+        names2 = ", ".join(f"{f.name}₂" for f in loop.fields)
+        w(f"{n}. Combine ⊙ (found by {a.method}):")
+        w(f"     ({names1}) ⊙ ({names2}) = (")
+        for f, e in zip(loop.fields, with_field_names(loop, a.combine_fn.outputs)):
+            w(f"        {f.name}: {math_text(to_text(e))}")
+        w("     )")
+        w(f"     identity: ({', '.join(_default(f) for f in loop.fields)})")
+        if getattr(a, "transport", None):
+            w(f"     transport of structure: {a.transport}")
+        w("     as code:")
+        for line in combine_code(a).splitlines():
+            w("       " + line)
+        n += 1
+        w(f"{n}. Laws (h(xs + ys) = h(xs) ⊙ h(ys) follows from these three by induction):")
+        for law in ("identity", "associativity", "homomorphism"):
+            w(f"     {law:<14} {a.proofs.get(law, 'skipped'):<8} {a.law_details.get(law, '')}")
+        n += 1
+    elif a.witness is not None:
+        w(f"{n}. No combine over ({fields}) exists. Witness (checked by running the folds):")
+        w(f"     {a.reason}")
+        n += 1
+        lift_step = next((s for s in a.steps if s.name == "lift"), None)
+        if a.lifted:
+            w(f"{n}. A lift exists: add " + "; ".join(a.lift_added))
+            w("     (`thm3 lift FILE -o OUT` writes it; the lifted loop is a proved homomorphism)")
+            for line in a.lifted.splitlines():
+                w("       | " + line)
+        elif lift_step is not None:
+            w(f"{n}. No lift found: {lift_step.detail}")
+        n += 1
+    w(f"{n}. Numerical stability (the combine and left step as emitted):")
+    for k, v in a.stability.items():
+        w(f"     {k:<14} {v:<8} {a.stability_notes.get(k, '')}")
+    w("")
+    w("steps: " + ", ".join(f"{s.name} {s.seconds:.2f}s" for s in a.steps))
+    return "\n".join(out)
+
+
+def with_field_names(loop, outputs) -> list:
+    """Each output that another output reads is written by its field's name."""
+    from thm3.ir import Expr, Op, var, walk
+    by_id = {id(e): f for f, e in zip(loop.fields, outputs)}
+    out = []
+    for f, e in zip(loop.fields, outputs):
+        memo = {}
+
+        def go(x):
+            if id(x) in memo:
+                return memo[id(x)]
+            if x is not e and id(x) in by_id:
+                g = by_id[id(x)]
+                r = var(g.name, g.type)
+            elif not x.src:
+                r = x
+            else:
+                r = Expr(x.op, x.type, tuple(go(s) for s in x.src), x.arg)
+            memo[id(x)] = r
+            return r
+        out.append(go(e))
+    return out
+
+
+def combine_code(a) -> str:
+    loop = a.loop
+    lines = ["def combine(a: State, b: State) -> State:"]
+    for f, e in zip(loop.fields, with_field_names(loop, a.combine_fn.outputs)):
+        lines.append(f"    {f.name} = {to_text(e)}")
+    lines.append(f"    return State({', '.join(f.name for f in loop.fields)})")
+    return "\n".join(lines)

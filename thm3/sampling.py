@@ -1,0 +1,317 @@
+"""Concrete lists for testing: element and parameter values that satisfy the loop's
+preconditions, folds over them, and state comparison.  Used by the witness search,
+the numeric filter of synthesis, the `tested` fallback of proofs and the lifting search."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from thm3.interpret import NUMPY, evaluate, quiet
+from thm3.ir import Fn, Loop, Type
+
+# Small values first: ties, zeros and signs are where wrong combines show.
+SMALL_REALS = (0.0, 1.0, -1.0, 2.0, -2.0, 3.0, 0.5, -0.5)
+SMALL_INTS = (0, 1, -1, 2, -2, 3, 9)
+
+
+@dataclass
+class Domain:
+    """How to draw one element (a tuple, one value per element parameter) and the
+    loop parameters, honouring the `assert` preconditions by rejection."""
+    loop: Loop
+    dim: int = 3
+
+    def _draw(self, type_: Type, rng: np.random.Generator, small: bool):
+        match type_:
+            case Type.BOOL:
+                return bool(rng.integers(0, 2))
+            case Type.INT:
+                return int(rng.choice(SMALL_INTS)) if small else int(rng.integers(-20, 21))
+            case Type.VEC:
+                if small:
+                    return rng.choice(SMALL_REALS, size=self.dim).astype(np.float64)
+                return rng.normal(0, 3, size=self.dim)
+            case _:
+                if small:
+                    return float(rng.choice(SMALL_REALS))
+                return float(np.round(rng.normal(0, 3), 3)) if rng.random() < 0.5 else float(rng.normal(0, 3))
+
+    def params(self, rng: np.random.Generator, small: bool = True) -> dict:
+        for _ in range(200):
+            p = {d.name: self._draw(d.type, rng, small and rng.random() < 0.7) for d in self.loop.params}
+            if self._precondition_holds(None, p, params_only=True):
+                return p
+        return {d.name: self._draw(d.type, rng, small) for d in self.loop.params}
+
+    def element(self, rng: np.random.Generator, params: dict, small: bool = True, position: int = 0):
+        return self.random_list(rng, params, 1, small, position)[0]
+
+    def _candidates(self, rng: np.random.Generator, k: int, small: bool) -> list[list]:
+        cols = []
+        for d in self.loop.elements:
+            if d.index:
+                cols.append([0] * k)
+            elif d.type is Type.VEC:
+                cols.append([self._draw(d.type, rng, small) for _ in range(k)])
+            elif small or d.type is Type.BOOL:
+                pool = self._pool(d.type)
+                cols.append([pool[i] for i in rng.integers(0, len(pool), size=k)])
+            else:
+                cols.append([self._draw(d.type, rng, False) for _ in range(k)])
+        return cols
+
+    def _pool(self, type_: Type) -> tuple:
+        """Small values plus the constants the preconditions mention (bits, digits)."""
+        if type_ is Type.BOOL:
+            return (False, True)
+        from thm3.ir import Op, walk
+        consts = {e.arg for cond in self.loop.preconditions for e in walk([cond])
+                  if e.op is Op.CONST and not isinstance(e.arg, bool) and math.isfinite(e.arg)}
+        base = SMALL_INTS if type_ is Type.INT else SMALL_REALS
+        extra = tuple(int(c) if type_ is Type.INT else float(c) for c in sorted(consts)
+                      if type_ is not Type.INT or float(c).is_integer())
+        return tuple(dict.fromkeys(base + extra))
+
+    def random_list(self, rng: np.random.Generator, params: dict, n: int, small: bool = True,
+                    start: int = 0) -> list:
+        """n elements drawn with batched rejection against the preconditions."""
+        out: list[tuple] = []
+        tries = 0
+        while len(out) < n:
+            k = max(8, 4 * (n - len(out)))
+            cols = self._candidates(rng, k, small if tries < 3 else True)
+            ok = self._accept(cols, params)
+            out += [tuple(c[i] for c in cols) for i in range(k) if ok[i]][: n - len(out)]
+            tries += 1
+            if tries > 50:
+                raise ValueError(f"{self.loop.path}: could not draw elements satisfying the preconditions")
+        return [tuple(start + i if d.index else v for d, v in zip(self.loop.elements, e))
+                for i, e in enumerate(out)]
+
+    def _accept(self, cols: list[list], params: dict) -> np.ndarray:
+        k = len(cols[0]) if cols else 0
+        ok = np.ones(k, dtype=bool)
+        if not self.loop.preconditions:
+            return ok
+        env = dict(params)
+        for d, c in zip(self.loop.elements, cols):
+            arr = np.asarray(c)
+            env[d.name] = arr if d.type is Type.VEC else arr.reshape(-1, 1)
+        with quiet():
+            for cond in self.loop.preconditions:
+                v = np.asarray(evaluate([cond], env, NUMPY)[0])
+                ok &= np.broadcast_to(v.reshape(v.shape[0], -1).all(axis=1) if v.ndim else v, (k,))
+        return ok
+
+    def _precondition_holds(self, element, params, params_only: bool = False) -> bool:
+        if not self.loop.preconditions:
+            return True
+        env = dict(params)
+        names = {d.name for d in self.loop.elements}
+        if element is not None:
+            env.update({d.name: v for d, v in zip(self.loop.elements, element)})
+        with quiet():
+            for cond in self.loop.preconditions:
+                if params_only:
+                    from thm3.ir import free_vars
+                    if free_vars([cond]) & names:
+                        continue
+                if not bool(np.all(evaluate([cond], env, NUMPY)[0])):
+                    return False
+        return True
+
+
+def init_state(loop: Loop, dim: int = 3) -> tuple:
+    return tuple(np.zeros(dim) if f.type is Type.VEC else _typed(f.default, f.type) for f in loop.fields)
+
+
+def _typed(value, type_: Type):
+    match type_:
+        case Type.BOOL:
+            return np.bool_(value)
+        case Type.INT:
+            return np.int64(value)
+        case _:
+            return np.float64(value)
+
+
+def step(fn: Fn, state: tuple, element: tuple, params: dict, *, element_first: bool = False) -> tuple:
+    names = [n for n, _ in fn.inputs]
+    k = len(state)
+    m = len(element)
+    env = {}
+    if element_first:
+        raise NotImplementedError
+    for name, v in zip(names[:k], state):
+        env[name] = v
+    for name, v in zip(names[k:k + m], element):
+        env[name] = v
+    env.update(params)
+    with quiet():
+        return tuple(np.asarray(v)[()] if np.ndim(v) == 0 else np.asarray(v) for v in evaluate(fn.outputs, env, NUMPY))
+
+
+def fold_left(loop: Loop, xs: list, params: dict, state: tuple | None = None, dim: int = 3) -> tuple:
+    s = init_state(loop, dim) if state is None else state
+    for e in xs:
+        s = step(loop.left, s, e, params)
+    return s
+
+
+def fold_right(loop: Loop, xs: list, params: dict, dim: int = 3) -> tuple:
+    s = init_state(loop, dim)
+    for e in reversed(xs):
+        s = step(loop.right, s, e, params)
+    return s
+
+
+def apply_combine(combine: Fn, a: tuple, b: tuple, params: dict) -> tuple:
+    names = [n for n, _ in combine.inputs]
+    k = len(a)
+    env = dict(zip(names[:k], a)) | dict(zip(names[k:2 * k], b)) | params
+    with quiet():
+        return tuple(np.asarray(v)[()] if np.ndim(v) == 0 else np.asarray(v) for v in evaluate(combine.outputs, env, NUMPY))
+
+
+def value_close(a, b, rtol: float = 1e-9, atol: float = 1e-9) -> bool:
+    a = np.asarray(a, dtype=np.float64) if not isinstance(a, (bool, np.bool_)) else a
+    b = np.asarray(b, dtype=np.float64) if not isinstance(b, (bool, np.bool_)) else b
+    if isinstance(a, (bool, np.bool_)) or isinstance(b, (bool, np.bool_)):
+        return bool(a) == bool(b)
+    with quiet():
+        same_inf = (a == b)
+        both_nan = np.isnan(a) & np.isnan(b)
+        close = np.abs(a - b) <= atol + rtol * np.maximum(np.abs(a), np.abs(b))
+    return bool(np.all(same_inf | both_nan | close))
+
+
+def states_close(a: tuple, b: tuple, rtol: float = 1e-9, atol: float = 1e-9) -> bool:
+    return all(value_close(x, y, rtol, atol) for x, y in zip(a, b, strict=True))
+
+
+def state_key(state: tuple, digits: int = 9) -> tuple:
+    """A hashable key that groups equal states (rounded; infinities kept)."""
+    out = []
+    for v in state:
+        arr = np.atleast_1d(np.asarray(v, dtype=np.float64))
+        out.append(tuple(x if not math.isfinite(x) else round(float(x), digits) + 0.0 for x in arr))
+    return tuple(out)
+
+
+def plain(value):
+    """A JSON-ready Python value for an element, state field or result."""
+    if isinstance(value, tuple):
+        return [plain(v) for v in value]
+    arr = np.asarray(value)
+    if arr.ndim:
+        return [plain(v) for v in arr]
+    item = arr.item()
+    return item
+
+
+# -- batched folds: many lists at once, one vectorised step per position -----------
+
+def stack_elements(loop: Loop, lists: list[list]) -> list[tuple]:
+    """Lists of equal length L as L steps, each a tuple of batched element arrays
+    (scalars as shape (R, 1), vectors as (R, D))."""
+    if not lists or not lists[0]:
+        return []
+    steps = []
+    for pos in range(len(lists[0])):
+        cols = []
+        for j, d in enumerate(loop.elements):
+            vals = [xs[pos][j] for xs in lists]
+            arr = np.asarray(vals)
+            cols.append(arr if d.type is Type.VEC else arr.reshape(-1, 1))
+        steps.append(tuple(cols))
+    return steps
+
+
+def batch_init(loop: Loop, rows: int, dim: int) -> tuple:
+    out = []
+    for f in loop.fields:
+        if f.type is Type.VEC:
+            out.append(np.zeros((rows, dim)))
+        else:
+            out.append(np.full((rows, 1), _typed(f.default, f.type)))
+    return tuple(out)
+
+
+def batch_step(fn: Fn, state: tuple, element: tuple, params: dict) -> tuple:
+    names = [n for n, _ in fn.inputs]
+    k, m = len(state), len(element)
+    env = dict(zip(names[:k], state)) | dict(zip(names[k:k + m], element)) | params
+    rows = state[0].shape[0]
+    with quiet():
+        return tuple(np.broadcast_to(np.asarray(v), s.shape).copy() if np.ndim(v) < 2 else np.asarray(v)
+                     for v, s in zip(evaluate(fn.outputs, env, NUMPY), state))
+
+
+def batch_fold(loop: Loop, steps: list[tuple], params: dict, state: tuple) -> tuple:
+    for e in steps:
+        state = batch_step(loop.left, state, e, params)
+    return state
+
+
+def batch_combine(combine: Fn, a: tuple, b: tuple, params: dict, outputs=None) -> list:
+    names = [n for n, _ in combine.inputs]
+    k = len(a)
+    env = dict(zip(names[:k], a)) | dict(zip(names[k:2 * k], b)) | params
+    with quiet():
+        return evaluate(combine.outputs if outputs is None else outputs, env, NUMPY)
+
+
+@dataclass
+class Triples:
+    """Reachable states A = h(xs), B = h(ys) and C = h(xs + ys), batched by rows, for one
+    setting of the loop parameters."""
+    params: dict
+    a: tuple
+    b: tuple
+    c: tuple
+
+
+def _concat(states: list[tuple]) -> tuple:
+    return tuple(np.concatenate(cols, axis=0) for cols in zip(*states))
+
+
+def make_triples(loop: Loop, *, seed: int = 0, rows: int = 24, max_len: int = 5,
+                 param_sets: int = 3, dim: int = 3) -> list[Triples]:
+    """Pairs of lists of every length combination up to `max_len` (empty lists
+    included), small integer-like values and general reals mixed.  An `Index`
+    parameter is part of the element: ys keep their positions in xs + ys."""
+    rng = np.random.default_rng(seed)
+    dom = Domain(loop, dim)
+    out = []
+    for p_i in range(param_sets):
+        params = dom.params(rng, small=p_i < 2)
+        params = {k: (np.asarray(v) if isinstance(v, np.ndarray) else v) for k, v in params.items()}
+        parts_a, parts_b, parts_c = [], [], []
+        for la in range(max_len + 1):
+            for lb in range(max_len + 1):
+                if la + lb > max_len + 2:
+                    continue
+                small = (la + lb) % 2 == 0 or p_i == 0
+                xs = [dom.random_list(rng, params, la, small) for _ in range(rows)]
+                ys = [dom.random_list(rng, params, lb, small, start=la) for _ in range(rows)]
+                init = batch_init(loop, rows, dim)
+                a = batch_fold(loop, stack_elements(loop, xs), params, init)
+                c = batch_fold(loop, stack_elements(loop, ys), params, a)
+                b = batch_fold(loop, stack_elements(loop, ys), params, batch_init(loop, rows, dim))
+                parts_a.append(a)
+                parts_b.append(b)
+                parts_c.append(c)
+        out.append(Triples(params, _concat(parts_a), _concat(parts_b), _concat(parts_c)))
+    return out
+
+
+def batch_close(x, y, rtol: float = 1e-7, atol: float = 1e-9):
+    """Row-wise closeness (NaN equals NaN, infinities equal themselves)."""
+    x = np.asarray(x, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    x, y = np.broadcast_arrays(x, y)
+    with quiet():
+        ok = (x == y) | (np.isnan(x) & np.isnan(y)) | (np.abs(x - y) <= atol + rtol * np.maximum(np.abs(x), np.abs(y)))
+    return ok.reshape(ok.shape[0], -1).all(axis=1) if ok.ndim > 1 else ok

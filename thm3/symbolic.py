@@ -1,0 +1,488 @@
+"""Symbolic evaluation over the extended reals, one table keyed by `Op`.
+
+A value is a Python bool, a Z3 boolean, `Inf(sign)`, `NAN`, or `Fin` (a finite real
+carried both as a SymPy expression, for algebra with exp and log, and as a Z3 term,
+for deciding orderings).  Where the value of an operation depends on an ordering
+(max, a select, the sign of a factor of an infinity) the evaluator asks an
+`Explorer` to decide it; the explorer enumerates the feasible decisions with Z3, so
+one run of `evaluate` per path covers every case split.  This is how the laws with
+max, min, conditionals, exp, log and -inf are proved (see `thm3/prove.py`)."""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import sympy as sp
+import z3
+
+from thm3.ir import Op, Type
+
+
+class Timeout(Exception):
+    """The solver budget ran out: the answer is "unknown", never "proved"."""
+
+
+@dataclass(frozen=True)
+class Inf:
+    sign: int
+
+    def __repr__(self) -> str:
+        return "inf" if self.sign > 0 else "-inf"
+
+
+@dataclass(frozen=True)
+class NaN:
+    """Not a number; `cause` says where it came from ("division" by a possible 0, or
+    "arithmetic" such as inf - inf)."""
+    cause: str = "arithmetic"
+
+    def __repr__(self) -> str:
+        return "nan"
+
+
+NAN = NaN()
+
+
+def isnan(v) -> bool:
+    return isinstance(v, NaN)
+
+
+@dataclass(frozen=True, eq=False)
+class Fin:
+    sp: sp.Expr
+    z3: z3.ArithRef
+
+    def __repr__(self) -> str:
+        return str(self.sp)
+
+
+def is_bool(v) -> bool:
+    return isinstance(v, bool) or isinstance(v, z3.BoolRef)
+
+
+class Explorer:
+    """Enumerates the feasible decision sequences of a symbolic run, depth first.
+
+    `decide(c)` returns a branch for the Z3 condition `c`: the one the current path
+    prescribes, or, at a new decision point, True first with the False side queued
+    when both are feasible under the hypotheses and the path so far."""
+
+    def __init__(self, hypotheses: list, deadline: float, check_ms: int = 2000):
+        self.base = list(hypotheses)
+        self.deadline = deadline
+        self.solver = z3.Solver()
+        self.solver.set("timeout", check_ms)
+        self.solver.add(*self.base)
+        self.pending: list[list[bool]] = [[]]
+        self.prefix: list[bool] = []
+        self.pos = 0
+        self.path: list = []
+        self.side: list = []          # axioms about uninterpreted exp/log/sqrt instances
+        self._side_ids: set = set()
+        self.unknown = False          # some feasibility check timed out (then both sides kept)
+
+    def _tick(self):
+        if time.monotonic() > self.deadline:
+            raise Timeout()
+
+    def feasible(self, extra) -> bool:
+        self._tick()
+        self.solver.push()
+        self.solver.add(*self.side, *self.path, extra)
+        r = self.solver.check()
+        self.solver.pop()
+        if r == z3.unknown:
+            self.unknown = True
+            return True
+        return r == z3.sat
+
+    def valid(self, claim) -> bool | None:
+        """True if `claim` holds on the current path; False if refuted; None if unknown."""
+        self._tick()
+        if isinstance(claim, bool):
+            return claim
+        self.solver.push()
+        self.solver.add(*self.side, *self.path, z3.Not(claim))
+        r = self.solver.check()
+        self.solver.pop()
+        return True if r == z3.unsat else False if r == z3.sat else None
+
+    def decide(self, c) -> bool:
+        if isinstance(c, bool):
+            return c
+        c = z3.simplify(c)
+        if z3.is_true(c):
+            return True
+        if z3.is_false(c):
+            return False
+        if self.pos < len(self.prefix):
+            val = self.prefix[self.pos]
+        else:
+            t_ok = self.feasible(c)
+            f_ok = self.feasible(z3.Not(c))
+            if t_ok and f_ok:
+                self.pending.append(self.prefix + [False])
+                val = True
+            else:
+                val = t_ok
+            self.prefix.append(val)
+        self.pos += 1
+        self.path.append(c if val else z3.Not(c))
+        return val
+
+    def paths(self):
+        """Yield once per path; the caller evaluates inside the loop body."""
+        while self.pending:
+            self.prefix = self.pending.pop()
+            self.pos = 0
+            self.path = []
+            yield self
+
+    def add_side(self, fact):
+        key = fact.get_id()
+        if key not in self._side_ids:
+            self._side_ids.add(key)
+            self.side.append(fact)
+
+
+@dataclass
+class Symbols:
+    """Fresh symbols for state operands, elements and parameters, shared by SymPy and Z3."""
+    sympy_of: dict = field(default_factory=dict)
+    z3_of: dict = field(default_factory=dict)
+    hyps: list = field(default_factory=list)
+
+    def real(self, name: str, type_: Type):
+        key = name.replace(".", "_")
+        if type_ is Type.BOOL:
+            b = z3.Bool(key)
+            self.z3_of[name] = b
+            return b
+        if type_ is Type.INT:
+            s = sp.Symbol(key, integer=True)
+            z = z3.Real(key)
+            self.hyps.append(z3.IsInt(z))
+        else:
+            s = sp.Symbol(key, real=True)
+            z = z3.Real(key)
+        self.sympy_of[name] = s
+        self.z3_of[name] = z
+        return Fin(s, z)
+
+
+def _const(value, type_):
+    if type_ is Type.BOOL or isinstance(value, bool):
+        return bool(value)
+    if isinstance(value, float):
+        if value != value:
+            return NAN
+        if value in (float("inf"), float("-inf")):
+            return Inf(1 if value > 0 else -1)
+        q = sp.Rational(repr(value))
+    else:
+        q = sp.Integer(value)
+    return Fin(q, z3.RealVal(str(q)))
+
+
+def _fin_num(x: Fin):
+    """The number, when the finite value is a constant."""
+    if x.sp is not None:
+        return x.sp if x.sp.is_number else None
+    t = z3.simplify(x.z3)
+    if z3.is_rational_value(t):
+        return sp.Rational(t.numerator_as_long(), t.denominator_as_long())
+    return None
+
+
+def S(f, *xs):
+    """A SymPy result, or None in lazy (Z3-only) evaluation."""
+    return None if any(x is None for x in xs) else f(*xs)
+
+
+class SymbolicTable(dict):
+    """The table for `evaluate`; holds the explorer it asks for decisions."""
+
+    def __init__(self, explorer: Explorer, lazy: bool):
+        super().__init__()
+        self.ex = explorer
+        self.lazy = lazy          # build Z3 If-terms instead of splitting (no transcendental ops)
+        self.funcs: dict[str, z3.FuncDeclRef] = {}
+        self.instances: dict[str, list] = {}
+        for op in Op:
+            if op not in (Op.VAR,):
+                self[op] = getattr(self, "op_" + op.name.lower())
+
+    # -- helpers -------------------------------------------------------------
+    def _uf(self, name: str, arity: int = 1):
+        if name not in self.funcs:
+            self.funcs[name] = z3.Function(name, *([z3.RealSort()] * (arity + 1)))
+        return self.funcs[name]
+
+    def _select(self, c, a, b):
+        if isinstance(c, bool):
+            return a if c else b
+        if self.lazy and isinstance(a, Fin) and isinstance(b, Fin):
+            if a.sp is not None and a.sp == b.sp:
+                return a
+            return Fin(None, z3.If(c, a.z3, b.z3))
+        if self.lazy and is_bool(a) and is_bool(b):
+            return z3.If(c, _zb(a), _zb(b))
+        return a if self.ex.decide(c) else b
+
+    # -- leaves --------------------------------------------------------------
+    def op_const(self, value, type_):
+        return _const(value, type_)
+
+    # -- arithmetic ------------------------------------------------------------
+    def op_neg(self, a):
+        if isnan(a):
+            return a
+        if isinstance(a, Inf):
+            return Inf(-a.sign)
+        return Fin(S(lambda x: -x, a.sp), -a.z3)
+
+    def op_add(self, a, b):
+        if isnan(a) or isnan(b):
+            return a if isnan(a) else b
+        if isinstance(a, Inf) and isinstance(b, Inf):
+            return a if a.sign == b.sign else NAN
+        if isinstance(a, Inf):
+            return a
+        if isinstance(b, Inf):
+            return b
+        return Fin(S(lambda x, y: x + y, a.sp, b.sp), a.z3 + b.z3)
+
+    def op_sub(self, a, b):
+        return self.op_add(a, self.op_neg(b))
+
+    def _sign(self, x: Fin) -> int:
+        n = _fin_num(x)
+        if n is not None:
+            return (n > 0) - (n < 0)
+        if self.ex.decide(x.z3 > 0):
+            return 1
+        return -1 if self.ex.decide(x.z3 < 0) else 0
+
+    def op_mul(self, a, b):
+        if isnan(a) or isnan(b):
+            return a if isnan(a) else b
+        if isinstance(a, Inf) and isinstance(b, Inf):
+            return Inf(a.sign * b.sign)
+        if isinstance(b, Inf):
+            a, b = b, a
+        if isinstance(a, Inf):
+            s = self._sign(b)
+            return NAN if s == 0 else Inf(a.sign * s)
+        return Fin(S(lambda x, y: x * y, a.sp, b.sp), a.z3 * b.z3)
+
+    def op_div(self, a, b):
+        if isnan(a) or isnan(b):
+            return a if isnan(a) else b
+        if isinstance(b, Inf):
+            return NAN if isinstance(a, Inf) else _const(0.0, Type.REAL)
+        if isinstance(a, Inf):
+            s = self._sign(b)
+            return NAN if s == 0 else Inf(a.sign * s)
+        n = _fin_num(b)
+        if n is not None and n == 0 or n is None and self.ex.decide(b.z3 == 0):
+            # x/0 is inf or NaN; both poison the law, so one value stands for both.
+            return NaN("division")
+        return Fin(S(lambda x, y: x / y, a.sp, b.sp), a.z3 / b.z3)
+
+    def op_pow(self, a, n):
+        if isnan(a):
+            return a
+        if isinstance(a, Inf):
+            if n == 0:
+                return _const(1.0, Type.REAL)
+            if n < 0:
+                return _const(0.0, Type.REAL)
+            return Inf(1 if n % 2 == 0 else a.sign)
+        if n < 0:
+            return self.op_div(_const(1.0, Type.REAL), self.op_pow(a, -n))
+        z = z3.RealVal(1) if n == 0 else a.z3
+        for _ in range(n - 1):
+            z = z * a.z3
+        return Fin(S(lambda x: x ** n, a.sp), z)
+
+    def op_abs(self, a):
+        if isnan(a):
+            return a
+        if isinstance(a, Inf):
+            return Inf(1)
+        if self.lazy:
+            return Fin(None, z3.If(a.z3 >= 0, a.z3, -a.z3))
+        return a if self.ex.decide(a.z3 >= 0) else self.op_neg(a)
+
+    def _maxmin(self, a, b, want_max: bool):
+        if isnan(a) or isnan(b):
+            return a if isnan(a) else b
+        big = 1 if want_max else -1
+        for x, y in ((a, b), (b, a)):
+            if isinstance(x, Inf):
+                if x.sign == big:
+                    return x
+                return y
+        if a.sp is not None and a.sp == b.sp:
+            return a
+        c = a.z3 >= b.z3 if want_max else a.z3 <= b.z3
+        if self.lazy:
+            return Fin(None, z3.If(c, a.z3, b.z3))
+        return a if self.ex.decide(c) else b
+
+    def op_max(self, a, b):
+        return self._maxmin(a, b, True)
+
+    def op_min(self, a, b):
+        return self._maxmin(a, b, False)
+
+    # -- transcendental: SymPy for algebra, uninterpreted functions in Z3 ---------
+    def _exp_like(self, a, name: str, base):
+        if isnan(a):
+            return a
+        if isinstance(a, Inf):
+            return Inf(1) if a.sign > 0 else _const(0.0, Type.REAL)
+        n = _fin_num(a)
+        if n is not None and n == 0:
+            return _const(1.0, Type.REAL)
+        f = self._uf(name)
+        t = f(a.z3)
+        self.ex.add_side(t > 0)
+        self.ex.add_side(z3.Implies(a.z3 <= 0, t <= 1))
+        self.ex.add_side(z3.Implies(a.z3 >= 0, t >= 1))
+        for other_arg, other in self.instances.setdefault(name, []):
+            self.ex.add_side(z3.Implies(a.z3 <= other_arg, t <= other))
+            self.ex.add_side(z3.Implies(a.z3 >= other_arg, t >= other))
+        self.instances[name].append((a.z3, t))
+        return Fin(S(sp.exp if base is None else (lambda x: sp.Integer(2) ** x), a.sp), t)
+
+    def op_exp(self, a):
+        return self._exp_like(a, "exp", None)
+
+    def op_exp2(self, a):
+        return self._exp_like(a, "exp2", 2)
+
+    def _log_like(self, a, name: str, base):
+        if isnan(a):
+            return a
+        if isinstance(a, Inf):
+            return a if a.sign > 0 else NAN
+        n = _fin_num(a)
+        if n is not None:
+            if n == 0:
+                return Inf(-1)
+            if n < 0:
+                return NAN
+        elif not self.lazy:
+            if self.ex.decide(a.z3 == 0):
+                return Inf(-1)
+            if self.ex.decide(a.z3 < 0):
+                return NAN
+        t = self._uf(name)(a.z3)
+        self.ex.add_side(z3.Implies(a.z3 >= 1, t >= 0))
+        self.ex.add_side(z3.Implies(z3.And(a.z3 > 0, a.z3 <= 1), t <= 0))
+        return Fin(S(sp.log if base is None else (lambda x: sp.log(x, 2)), a.sp), t)
+
+    def op_log(self, a):
+        return self._log_like(a, "log", None)
+
+    def op_log2(self, a):
+        return self._log_like(a, "log2", 2)
+
+    def op_sqrt(self, a):
+        if isnan(a):
+            return a
+        if isinstance(a, Inf):
+            return a if a.sign > 0 else NAN
+        if not self.lazy and _fin_num(a) is None and self.ex.decide(a.z3 < 0):
+            return NAN
+        t = self._uf("sqrt")(a.z3)
+        self.ex.add_side(t >= 0)
+        self.ex.add_side(z3.Implies(a.z3 >= 0, t * t == a.z3))
+        return Fin(S(sp.sqrt, a.sp), t)
+
+    def op_dot(self, u, v):
+        if isnan(u) or isnan(v):
+            return u if isnan(u) else v
+        return Fin(S(sp.Function("dot"), u.sp, v.sp), self._uf("dot", 2)(u.z3, v.z3))
+
+    # -- comparisons and logic ---------------------------------------------------
+    def _compare(self, a, b, op):
+        if isnan(a) or isnan(b):
+            return op is Op.NE
+        if isinstance(a, Inf) or isinstance(b, Inf):
+            # Against an infinity any finite value decides the same way as 0.
+            x = a.sign * float("inf") if isinstance(a, Inf) else 0.0
+            y = b.sign * float("inf") if isinstance(b, Inf) else 0.0
+            return _PY_CMP[op](x, y)
+        na, nb = _fin_num(a), _fin_num(b)
+        if na is not None and nb is not None:
+            return bool(_PY_CMP[op](na, nb))
+        return _Z3_CMP[op](a.z3, b.z3)
+
+    def op_lt(self, a, b):
+        return self._compare(a, b, Op.LT)
+
+    def op_le(self, a, b):
+        return self._compare(a, b, Op.LE)
+
+    def op_gt(self, a, b):
+        return self._compare(a, b, Op.GT)
+
+    def op_ge(self, a, b):
+        return self._compare(a, b, Op.GE)
+
+    def op_eq(self, a, b):
+        if is_bool(a) and is_bool(b):
+            if isinstance(a, bool) and isinstance(b, bool):
+                return a == b
+            return _zb(a) == _zb(b)
+        return self._compare(a, b, Op.EQ)
+
+    def op_ne(self, a, b):
+        if is_bool(a) and is_bool(b):
+            return self.op_not(self.op_eq(a, b))
+        return self._compare(a, b, Op.NE)
+
+    def op_not(self, a):
+        return (not a) if isinstance(a, bool) else z3.Not(a)
+
+    def op_and(self, a, b):
+        if isinstance(a, bool):
+            return b if a else False
+        if isinstance(b, bool):
+            return a if b else False
+        return z3.And(a, b)
+
+    def op_or(self, a, b):
+        if isinstance(a, bool):
+            return True if a else b
+        if isinstance(b, bool):
+            return True if b else a
+        return z3.Or(a, b)
+
+    def op_where(self, c, a, b):
+        return self._select(c, a, b)
+
+
+def _zb(b):
+    return z3.BoolVal(b) if isinstance(b, bool) else b
+
+
+# Comparisons of infinities with finite values: a finite value stands in as 0.
+_PY_CMP = {
+    Op.LT: lambda x, y: x < y,
+    Op.LE: lambda x, y: x <= y,
+    Op.GT: lambda x, y: x > y,
+    Op.GE: lambda x, y: x >= y,
+    Op.EQ: lambda x, y: x == y,
+    Op.NE: lambda x, y: x != y,
+}
+_Z3_CMP = {
+    Op.LT: lambda x, y: x < y,
+    Op.LE: lambda x, y: x <= y,
+    Op.GT: lambda x, y: x > y,
+    Op.GE: lambda x, y: x >= y,
+    Op.EQ: lambda x, y: x == y,
+    Op.NE: lambda x, y: x != y,
+}

@@ -1,0 +1,327 @@
+"""Combine synthesis: a sketch taken from `left`, completed by enumeration.
+
+The combine of two summaries looks like `left` with the element replaced by the
+right operand's summary (softmax: exp(x - m') becomes d2 * exp(m2 - m')).  For each
+field, in the order the fields depend on each other, the sketch is `left`'s term
+with acc.f read as a.f and holes where the element shows: each hole is filled by a
+field of b (or keeps a constant), a summand that involves the element may be
+weighted by a field of b, the whole term may be folded with b's field by its own
+monoid operation, and an empty side may be passed through.  Every completion is
+checked at once on batched reachable states (h(xs), h(ys)) against h(xs + ys); the
+survivors are ranked by size and handed to the prover.  No table of known loops."""
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from thm3.ir import Expr, Fn, Loop, Op, Type, const, var, walk
+from thm3.interpret import NUMPY, evaluate, quiet
+from thm3.sampling import Triples, batch_close, batch_combine
+
+MAX_ALTERNATIVES = 4000
+ONE = const(1.0)
+ZERO = const(0.0)
+
+
+@dataclass
+class Found:
+    combine: Fn
+    method: str
+    candidates_tried: int
+
+
+def _deps(exprs) -> dict[int, tuple[bool, bool]]:
+    """For each node: (depends on the state, depends on an element or is a leaf)."""
+    info: dict[int, tuple[bool, bool]] = {}
+    for e in walk(exprs):
+        if e.op is Op.VAR:
+            info[id(e)] = (e.arg.startswith("acc."), not e.arg.startswith("acc."))
+        elif e.op is Op.CONST:
+            info[id(e)] = (False, False)
+        else:
+            st = any(info[id(s)][0] for s in e.src)
+            el = any(info[id(s)][1] for s in e.src)
+            info[id(e)] = (st, el)
+    return info
+
+
+def _size(e: Expr) -> int:
+    return len(walk([e]))
+
+
+def _compatible(node_type: Type, field_type: Type) -> bool:
+    if node_type is Type.VEC:
+        return field_type is Type.VEC
+    if node_type is Type.BOOL:
+        return field_type is Type.BOOL
+    if node_type is Type.INT:
+        return field_type is Type.INT
+    return field_type in (Type.REAL, Type.INT)
+
+
+def _b(f) -> Expr:
+    return var(f"b.{f.name}", f.type)
+
+
+def _a(f) -> Expr:
+    return var(f"a.{f.name}", f.type)
+
+
+def _mk(op: Op, type_: Type, *src: Expr) -> Expr:
+    return Expr(op, type_, tuple(src))
+
+
+class Sketch:
+    def __init__(self, loop: Loop):
+        self.loop = loop
+        self.params = {d.name for d in loop.params}
+        self.info = _deps(loop.left.outputs)
+        self.outputs = loop.left.outputs
+        self.field_of_output = {id(e): i for i, e in enumerate(self.outputs)}
+
+    def holes_for(self, node: Expr) -> list[Expr]:
+        """What may stand where `node`, free of the state, sits in `left`."""
+        _, el = self.info[id(node)]
+        alts = [_b(f) for f in self.loop.fields if _compatible(node.type, f.type)]
+        if not el or (node.op is Op.VAR and node.arg in self.params):
+            alts.insert(0, node)         # constants and loop parameters may stay
+        return alts
+
+    def alternatives(self, node: Expr, field: int, chosen: dict[int, Expr], summand: bool) -> list[Expr]:
+        st, el = self.info[id(node)]
+        if node.op is Op.VAR and st:
+            return [var("a." + node.arg[4:], node.type)]
+        if not st:
+            return self.holes_for(node)
+        out: list[Expr] = []
+        j = self.field_of_output.get(id(node))
+        if j is not None and j != field and j in chosen:
+            out.append(chosen[j])
+        # Only the terms of the top-level sum may take a weight (d1 * exp(...)).
+        child_summand = summand and node.op in (Op.ADD, Op.SUB)
+        kids = [self.alternatives(s, field, chosen, child_summand) for s in node.src]
+        count = math.prod(len(k) for k in kids)
+        if count > MAX_ALTERNATIVES:
+            kids = [k[:max(1, int(MAX_ALTERNATIVES ** (1 / len(kids))))] for k in kids]
+        for combo in itertools.product(*kids):
+            out.append(Expr(node.op, node.type, tuple(combo), node.arg))
+        if summand and el and node.type in (Type.REAL, Type.VEC):
+            weights = [_b(f) for f in self.loop.fields if f.type in (Type.REAL, Type.INT)]
+            out += [_mk(Op.MUL, node.type, w, alt) for alt in list(out) for w in weights]
+        return out[:MAX_ALTERNATIVES]
+
+    def wrappers(self, i: int) -> tuple[list[Expr], list[tuple], list[tuple]]:
+        """The shapes around a sketch term V for field i: plain terms that need no
+        sketch, monoid folds `op(V, b.g)` (top two: the second largest is also bounded
+        by b's second largest; line of sight: "and b's flag"), and pass-throughs of an
+        empty side `a.f if b.g == init else V` (first/last element with a flag)."""
+        f = self.loop.fields[i]
+        af, bf = _a(f), _b(f)
+        monoid = {Type.BOOL: (Op.OR, Op.AND), Type.INT: (Op.ADD, Op.MAX, Op.MIN, Op.MUL),
+                  Type.REAL: (Op.ADD, Op.MAX, Op.MIN, Op.MUL), Type.VEC: (Op.ADD, Op.MAX, Op.MIN)}[f.type]
+        plain = [bf, af] + [_mk(op, f.type, af, bf) for op in monoid]
+        folds = [(op, _b(g)) for op in monoid for g in self.loop.fields
+                 if _compatible(f.type, g.type) or f.type is g.type]
+        guards = []
+        for g in self.loop.fields:
+            if g.type is Type.VEC:
+                continue
+            d = const(g.default if g.type is not Type.REAL else float(g.default), g.type)
+            guards.append((_mk(Op.EQ, Type.BOOL, _b(g), d), af))
+            guards.append((_mk(Op.EQ, Type.BOOL, _a(g), d), bf))
+        return plain, folds, guards
+
+
+def guard_for_stability(e: Expr, loop: Loop) -> Expr:
+    """Spell the combine so the identity makes no NaN: exp(x - M) with M a max over x
+    becomes `1 if x == M else exp(x - M)` (the side that holds the max takes the factor
+    1 exactly, so -inf - -inf is never taken), and a division by a sum of counts that
+    can be 0 is selected away when it is 0."""
+    memo: dict[int, Expr] = {}
+
+    def max_args(m: Expr) -> list[Expr]:
+        if m.op is Op.MAX:
+            return max_args(m.src[0]) + max_args(m.src[1])
+        return [m]
+
+    def guarded_already(x: Expr) -> bool:
+        if x.op is not Op.WHERE or x.src[0].op is not Op.EQ:
+            return False
+        inner = x.src[2]
+        return (inner.op is Op.DIV and inner.src[1] is x.src[0].src[0]) or \
+            (inner.op in (Op.EXP, Op.EXP2) and inner.src[0].op is Op.SUB and inner.src[0].src[1] is x.src[0].src[1])
+
+    def go(x: Expr) -> Expr:
+        if id(x) in memo:
+            return memo[id(x)]
+        if guarded_already(x):
+            memo[id(x)] = x
+            return x
+        src = tuple(go(s) for s in x.src)
+        out = x if all(a is b for a, b in zip(src, x.src)) else Expr(x.op, x.type, src, x.arg)
+        if out.op in (Op.EXP, Op.EXP2) and out.src[0].op is Op.SUB:
+            lhs, mx = out.src[0].src
+            if mx.op is Op.MAX and any(repr(lhs) == repr(t) for t in max_args(mx)):
+                one = const(1.0)
+                out = Expr(Op.WHERE, out.type, (Expr(Op.EQ, Type.BOOL, (lhs, mx)), one, out))
+        if out.op is Op.DIV and any(v.op is Op.VAR and v.arg[:2] in ("a.", "b.") for v in walk([out.src[1]])):
+            den = out.src[1]
+            zero = const(0.0) if den.type is not Type.INT else const(0)
+            out = Expr(Op.WHERE, out.type, (Expr(Op.EQ, Type.BOOL, (den, zero)), const(0.0), out))
+        memo[id(x)] = out
+        return out
+
+    return go(e)
+
+
+def field_order(loop: Loop) -> list[int]:
+    """Fields whose new value another field's update reads come first."""
+    outs = loop.left.outputs
+    ids = {id(e): i for i, e in enumerate(outs)}
+    needs = {i: {ids[id(n)] for n in walk([e]) if id(n) in ids and ids[id(n)] != i}
+             for i, e in enumerate(outs)}
+    order, done = [], set()
+    while len(order) < len(outs):
+        ready = [i for i in range(len(outs)) if i not in done and needs[i] <= done]
+        if not ready:
+            ready = [min(i for i in range(len(outs)) if i not in done)]
+        for i in ready[:1]:
+            order.append(i)
+            done.add(i)
+    return order
+
+
+def synthesize(loop: Loop, triples: list[Triples], *, limit: int = 3) -> tuple[list[Fn], int]:
+    """Combines that agree with h(xs + ys) on every sampled pair, smallest first (at
+    most `limit` per field), and the number of candidate terms checked.
+
+    Each sketch term is evaluated once on the batched samples; its folds and
+    pass-throughs are checked on those values, so the wider shapes cost little."""
+    sk = Sketch(loop)
+    names = tuple((f"a.{f.name}", f.type) for f in loop.fields) + \
+        tuple((f"b.{f.name}", f.type) for f in loop.fields) + \
+        tuple((d.name, d.type) for d in loop.params)
+    tried = 0
+    chosen: dict[int, Expr] = {}
+    options: dict[int, list[Expr]] = {}
+    for i in field_order(loop):
+        f = loop.fields[i]
+        plain, folds, guards = sk.wrappers(i)
+        base = sorted(sk.alternatives(sk.outputs[i], i, chosen, f.type in (Type.REAL, Type.VEC)), key=_size)
+        check = _Checker(names, triples, i)
+        found: list[tuple[int, Expr]] = []
+        seen: set[str] = set()
+        # stage 1: plain terms and the sketch itself
+        for e in plain + base:
+            g = guard_for_stability(e, loop)
+            key = repr(g)
+            if key in seen:
+                continue
+            seen.add(key)
+            tried += 1
+            if check.agrees(check.values(g)):
+                found.append((_size(g), g))
+        # stage 2: folds; stage 3: pass-throughs of an empty side
+        if not found:
+            for e in base:
+                g = guard_for_stability(e, loop)
+                vals = check.values(g)
+                if vals is None:
+                    continue
+                for op, bg in folds:
+                    tried += 1
+                    if check.agrees(check.apply(op, vals, bg)):
+                        found.append((_size(g) + 2, _mk(op, f.type, g, bg)))
+                if len(found) >= limit:
+                    break
+        if not found:
+            for e in plain[2:] + base[:400]:
+                g = guard_for_stability(e, loop)
+                vals = check.values(g)
+                if vals is None:
+                    continue
+                shapes = [(g, vals)] + [(_mk(op, f.type, g, bg), check.apply(op, vals, bg)) for op, bg in folds]
+                for term, tv in shapes:
+                    for cond, other in guards:
+                        tried += 1
+                        if check.agrees(check.select(cond, other, tv)):
+                            found.append((_size(term) + 4, _mk(Op.WHERE, f.type, cond, other, term)))
+                if len(found) >= limit:
+                    break
+        if not found:
+            return [], tried
+        found.sort(key=lambda t: t[0])
+        options[i] = [e for _, e in found[:limit]]
+        chosen[i] = options[i][0]
+    first = Fn(names, tuple(chosen[i] for i in range(len(loop.fields))))
+    out = [first]
+    # Alternatives for single fields, in case the first choice is not provable.
+    for i, alts in options.items():
+        for alt in alts[1:]:
+            outs = list(first.outputs)
+            outs[i] = alt
+            out.append(Fn(names, tuple(outs)))
+    return out, tried
+
+
+class _Checker:
+    """Evaluates terms on the batched samples and compares with h(xs + ys)."""
+
+    def __init__(self, names, triples: list[Triples], field: int):
+        self.names, self.triples, self.field = names, triples, field
+
+    def _env(self, t: Triples) -> dict:
+        k = len(t.a)
+        return dict(zip((n for n, _ in self.names[:k]), t.a)) | \
+            dict(zip((n for n, _ in self.names[k:2 * k]), t.b)) | t.params
+
+    def values(self, e: Expr):
+        out = []
+        with quiet():
+            for t in self.triples:
+                try:
+                    out.append(evaluate([e], self._env(t), NUMPY)[0])
+                except (ValueError, TypeError, OverflowError):
+                    return None
+        return out
+
+    def apply(self, op: Op, vals, operand: Expr):
+        if vals is None:
+            return None
+        with quiet():
+            return [NUMPY[op](v, evaluate([operand], self._env(t), NUMPY)[0])
+                    for v, t in zip(vals, self.triples)]
+
+    def select(self, cond: Expr, other: Expr, vals):
+        if vals is None:
+            return None
+        with quiet():
+            return [np.where(*evaluate([cond, other], self._env(t), NUMPY), v)
+                    for v, t in zip(vals, self.triples)]
+
+    def agrees(self, vals) -> bool:
+        if vals is None:
+            return False
+        for v, t in zip(vals, self.triples):
+            want = t.c[self.field]
+            try:
+                if not bool(np.all(batch_close(np.broadcast_to(v, want.shape), want))):
+                    return False
+            except ValueError:
+                return False
+        return True
+
+
+def _agrees(e: Expr, i: int, names, triples: list[Triples]) -> bool:
+    fn = Fn(names, (e,))
+    for t in triples:
+        try:
+            got = batch_combine(fn, t.a, t.b, t.params)[0]
+        except (ValueError, TypeError, FloatingPointError, OverflowError):
+            return False
+        if not bool(np.all(batch_close(got, t.c[i]))):
+            return False
+    return True

@@ -1,0 +1,557 @@
+"""The witness search: a proof that no combine over a loop's state exists.
+
+h is a left fold, so h(xs1) == h(xs2) already gives h(xs1 + ys) == h(xs2 + ys); a
+combine exists only if also h(ys + xs1) == h(ys + xs2).  Two short lists with equal
+states that some prefix ys tells apart are therefore a witness (side "right") that
+no combine over this State exists.  The search enumerates every short list over a
+small domain (the loop's constants, 0, +-1, 2, ties), breadth first, folding a whole
+level of lists at once through the NumPy table, groups the lists by state, and tries
+the prefixes of length 1, then 2, on the groups with two or more lists."""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from thm3.interpret import NUMPY, evaluate, quiet
+from thm3.ir import Fn, Loop, Op, Type, free_vars, walk
+from thm3.sampling import Domain, init_state, states_close, step
+
+# Two states "differ" only by a clear margin, never by round-off; they are "equal"
+# when they agree to about nine digits (and, preferably, exactly).
+_FAR_RTOL = 1e-6
+_KEY_DIGITS = 9
+_DIM = 2            # length of Vec values in the search: small, enough for lanes to differ
+
+_REALS = (0.0, 1.0, -1.0, 2.0, -2.0, 3.0)
+_INTS = (0, 1, -1, 2, -2, 3)
+_PARAM_REALS = (2.0, 0.5, 3.0, -1.0, 0.25, -2.0, 1.0, 0.0)
+_PARAM_INTS = (2, 3, -1, 1, 0, -2)
+_VECS = ((0.0, 0.0), (1.0, 0.0), (0.0, 1.0), (1.0, -1.0), (2.0, 1.0), (-1.0, 0.0))
+_PARAM_VECS = ((1.0, 0.5), (0.5, -1.0), (1.0, 1.0))
+
+
+@dataclass(frozen=True)
+class Witness:
+    """h(xs1) == h(xs2) but h(ys + xs1) != h(ys + xs2) (side "right"), or the same
+    with ys appended (side "left", impossible for a left fold).  Elements are written
+    as in the spec: a number for one element parameter, else a list per parameter.
+    `params` holds the loop parameters the lists were folded with."""
+    xs1: list
+    xs2: list
+    ys: list
+    side: str = "right"
+    params: dict = field(default_factory=dict)
+
+    def as_lists(self) -> tuple[list, list, list, str]:
+        return self.xs1, self.xs2, self.ys, self.side
+
+    def describe(self) -> str:
+        a, b = _show(self.xs1), _show(self.xs2)
+        ys = _show(self.ys)
+        if self.side == "right":
+            text = f"h({a}) == h({b}) but h({ys} + {a}) != h({ys} + {b})"
+        else:
+            text = f"h({a}) == h({b}) but h({a} + {ys}) != h({b} + {ys})"
+        if self.params:
+            text += " with " + ", ".join(f"{k} = {_show(v)}" for k, v in self.params.items())
+        return text
+
+
+def find_witness(loop: Loop, *, timeout: float = 1.0, rng_seed=0, max_lists: int = 4000,
+                 max_len: int = 6, prefix_len: int = 2, settings: int = 2) -> Witness | None:
+    """The shortest witness found on short lists, confirmed by folding them again, or
+    None when the search finds nothing within `timeout` seconds.
+
+    `max_lists` bounds how many lists of length <= `max_len` are enumerated (whole
+    levels only), `prefix_len` the length of the prefixes ys, `settings` the number of
+    loop-parameter values tried."""
+    found = find_witnesses(loop, timeout=timeout, rng_seed=rng_seed, max_lists=max_lists,
+                           max_len=max_len, prefix_len=prefix_len, settings=settings, limit=1)
+    return found[0] if found else None
+
+
+def find_witnesses(loop: Loop, *, timeout: float = 1.0, rng_seed=0, max_lists: int = 4000,
+                   max_len: int = 6, prefix_len: int = 2, settings: int = 2,
+                   limit: int = 1) -> list[Witness]:
+    """Up to `limit` confirmed witnesses from different groups of equal states (the
+    lifting search uses several at once to prune its candidates)."""
+    deadline = time.monotonic() + timeout
+    rng = np.random.default_rng(rng_seed)
+    out: list[Witness] = []
+    for params in parameter_settings(loop, settings, rng):
+        if time.monotonic() > deadline:
+            break
+        elements = element_domain(loop, params, rng)
+        if not elements:
+            continue
+        search = _Search(loop, params, elements, max_lists, max_len)
+        for w in search.witnesses(prefix_len, limit - len(out), deadline):
+            out.append(w)
+        if len(out) >= limit:
+            break
+    return out
+
+
+def check_witness(loop: Loop, w: Witness) -> bool:
+    """Whether `w` is a witness for `loop`: re-folds the lists one element at a time."""
+    params = {d.name: _from_plain(w.params[d.name], d.type) for d in loop.params}
+    xs1, xs2, ys = (to_elements(loop, xs) for xs in (w.xs1, w.xs2, w.ys))
+    dim = _dim_of(loop, xs1 + xs2 + ys, params)
+    h1, h2 = fold(loop, xs1, params, dim), fold(loop, xs2, params, dim)
+    if not states_close(h1, h2):
+        return False
+    if w.side == "right":
+        g1, g2 = fold(loop, ys + xs1, params, dim), fold(loop, ys + xs2, params, dim)
+    else:
+        g1, g2 = fold(loop, xs1 + ys, params, dim), fold(loop, xs2 + ys, params, dim)
+    return states_far(g1, g2)
+
+
+def fold(loop: Loop, xs: list, params: dict, dim: int = _DIM) -> tuple:
+    """h(xs) by `left`, one element (a tuple of parameter values) at a time."""
+    s = init_state(loop, dim)
+    for e in xs:
+        s = step(loop.left, s, e, params)
+    return s
+
+
+def states_far(a: tuple, b: tuple) -> bool:
+    """Whether two states differ by more than round-off in some field."""
+    row_a = _row(a)
+    row_b = _row(b)
+    return bool(_far(row_a[None, :], row_b[None, :])[0])
+
+
+def to_elements(loop: Loop, xs: list) -> list[tuple]:
+    """Spec-style list elements back to tuples of values, one per element parameter."""
+    if len(loop.elements) == 1:
+        return [(_from_plain(x, loop.elements[0].type),) for x in xs]
+    return [tuple(_from_plain(v, d.type) for v, d in zip(x, loop.elements, strict=True)) for x in xs]
+
+
+def to_plain(loop: Loop, xs: list[tuple]) -> list:
+    """Tuples of values to spec-style list elements."""
+    if len(loop.elements) == 1:
+        return [_plain_value(e[0]) for e in xs]
+    return [[_plain_value(v) for v in e] for e in xs]
+
+
+# --- the domain ------------------------------------------------------------------
+
+def loop_constants(loop: Loop) -> list[float]:
+    """Finite numeric constants of `left` and the preconditions, in order of appearance."""
+    out: list[float] = []
+    for e in walk(tuple(loop.left.outputs) + tuple(loop.preconditions)):
+        if e.op is Op.CONST and e.type in (Type.INT, Type.REAL) and not isinstance(e.arg, bool):
+            v = float(e.arg)
+            if math.isfinite(v) and v not in out:
+                out.append(v)
+    return out
+
+
+def parameter_settings(loop: Loop, count: int, rng: np.random.Generator) -> list[dict]:
+    """A few small values of the loop parameters that satisfy the preconditions on them
+    (2 and 0.5 first: t = 1 would make Horner's rule a sum)."""
+    if not loop.params:
+        return [{}]
+    consts = [c for c in loop_constants(loop) if c not in (0.0, 1.0)]
+    options = []
+    for d in loop.params:
+        match d.type:
+            case Type.BOOL:
+                vals = [True, False]
+            case Type.INT:
+                vals = list(_PARAM_INTS) + [int(c) for c in consts if c == int(c)]
+                vals = [np.int64(v) for v in dict.fromkeys(vals)]
+            case Type.VEC:
+                vals = [np.array(v) for v in _PARAM_VECS]
+            case _:
+                vals = [np.float64(v) for v in dict.fromkeys(list(_PARAM_REALS) + consts)]
+        options.append(vals)
+    settings: list[dict] = []
+    tried = 0
+    width = max(len(v) for v in options)
+    for i in range(width * 3):
+        p = {d.name: vals[(i + j * (i // width)) % len(vals)]
+             for j, (d, vals) in enumerate(zip(loop.params, options))}
+        tried += 1
+        if _holds(loop, None, p) and not any(_same_params(p, q) for q in settings):
+            settings.append(p)
+        if len(settings) >= count:
+            break
+    while len(settings) < count and tried < 200:
+        p = Domain(loop, dim=_DIM).params(rng)
+        tried += 1
+        if _holds(loop, None, p) and not any(_same_params(p, q) for q in settings):
+            settings.append(p)
+    return settings or [Domain(loop, dim=_DIM).params(rng)]
+
+
+def element_domain(loop: Loop, params: dict, rng: np.random.Generator) -> list[tuple]:
+    """Candidate elements: small integer-valued values (sums stay exact), the loop's
+    constants and parameter values with their neighbours, filtered by the
+    preconditions; fewer values per parameter when an element has several."""
+    consts = loop_constants(loop)
+    for v in params.values():
+        if np.ndim(v) == 0 and not isinstance(v, (bool, np.bool_)):
+            consts.append(float(v))
+    per = {1: 7, 2: 4}.get(len(loop.elements), 3)
+    columns = []
+    for d in loop.elements:
+        match d.type:
+            case Type.BOOL:
+                vals = [np.bool_(False), np.bool_(True)]
+            case Type.VEC:
+                vals = [np.array(v) for v in _VECS[:max(per - 1, 3)]]
+            case Type.INT:
+                pool = [0, 1, -1] + [int(c) for c in consts if c == int(c)] + [2]
+                pool += [int(c) + s for c in consts if c == int(c) for s in (1, -1)] + list(_INTS)
+                vals = [np.int64(v) for v in dict.fromkeys(pool)]
+            case _:
+                pool = [0.0, 1.0, -1.0] + consts + [2.0]
+                pool += [c + s for c in consts for s in (1.0, -1.0)] + list(_REALS)
+                vals = [np.float64(v) for v in dict.fromkeys(pool)]
+        columns.append(vals)
+    # Preconditions on one parameter filter its own column first, so that a bits-only
+    # element keeps exactly {0, 1} before the column is cut to size.
+    columns = [_filter_column(loop, i, vals, params)[:per] if loop.elements[i].type is not Type.BOOL
+               else vals for i, vals in enumerate(columns)]
+    tuples = [()]
+    for vals in columns:
+        tuples = [t + (v,) for t in tuples for v in vals]
+    tuples = [t for t in tuples if _holds(loop, t, params)]
+    if not tuples:
+        draw = Domain(loop, dim=_DIM)
+        try:
+            tuples = [draw.element(rng, params) for _ in range(6)]
+        except ValueError:
+            return []
+        tuples = [tuple(np.asarray(v) if np.ndim(v) else v for v in t) for t in tuples]
+    return tuples
+
+
+def _filter_column(loop: Loop, i: int, vals: list, params: dict) -> list:
+    name = loop.elements[i].name
+    others = {d.name for d in loop.elements} - {name}
+    own = [c for c in loop.preconditions if not (free_vars([c]) & others)]
+    if not own:
+        return vals
+    keep = []
+    with quiet():
+        for v in vals:
+            env = dict(params)
+            env[name] = v
+            if all(bool(np.all(evaluate([c], env, NUMPY)[0])) for c in own):
+                keep.append(v)
+    return keep
+
+
+def _holds(loop: Loop, element, params: dict) -> bool:
+    names = {d.name for d in loop.elements}
+    env = dict(params)
+    if element is not None:
+        env.update({d.name: v for d, v in zip(loop.elements, element)})
+    with quiet():
+        for cond in loop.preconditions:
+            if element is None and free_vars([cond]) & names:
+                continue
+            try:
+                if not bool(np.all(evaluate([cond], env, NUMPY)[0])):
+                    return False
+            except KeyError:
+                continue
+    return True
+
+
+def _same_params(p: dict, q: dict) -> bool:
+    return all(np.array_equal(np.asarray(p[k]), np.asarray(q[k])) for k in p)
+
+
+# --- batched folds -----------------------------------------------------------------
+
+def batch_step(loop: Loop, states: list, elements: list, params: dict, rows: int,
+               dim: int = _DIM) -> list:
+    """One `left` step for `rows` lists at once: each state field and element parameter
+    is an array with the lists on axis 0 and lanes on the last axis (width 1 for a
+    scalar), so that the NumPy table broadcasts scalars against Vecs."""
+    env = dict(params)
+    for f, v in zip(loop.fields, states):
+        env[f"acc.{f.name}"] = v
+    for d, v in zip(loop.elements, elements):
+        env[d.name] = v
+    with quiet():
+        out = evaluate(loop.left.outputs, env, NUMPY)
+    result = []
+    for f, v in zip(loop.fields, out):
+        v = np.asarray(v)
+        width = dim if f.type is Type.VEC else 1
+        if v.shape != (rows, width):
+            # constants and parameters come unbatched: (), (D,) or (1, w)
+            v = np.broadcast_to(v.reshape(-1)[-width:] if v.ndim == 1 else v, (rows, width))
+        result.append(v)
+    return result
+
+
+def batch_init(loop: Loop, rows: int, dim: int = _DIM) -> list:
+    return [np.broadcast_to(np.asarray(v, dtype=_dtype(f.type)).reshape(1, -1),
+                            (rows, dim if f.type is Type.VEC else 1))
+            for f, v in zip(loop.fields, init_state(loop, dim))]
+
+
+def batch_matrix(states: list) -> np.ndarray:
+    """The fields side by side as one float matrix, a row per list."""
+    return np.hstack([np.asarray(v, dtype=np.float64).reshape(v.shape[0], -1) for v in states])
+
+
+def _dtype(type_: Type):
+    return {Type.BOOL: np.bool_, Type.INT: np.int64}.get(type_, np.float64)
+
+
+def _far(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Row-wise: some column differs by a clear margin (NaN never counts)."""
+    with quiet():
+        finite = np.isfinite(a) & np.isfinite(b)
+        gap = np.abs(a - b) > _FAR_RTOL * (1.0 + np.maximum(np.abs(a), np.abs(b)))
+        inf_gap = ~finite & ~np.isnan(a) & ~np.isnan(b) & (a != b)
+        return np.any((finite & gap) | inf_gap, axis=-1)
+
+
+def _close(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    with quiet():
+        both_nan = np.isnan(a) & np.isnan(b)
+        close = (a == b) | (np.abs(a - b) <= 1e-9 * (1.0 + np.maximum(np.abs(a), np.abs(b))))
+        return np.all(close & ~both_nan, axis=-1)
+
+
+def _row(state: tuple) -> np.ndarray:
+    return np.concatenate([np.atleast_1d(np.asarray(v, dtype=np.float64)).ravel() for v in state])
+
+
+class _Search:
+    """All lists of length <= L over `elements`, level by level, with their states."""
+
+    def __init__(self, loop: Loop, params: dict, elements: list[tuple], max_lists: int, max_len: int):
+        self.loop = loop
+        self.params = params
+        self.elements = elements
+        d = len(elements)
+        self.d = d
+        # Element values as arrays indexed by element number.
+        self.values = [np.stack([np.atleast_1d(np.asarray(e[j], dtype=_dtype(p.type)))
+                                 for e in elements])
+                       for j, p in enumerate(loop.elements)]
+        self.dim = max([v.shape[1] for v, p in zip(self.values, loop.elements) if p.type is Type.VEC]
+                       + [np.size(v) for v in params.values() if np.ndim(v)] + [_DIM])
+        levels = 0
+        total = 1
+        while levels < max_len and total + d ** (levels + 1) <= max_lists:
+            levels += 1
+            total += d ** levels
+        self.levels = levels
+        # Global numbering: level by level; within a level, parent-major.
+        self.start = [0]
+        for k in range(1, levels + 1):
+            self.start.append(self.start[-1] + d ** (k - 1))
+        n = self.start[-1] + d ** levels if levels else 1
+        self.n = n
+        self.length = np.zeros(n, dtype=np.int64)
+        self.parent = np.full(n, -1, dtype=np.int64)
+        self.last = np.full(n, -1, dtype=np.int64)
+        for k in range(1, levels + 1):
+            lo = self.start[k]
+            idx = np.arange(d ** k)
+            self.length[lo:lo + d ** k] = k
+            self.parent[lo:lo + d ** k] = self.start[k - 1] + idx // d
+            self.last[lo:lo + d ** k] = idx % d
+        self.states = self._fold_all(batch_init(loop, 1, self.dim), np.arange(n), rows_per_start=1)
+
+    def _fold_all(self, start: list, idx: np.ndarray, rows_per_start: int) -> list:
+        """States of the lists `idx` (closed under parents, sorted) for every start state
+        (rows_per_start of them), as field arrays of shape (starts * len(idx), width),
+        start-major."""
+        Y = rows_per_start
+        pos = np.full(self.n, -1, dtype=np.int64)
+        level_of = self.length[idx]
+        per_level = []
+        for k in range(self.levels + 1):
+            sel = idx[level_of == k]
+            pos[sel] = np.arange(len(sel))
+            per_level.append(sel)
+        cur = [np.asarray(v) for v in start]          # level 0: the empty list, one row per start
+        if len(per_level[0]) == 0:
+            raise ValueError("the empty list must be among the lists folded")
+        results = [cur]
+        for k in range(1, self.levels + 1):
+            sel = per_level[k]
+            if len(sel) == 0:
+                results.append(None)
+                continue
+            prev_n = len(per_level[k - 1])
+            par = pos[self.parent[sel]]
+            rows = (np.arange(Y)[:, None] * prev_n + par[None, :]).ravel()
+            prev = results[k - 1]
+            states = [v[rows] for v in prev]
+            el = self.last[sel]
+            elems = [np.tile(vals[el], (Y, 1)) for vals in self.values]
+            results.append(batch_step(self.loop, states, elems, self.params, Y * len(sel), self.dim))
+        # Reassemble in global order: for each start, levels in order.
+        blocks = []
+        for f in range(len(self.loop.fields)):
+            parts = []
+            for y in range(Y):
+                for k in range(self.levels + 1):
+                    if results[k] is None:
+                        continue
+                    m = len(per_level[k])
+                    parts.append(np.asarray(results[k][f])[y * m:(y + 1) * m])
+            blocks.append(np.concatenate(parts, axis=0))
+        return blocks
+
+    def elements_of(self, i: int) -> list[tuple]:
+        out = []
+        while i > 0:
+            out.append(self.elements[self.last[i]])
+            i = self.parent[i]
+        return out[::-1]
+
+    def witnesses(self, prefix_len: int, limit: int, deadline: float):
+        matrix = batch_matrix(self.states)
+        nan_rows = np.any(np.isnan(matrix), axis=1)
+        with quiet():
+            keys = np.round(matrix, _KEY_DIGITS) + 0.0
+        keys[nan_rows] = np.nan
+        _, first, inverse, counts = np.unique(keys, axis=0, return_index=True,
+                                              return_inverse=True, return_counts=True)
+        inverse = inverse.ravel()
+        rep = first[inverse]
+        members = np.nonzero((counts[inverse] >= 2) & (rep != np.arange(self.n)) & ~nan_rows)[0]
+        if len(members) == 0:
+            return
+        exact = np.all(matrix[members] == matrix[rep[members]], axis=1)
+        close = _close(matrix[members], matrix[rep[members]]) | exact
+        members, exact = members[close], exact[close]
+        if len(members) == 0:
+            return
+        # Lists to refold from each prefix's state: the group members, their
+        # representatives, and all their prefixes.
+        need = np.zeros(self.n, dtype=bool)
+        need[members] = True
+        need[rep[members]] = True
+        for _ in range(self.levels):
+            need[self.parent[need & (self.parent >= 0)]] = True
+        need[0] = True
+        idx = np.nonzero(need)[0]
+        where = np.full(self.n, -1, dtype=np.int64)
+        where[idx] = np.arange(len(idx))
+        found = 0
+        used_groups: set[int] = set()
+        for k in range(1, prefix_len + 1):
+            for prefixes in self._prefix_batches(k, len(idx)):
+                if time.monotonic() > deadline:
+                    return
+                starts = self._start_states(prefixes)
+                post = batch_matrix(self._fold_all(starts, idx, len(prefixes)))
+                post = post.reshape(len(prefixes), len(idx), -1)
+                a = post[:, where[members], :]
+                b = post[:, where[rep[members]], :]
+                far = _far(a, b)                              # (prefixes, members)
+                for y in range(len(prefixes)):
+                    hits = np.nonzero(far[y])[0]
+                    if len(hits) == 0:
+                        continue
+                    # exact equality first, then the shortest pair
+                    order = sorted(hits, key=lambda h: (not exact[h], self.length[members[h]]
+                                                        + self.length[rep[members[h]]], members[h]))
+                    for h in order:
+                        g = int(inverse[members[h]])
+                        if g in used_groups:
+                            continue
+                        w = self._confirm(int(rep[members[h]]), int(members[h]), prefixes[y])
+                        if w is None:
+                            continue
+                        used_groups.add(g)
+                        yield w
+                        found += 1
+                        if found >= limit:
+                            return
+                        break
+
+    def _prefix_batches(self, k: int, n_lists: int):
+        """All prefixes of length k, in batches that keep the refold arrays small."""
+        d = self.d
+        total = d ** k
+        per = max(1, min(total, 400_000 // max(n_lists, 1)))
+        for lo in range(0, total, per):
+            batch = []
+            for code in range(lo, min(total, lo + per)):
+                ys = []
+                for _ in range(k):
+                    ys.append(code % d)
+                    code //= d
+                batch.append(ys[::-1])
+            yield batch
+
+    def _start_states(self, prefixes: list[list[int]]) -> list:
+        rows = len(prefixes)
+        states = batch_init(self.loop, rows, self.dim)
+        for j in range(len(prefixes[0])):
+            el = np.array([p[j] for p in prefixes])
+            states = batch_step(self.loop, states, [vals[el] for vals in self.values], self.params, rows,
+                                self.dim)
+        return states
+
+    def _confirm(self, i1: int, i2: int, prefix: list[int]) -> Witness | None:
+        xs1, xs2 = self.elements_of(i1), self.elements_of(i2)
+        ys = [self.elements[j] for j in prefix]
+        h1, h2 = fold(self.loop, xs1, self.params, self.dim), fold(self.loop, xs2, self.params, self.dim)
+        if not states_close(h1, h2):
+            return None
+        g1 = fold(self.loop, ys + xs1, self.params, self.dim)
+        g2 = fold(self.loop, ys + xs2, self.params, self.dim)
+        if not states_far(g1, g2):
+            return None
+        return Witness(to_plain(self.loop, xs1), to_plain(self.loop, xs2), to_plain(self.loop, ys),
+                       "right", {k: _plain_value(v) for k, v in self.params.items()})
+
+
+# --- plain values ---------------------------------------------------------------------
+
+def _plain_value(v):
+    arr = np.asarray(v)
+    if arr.ndim:
+        return [_plain_value(x) for x in arr]
+    return arr.item()
+
+
+def _from_plain(v, type_: Type):
+    match type_:
+        case Type.VEC:
+            return np.asarray(v, dtype=np.float64)
+        case Type.BOOL:
+            return np.bool_(v)
+        case Type.INT:
+            return np.int64(v)
+        case _:
+            return np.float64(v)
+
+
+def _dim_of(loop: Loop, xs: list[tuple], params: dict) -> int:
+    for e in xs:
+        for v, d in zip(e, loop.elements):
+            if d.type is Type.VEC:
+                return int(np.size(v))
+    for v in params.values():
+        if np.ndim(v):
+            return int(np.size(v))
+    return _DIM
+
+
+def _show(v) -> str:
+    if isinstance(v, list):
+        return "[" + ", ".join(_show(x) for x in v) + "]"
+    if isinstance(v, float) and v == int(v) and math.isfinite(v):
+        return str(int(v))
+    return str(v)
