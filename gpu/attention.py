@@ -130,6 +130,19 @@ def combine_mdo(a, b):
     return m, d1 * a1 + d2 * a2, o1 * a1 + o2 * a2
 
 
+def rowwise(combine):
+    """A combine over whole arrays of rows from one over a single row (m and d numbers,
+    o a vector), such as `thm3.analyze(...).combine`: applied row by row, in place order."""
+    def batched(a, b):
+        (m1, d1, o1), (m2, d2, o2) = tuple(a), tuple(b)
+        m, d, o = np.empty_like(m1), np.empty_like(d1), np.empty_like(o1)
+        for row in np.ndindex(m1.shape[:-1]):
+            r = tuple(combine((m1[row][0], d1[row][0], o1[row]), (m2[row][0], d2[row][0], o2[row])))
+            m[row], d[row], o[row] = r[0], r[1], r[2]
+        return m, d, o
+    return batched
+
+
 FALLBACK_COMBINE_LANE = r"""
 // The FlashAttention combine for one lane of o, hand-written (gpu/attention.py's
 // fallback when no derived source is given): the side holding the max takes factor 1.
@@ -202,7 +215,8 @@ def attention_numpy(q, k, v, causal: bool = False, scale: float | None = None,
     before the product, as the tensor cores see it), merged into the running state with
     `combine`; then the partials are merged in order with the same combine.  `combine` is
     a callable combine(a, b) -> (m, d, o) on NumPy arrays, m and d shaped (..., 1): the
-    derived one; `combine_mdo` when None.  All queries of a row block are independent, so
+    derived one (`rowwise(analysis.combine)` for one that takes a row at a time);
+    `combine_mdo` when None.  All queries of a row block are independent, so
     they are folded together rather than in query tiles.
 
     Inputs are NumPy arrays of float16, float32, float64 or ml_dtypes' bfloat16;
@@ -1003,4 +1017,4 @@ def attention(q, k, v, *, causal: bool = False, scale: float | None = None,
 __all__ = ["attention", "attention_numpy", "attention_cupy", "render_attention",
            "ptx_primitives", "kernel_config", "KernelConfig", "choose_splits",
            "normalize_splits", "tiles_per_split", "key_tile_range", "variant_name",
-           "combine_mdo", "round_to_bfloat16", "FALLBACK_COMBINE_LANE", "LOG2E", "LN2"]
+           "combine_mdo", "rowwise", "round_to_bfloat16", "FALLBACK_COMBINE_LANE", "LOG2E", "LN2"]

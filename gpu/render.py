@@ -210,6 +210,30 @@ def c_name(name: str) -> str:
     return name
 
 
+def c_member(name: str) -> str:
+    """A field name as a member of `struct State` (members clash only with keywords)."""
+    while name in _CPP_KEYWORDS or name.startswith("__"):
+        name += "_"
+    return name
+
+
+def share(exprs) -> list[Expr]:
+    """`exprs` with structurally equal subtrees made one node, so that a value the loop
+    writes twice (as synthesis often does) is computed once."""
+    canon: dict[tuple, Expr] = {}
+    memo: dict[int, Expr] = {}
+    for e in walk(exprs):
+        src = tuple(memo[id(s)] for s in e.src)
+        arg = repr(e.arg) if isinstance(e.arg, float) else e.arg      # 0.0 and -0.0 differ
+        key = (e.op, e.type, type(e.arg), arg, tuple(id(s) for s in src))
+        node = canon.get(key)
+        if node is None:
+            node = e if all(a is b for a, b in zip(src, e.src)) else Expr(e.op, e.type, src, e.arg)
+            canon[key] = node
+        memo[id(e)] = node
+    return [memo[id(e)] for e in exprs]
+
+
 # --- the loop, as the C code sees it -----------------------------------------------------
 
 @dataclass(frozen=True)
@@ -355,8 +379,10 @@ class Printer:
         return Operand(f"({self.spec.ctype(to)}){_wrap(o, _UNARY)}", _UNARY, to)
 
     # -- statements --
-    def prepare(self, exprs) -> None:
-        """Declare the locals that `exprs` need, children first."""
+    def prepare(self, exprs) -> list[Expr]:
+        """Declare the locals that `exprs` need, children first; returns `exprs` with equal
+        subtrees shared, the form to print them in."""
+        exprs = share(exprs)
         order = walk(exprs)
         uses = Counter(id(e) for e in exprs)
         read_per_lane: set[int] = set()
@@ -373,6 +399,7 @@ class Printer:
             vec_array = e.type is Type.VEC and not self.lanes
             if e.op is Op.DOT or uses[id(e)] > 1 or (id(e) in read_per_lane and not self.lanes):
                 self._declare(e, vec_array)
+        return exprs
 
     def _declare(self, e: Expr, vec_array: bool) -> None:
         name = next(self._fresh)
@@ -395,6 +422,22 @@ class Printer:
             self.lines.append(f"for (int d = 0; d < THM3_DIM; ++d) {target}[d] = {o.text};")
         else:
             self.lines.append(f"{target} = {o.text};")
+
+
+def _signature(head: str, args: list[str], width: int = 96) -> str:
+    """head(args...), the arguments wrapped under the first one when the line is long."""
+    line = f"{head}({', '.join(args)})"
+    if len(line) <= width or not args:
+        return line
+    pad = " " * (len(head) + 1)
+    lines, current = [], f"{head}({args[0]}"
+    for a in args[1:]:
+        if len(current) + len(a) + 2 > width:
+            lines.append(current + ",")
+            current = pad + a
+        else:
+            current += f", {a}"
+    return "\n".join(lines + [current + ")"])
 
 
 def _indent(lines, by: int = 4) -> str:
@@ -453,7 +496,7 @@ def render_state(spec: Spec) -> str:
     members = []
     for name, ctype, count, _ in state_layout(spec):
         comment = next(f.comment for f in spec.loop.fields if f.name == name)
-        decl = f"{ctype} {c_name(name)}" + ("[THM3_DIM]" if count > 1 or _is_vec(spec, name) else "") + ";"
+        decl = f"{ctype} {c_member(name)}" + ("[THM3_DIM]" if count > 1 or _is_vec(spec, name) else "") + ";"
         members.append(f"    {decl:<28}" + (f"// {comment}" if comment else "").rstrip())
     dim = f"#define THM3_DIM {spec.dim}\n" if spec.dim else ""
     return (f"{dim}// The loop's state: its fields in declaration order.\n"
@@ -475,22 +518,21 @@ def render_identity(spec: Spec) -> str:
     for f in spec.loop.fields:
         value = 0.0 if f.type is Type.VEC else f.default
         if f.type is Type.VEC:
-            lines.append(f"for (int d = 0; d < THM3_DIM; ++d) r.{c_name(f.name)}[d] = {p.literal(value, Type.REAL)};")
+            lines.append(f"for (int d = 0; d < THM3_DIM; ++d) r.{c_member(f.name)}[d] = {p.literal(value, Type.REAL)};")
         else:
-            lines.append(f"r.{c_name(f.name)} = {p.literal(value, f.type)};")
+            lines.append(f"r.{c_member(f.name)} = {p.literal(value, f.type)};")
     lines.append("return r;")
     return _function("__host__ __device__ __forceinline__ State thm3_identity()", lines,
                      "identity: h of the empty list, the fields' defaults")
 
 
 def _state_names(spec: Spec, prefix: str, var: str) -> dict[str, str]:
-    return {f"{prefix}.{f.name}": f"{var}.{c_name(f.name)}" for f in spec.loop.fields}
+    return {f"{prefix}.{f.name}": f"{var}.{c_member(f.name)}" for f in spec.loop.fields}
 
 
 def _body(spec: Spec, fn: Fn, names: dict[str, str], targets: list[tuple[str, Type]]) -> list[str]:
     p = Printer(spec, names)
-    p.prepare(fn.outputs)
-    for (target, t), e in zip(targets, fn.outputs):
+    for (target, t), e in zip(targets, p.prepare(fn.outputs)):
         p.assign(target, e, t)
     return p.lines
 
@@ -504,19 +546,19 @@ def render_left(spec: Spec) -> str:
         args.append(f"const {spec.real.ctype}* {c_name(p.name)}" if p.type is Type.VEC
                     else f"{spec.ctype(p.type)} {c_name(p.name)}")
     names.update({p.name: c_name(p.name) for p in loop.params})
-    targets = [(f"r.{c_name(f.name)}", f.type) for f in loop.fields]
+    targets = [(f"r.{c_member(f.name)}", f.type) for f in loop.fields]
     lines = ["State r;"] + _body(spec, loop.left, names, targets) + ["return r;"]
-    sig = f"__host__ __device__ __forceinline__ State thm3_left({', '.join(args + spec.param_decls())})"
+    sig = _signature("__host__ __device__ __forceinline__ State thm3_left", args + spec.param_decls())
     return _function(sig, lines, "left: one step of the sequential fold")
 
 
 def render_combine(spec: Spec) -> str:
     names = {**_state_names(spec, "a", "a"), **_state_names(spec, "b", "b")}
     names.update({p.name: c_name(p.name) for p in spec.loop.params})
-    targets = [(f"r.{c_name(f.name)}", f.type) for f in spec.loop.fields]
+    targets = [(f"r.{c_member(f.name)}", f.type) for f in spec.loop.fields]
     lines = ["State r;"] + _body(spec, spec.combine, names, targets) + ["return r;"]
     args = ["const State& a", "const State& b"] + spec.param_decls()
-    return _function(f"__host__ __device__ __forceinline__ State thm3_combine({', '.join(args)})",
+    return _function(_signature("__host__ __device__ __forceinline__ State thm3_combine", args),
                      lines, "combine: h(xs + ys) from a = h(xs) and b = h(ys); a is the earlier part")
 
 
@@ -529,7 +571,7 @@ def render_result(spec: Spec) -> str:
     target = "out" if rtype is Type.VEC else "out[0]"
     lines = _body(spec, spec.loop.result, names, [(target, rtype)])
     args = ["const State& acc"] + spec.param_decls() + [f"{spec.ctype(rtype)}* out"]
-    return _function(f"__host__ __device__ __forceinline__ void thm3_result({', '.join(args)})", lines,
+    return _function(_signature("__host__ __device__ __forceinline__ void thm3_result", args), lines,
                      "result: the loop's answer from the final state" +
                      (" (THM3_DIM values)" if rtype is Type.VEC else ""))
 
@@ -559,14 +601,13 @@ def render_combine_lane(loop: Loop, combine: Fn, dtype: str = "float32", *,
     names = {f"{side}.{f.name}": c_name(f"{side}_{f.name}") for side in "ab" for f in loop.fields}
     names.update({p.name: c_name(p.name) for p in params})
     printer = Printer(spec, names, lanes=True)
-    printer.prepare(combine.outputs)
-    for f, e in zip(loop.fields, combine.outputs):
+    for f, e in zip(loop.fields, printer.prepare(combine.outputs)):
         printer.assign(c_name(f"r_{f.name}"), e, f.type)
     args = [f"{spec.ctype(f.type)} {names[f'{side}.{f.name}']}" for side in "ab" for f in loop.fields]
     args += [f"{spec.ctype(p.type)} {c_name(p.name)}" for p in params]
     args += [f"{spec.ctype(f.type)}& {c_name(f'r_{f.name}')}" for f in loop.fields]
     guard = f"THM3_LANE_{name.upper()}_{dtype.upper()}"
-    sig = f"__host__ __device__ __forceinline__ void {name}({', '.join(args)})"
+    sig = _signature(f"__host__ __device__ __forceinline__ void {name}", args)
     comment = (f"{name}: the combine of `{loop.name}` for one lane of its Vec fields "
                f"({spec.real.ctype}); a is the earlier part")
     return (f"{_HELPERS}\n\n#ifndef {guard}\n#define {guard}\n"
@@ -636,7 +677,7 @@ __device__ __forceinline__ State thm3_combine_warps(const State& mine${params_de
 // h of the elements [0, count) of one range, the pointers at its start and `first` the
 // position of its first element in the whole array; valid in thread 0.  Warp w takes the
 // warp tiles [tiles * w / WARPS, tiles * (w + 1) / WARPS).
-__device__ State thm3_fold_range(${range_decl}, long long count, long long first${params_decl}) {
+${sig_fold} {
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const long long tiles = (count + THM3_WARP_TILE - 1) / THM3_WARP_TILE;
     const long long tile_end = tiles * (warp + 1) / THM3_WARPS;
@@ -661,14 +702,14 @@ ${fold_full}
 }
 
 // The final state of one reduction: its fields and its result, at position `row`.
-__device__ __forceinline__ void thm3_store(const State& s, long long row${params_decl}${outputs_decl}) {
+${sig_store} {
 ${store}
 }
 
 // Pass 1: block b reduces the warp tiles [tiles * b / grid, tiles * (b + 1) / grid)
 // and writes its partial state.
 extern "C" __global__ void __launch_bounds__(THM3_BLOCK)
-thm3_reduce_blocks(${arrays_decl}long long n${params_decl}, State* __restrict__ partial) {
+${sig_blocks} {
     const long long tiles = (n + THM3_WARP_TILE - 1) / THM3_WARP_TILE;
     const long long b = blockIdx.x, grid = gridDim.x;
     const long long begin = tiles * b / grid * THM3_WARP_TILE;
@@ -682,7 +723,7 @@ thm3_reduce_blocks(${arrays_decl}long long n${params_decl}, State* __restrict__ 
 // Pass 2, one block: thread t combines the partials [t * per, (t + 1) * per) in order,
 // then the block combines the threads in order; stores the state and the result.
 extern "C" __global__ void __launch_bounds__(THM3_BLOCK)
-thm3_reduce_partials(const State* __restrict__ partial, int count${params_decl}${outputs_decl}) {
+${sig_partials} {
     const int per = (count + THM3_BLOCK - 1) / THM3_BLOCK;
     const int begin = threadIdx.x * per;
     const int end = begin + per < count ? begin + per : count;
@@ -696,7 +737,7 @@ thm3_reduce_partials(const State* __restrict__ partial, int count${params_decl}$
 // the row).  The 16-byte loads need each row at a 16-byte boundary (n * sizeof a multiple
 // of 16); other rows take the scalar path.
 extern "C" __global__ void __launch_bounds__(THM3_BLOCK)
-thm3_reduce_rows(${arrays_decl}long long n${params_decl}${outputs_decl}) {
+${sig_rows} {
     const long long row = blockIdx.x;
     const State s = thm3_fold_range(${range_row}, n, 0${params});
     if (threadIdx.x == 0) thm3_store(s, row${params}${outputs});
@@ -707,7 +748,7 @@ thm3_reduce_rows(${arrays_decl}long long n${params_decl}${outputs_decl}) {
 def _shuffle_lines(spec: Spec) -> list[str]:
     lines = []
     for f in spec.loop.fields:
-        m = c_name(f.name)
+        m = c_member(f.name)
         match f.type:
             case Type.VEC:
                 lines.append(f"for (int d = 0; d < THM3_DIM; ++d) "
@@ -727,7 +768,7 @@ def output_names(spec: Spec) -> list[str]:
 def _store_lines(spec: Spec) -> list[str]:
     lines = []
     for f in spec.loop.fields:
-        m = c_name(f.name)
+        m = c_member(f.name)
         if f.type is Type.VEC:
             lines.append(f"for (int d = 0; d < THM3_DIM; ++d) out_{f.name}[row * THM3_DIM + d] = s.{m}[d];")
         else:
@@ -792,13 +833,20 @@ def render_kernels(spec: Spec) -> str:
         block=BLOCK, items=spec.items, vector=spec.vector, real=real,
         shuffle=_indent(_shuffle_lines(spec)),
         params_decl=_lead(param_decls), params=_lead(spec.param_names()),
-        outputs_decl=_lead(out_decls), outputs=_lead(outputs),
-        range_decl=", ".join(range_decls),
+        outputs=_lead(outputs),
         aligned=aligned,
         fold_full=_indent(fold_full, 12),
         left_scalar=_left_call(spec, scalar_element),
         store=_indent(_store_lines(spec)),
-        arrays_decl="".join(f"{d}, " for d in array_decls),
+        sig_fold=_signature("__device__ State thm3_fold_range",
+                            range_decls + ["long long count", "long long first"] + param_decls),
+        sig_store=_signature("__device__ __forceinline__ void thm3_store",
+                             ["const State& s", "long long row"] + param_decls + out_decls),
+        sig_blocks=_signature("thm3_reduce_blocks", array_decls + ["long long n"] + param_decls
+                              + ["State* __restrict__ partial"]),
+        sig_partials=_signature("thm3_reduce_partials", ["const State* __restrict__ partial", "int count"]
+                                + param_decls + out_decls),
+        sig_rows=_signature("thm3_reduce_rows", array_decls + ["long long n"] + param_decls + out_decls),
         range_begin=", ".join(offset(p, "begin") for p in arrays) or "nullptr",
         range_row=", ".join(offset(p, "row * n") for p in arrays) or "nullptr",
     )

@@ -42,6 +42,7 @@ class Analysis:
     proofs: dict = field(default_factory=dict)
     invariant_exprs: list = field(default_factory=list)
     witness: list | None = None
+    witness_params: dict = field(default_factory=dict)
     lifted: str | None = None
     lift_added: list = field(default_factory=list)
     stability: dict = field(default_factory=dict)
@@ -119,6 +120,7 @@ class Analysis:
             "bird_detail": self.bird_detail,
             "invariants": self.invariants,
             "witness": self.witness,
+            "witness_params": {k: plain(v) for k, v in self.witness_params.items()},
             "lifted": self.lifted,
             "lift_added": self.lift_added,
             "stability": dict(self.stability),
@@ -203,8 +205,8 @@ def analyze_loop(loop: Loop, *, timeout: float = 60.0, lift: bool = True) -> Ana
         w = witness[0]
         a.verdict = "not-homomorphism"
         a.witness = [list(w.xs1), list(w.xs2), list(w.ys), w.side]
-        a.reason = (f"h({_show(w.xs1)}) == h({_show(w.xs2)}) but h({_show(w.ys)} + {_show(w.xs1)}) != "
-                    f"h({_show(w.ys)} + {_show(w.xs2)}): no combine over ({', '.join(loop.field_names)}) exists")
+        a.witness_params = dict(w.params)
+        a.reason = f"{w.describe()}: no combine over ({', '.join(loop.field_names)}) exists"
         for law in LAWS:
             a.proofs[law] = "skipped"
         if lift:
@@ -283,13 +285,13 @@ def prove_combine(loop, setting, combine, triples, deadline):
             details[law] = f"{out.paths} path(s), {out.seconds:.2f} s"
             continue
         timed_out |= out.status == "timeout"
-        bad = test_law(law, loop, combine, triples)
+        bad = violation_on_samples(law, loop, combine, triples)
         statuses[law] = "failed" if bad else "tested"
         details[law] = bad or f"not proved ({out.detail}); holds on {sum(t.a[0].shape[0] for t in triples)} random cases"
     return statuses, details, timed_out
 
 
-def test_law(law: str, loop: Loop, combine: Fn, triples) -> str:
+def violation_on_samples(law: str, loop: Loop, combine: Fn, triples) -> str:
     """A concrete violation of `law` on sampled reachable states, or ''."""
     for t in triples:
         rows = t.a[0].shape[0]

@@ -17,16 +17,17 @@ import math
 import re
 import textwrap
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
-from thm3.interpret import NUMPY, evaluate, quiet
+from thm3.frontend import parse_source
+from thm3.interpret import quiet
 from thm3.ir import COMPARISONS, Expr, FieldDecl, Fn, Loop, Op, Type, const, free_vars, same, substitute, var, walk
 from thm3.loopfile import expression_text as to_text, render_loop
 from thm3.sampling import Domain, states_close
-from thm3.witness import (Witness, batch_init, batch_matrix, batch_step, element_domain, find_witness,
-                          find_witnesses, fold, parameter_settings, states_far, to_elements, _Search)
+from thm3.witness import (ShortLists, Witness, element_domain, find_witnesses, fold, from_plain,
+                          parameter_settings, show, states_far, to_elements, vec_dim)
 
 MAX_ADDED = 3
 _RESERVED = {"State", "NamedTuple", "max", "min", "abs", "acc", "left", "right", "result", "inf",
@@ -87,6 +88,7 @@ def lift(loop: Loop, *, timeout: float = 10.0, prove=None) -> Lift:
                   f"({search.tested} lifted loops checked"
                   + (", time ran out" if search.timed_out else "") + ")"
                   + (f"; {search.refused} had no witness but were not proved" if search.refused else "")
+                  + (f" (the prover failed: {search.prover_errors[0]})" if search.prover_errors else "")
                   + f"; the witness {witness.describe()} stands")
         return done(None, [], reason, witness)
     text, added, reason = found
@@ -102,6 +104,7 @@ class _LiftSearch:
         self.tested = 0
         self.refused = 0
         self.refused_sets: list[set[int]] = []   # no witness, but not proved
+        self.prover_errors: list[str] = []
         self.timed_out = False
         self.first_witness = witnesses[0]
         self.cands = _Candidates(loop, self.rng).build()
@@ -120,11 +123,11 @@ class _LiftSearch:
     # --- witnesses as constraints on candidate sets
 
     def add(self, w: Witness) -> None:
-        params = {d.name: _param_value(w.params[d.name], d.type) for d in self.loop.params}
+        params = {d.name: from_plain(w.params[d.name], d.type) for d in self.loop.params}
         xs1, xs2, ys = (to_elements(self.loop, xs) for xs in (w.xs1, w.xs2, w.ys))
         if w.side != "right":
             return
-        dim = _dim(self.loop, xs1 + xs2 + ys, params)
+        dim = vec_dim(self.loop, xs1 + xs2 + ys, params)
         states = [fold(self.mega, xs, params, dim) for xs in (xs1, xs2, ys + xs1, ys + xs2)]
         k = len(self.loop.fields)
         pre = np.array([not states_far((a,), (b,)) and states_close((a,), (b,))
@@ -202,11 +205,10 @@ class _LiftSearch:
         if not self.preserved(lifted):
             return None
         text, added, names = self.render(cands)
-        from thm3.frontend import parse_source
         parsed = parse_source(text, f"<lifted {self.loop.name}>", name=self.loop.name)
         if not self.same_function(lifted, parsed):
             return None
-        if self.prove is not None and not self.prove(parsed):
+        if self.prove is not None and not self.proved(parsed):
             self.refused += 1
             self.refused_sets.append(set(chosen))
             return None
@@ -215,9 +217,17 @@ class _LiftSearch:
                   f"({how})")
         return text, added, reason
 
+    def proved(self, lifted: Loop) -> bool:
+        """The prover's answer; an error in it counts as "not proved", and is reported."""
+        try:
+            return bool(self.prove(lifted))
+        except Exception as err:            # the prover is another stage: report, go on
+            self.prover_errors.append(f"{type(err).__name__}: {err}")
+            return False
+
     # --- checks
 
-    def random_lists(self, lifted: Loop, count: int = 40):
+    def random_lists(self, count: int = 40):
         dom = Domain(self.loop)
         for i in range(count):
             params = dom.params(self.rng, small=i % 2 == 0)
@@ -227,8 +237,8 @@ class _LiftSearch:
     def preserved(self, lifted: Loop) -> bool:
         """The original fields keep their values after every list (folded both ways)."""
         k = len(self.loop.fields)
-        for xs, params in self.random_lists(lifted):
-            dim = _dim(self.loop, xs, params)
+        for xs, params in self.random_lists():
+            dim = vec_dim(self.loop, xs, params)
             a = fold(self.loop, xs, params, dim)
             b = fold(lifted, xs, params, dim)
             if not states_close(a, b[:k]):
@@ -239,8 +249,8 @@ class _LiftSearch:
         """The rendered text computes what the search checked."""
         if [f.name for f in parsed.fields[:len(self.loop.fields)]] != list(self.loop.field_names):
             return False
-        for xs, params in self.random_lists(lifted, 20):
-            dim = _dim(self.loop, xs, params)
+        for xs, params in self.random_lists(20):
+            dim = vec_dim(self.loop, xs, params)
             if not states_close(fold(lifted, xs, params, dim), fold(parsed, xs, params, dim)):
                 return False
         return True
@@ -282,7 +292,7 @@ class _LiftSearch:
         i = self.index[c.key]
         for w, pre in zip(self.records, self.pre):
             if not pre[i]:
-                return f" (tells {_show(w.xs1)} from {_show(w.xs2)})"
+                return f" (tells {show(w.xs1)} from {show(w.xs2)})"
         return ""
 
 
@@ -527,7 +537,7 @@ class _Candidates:
             elements = element_domain(self.loop, params, self.rng)
             if not elements:
                 continue
-            search = _Search(mega, params, elements, max_lists=3000, max_len=5)
+            search = ShortLists(mega, params, elements, max_lists=3000, max_len=5)
             blocks.append([np.asarray(v, dtype=np.float64).reshape(search.n, -1) for v in search.states])
         return [np.concatenate([b[i] for b in blocks], axis=0) for i in range(len(mega.fields))]
 
@@ -665,32 +675,3 @@ def _param_comments(loop: Loop) -> dict[str, str]:
     return out
 
 
-def _param_value(v, type_: Type):
-    match type_:
-        case Type.VEC:
-            return np.asarray(v, dtype=np.float64)
-        case Type.BOOL:
-            return np.bool_(v)
-        case Type.INT:
-            return np.int64(v)
-        case _:
-            return np.float64(v)
-
-
-def _dim(loop: Loop, xs: list, params: dict) -> int:
-    for e in xs:
-        for v, d in zip(e, loop.elements):
-            if d.type is Type.VEC:
-                return int(np.size(v))
-    for v in params.values():
-        if np.ndim(v):
-            return int(np.size(v))
-    return 2
-
-
-def _show(v) -> str:
-    if isinstance(v, list):
-        return "[" + ", ".join(_show(x) for x in v) + "]"
-    if isinstance(v, float) and math.isfinite(v) and v == int(v):
-        return str(int(v))
-    return str(v)

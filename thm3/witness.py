@@ -49,14 +49,14 @@ class Witness:
         return self.xs1, self.xs2, self.ys, self.side
 
     def describe(self) -> str:
-        a, b = _show(self.xs1), _show(self.xs2)
-        ys = _show(self.ys)
+        a, b = show(self.xs1), show(self.xs2)
+        ys = show(self.ys)
         if self.side == "right":
             text = f"h({a}) == h({b}) but h({ys} + {a}) != h({ys} + {b})"
         else:
             text = f"h({a}) == h({b}) but h({a} + {ys}) != h({b} + {ys})"
         if self.params:
-            text += " with " + ", ".join(f"{k} = {_show(v)}" for k, v in self.params.items())
+            text += " with " + ", ".join(f"{k} = {show(v)}" for k, v in self.params.items())
         return text
 
 
@@ -87,7 +87,7 @@ def find_witnesses(loop: Loop, *, timeout: float = 1.0, rng_seed=0, max_lists: i
         elements = element_domain(loop, params, rng)
         if not elements:
             continue
-        search = _Search(loop, params, elements, max_lists, max_len)
+        search = ShortLists(loop, params, elements, max_lists, max_len)
         for w in search.witnesses(prefix_len, limit - len(out), deadline):
             out.append(w)
         if len(out) >= limit:
@@ -97,9 +97,9 @@ def find_witnesses(loop: Loop, *, timeout: float = 1.0, rng_seed=0, max_lists: i
 
 def check_witness(loop: Loop, w: Witness) -> bool:
     """Whether `w` is a witness for `loop`: re-folds the lists one element at a time."""
-    params = {d.name: _from_plain(w.params[d.name], d.type) for d in loop.params}
+    params = {d.name: from_plain(w.params[d.name], d.type) for d in loop.params}
     xs1, xs2, ys = (to_elements(loop, xs) for xs in (w.xs1, w.xs2, w.ys))
-    dim = _dim_of(loop, xs1 + xs2 + ys, params)
+    dim = vec_dim(loop, xs1 + xs2 + ys, params)
     h1, h2 = fold(loop, xs1, params, dim), fold(loop, xs2, params, dim)
     if not states_close(h1, h2):
         return False
@@ -128,8 +128,8 @@ def states_far(a: tuple, b: tuple) -> bool:
 def to_elements(loop: Loop, xs: list) -> list[tuple]:
     """Spec-style list elements back to tuples of values, one per element parameter."""
     if len(loop.elements) == 1:
-        return [(_from_plain(x, loop.elements[0].type),) for x in xs]
-    return [tuple(_from_plain(v, d.type) for v, d in zip(x, loop.elements, strict=True)) for x in xs]
+        return [(from_plain(x, loop.elements[0].type),) for x in xs]
+    return [tuple(from_plain(v, d.type) for v, d in zip(x, loop.elements, strict=True)) for x in xs]
 
 
 def to_plain(loop: Loop, xs: list[tuple]) -> list:
@@ -330,8 +330,9 @@ def _row(state: tuple) -> np.ndarray:
     return np.concatenate([np.atleast_1d(np.asarray(v, dtype=np.float64)).ravel() for v in state])
 
 
-class _Search:
-    """All lists of length <= L over `elements`, level by level, with their states."""
+class ShortLists:
+    """Every list of length <= L over `elements` (as many whole levels as `max_lists`
+    allows), numbered level by level, with the states `left` folds them to."""
 
     def __init__(self, loop: Loop, params: dict, elements: list[tuple], max_lists: int, max_len: int):
         self.loop = loop
@@ -526,7 +527,8 @@ def _plain_value(v):
     return arr.item()
 
 
-def _from_plain(v, type_: Type):
+def from_plain(v, type_: Type):
+    """A spec-style plain value back to the NumPy value the interpreter uses."""
     match type_:
         case Type.VEC:
             return np.asarray(v, dtype=np.float64)
@@ -538,7 +540,8 @@ def _from_plain(v, type_: Type):
             return np.float64(v)
 
 
-def _dim_of(loop: Loop, xs: list[tuple], params: dict) -> int:
+def vec_dim(loop: Loop, xs: list[tuple], params: dict) -> int:
+    """The length of the Vec values among the elements and parameters (default 2)."""
     for e in xs:
         for v, d in zip(e, loop.elements):
             if d.type is Type.VEC:
@@ -549,9 +552,10 @@ def _dim_of(loop: Loop, xs: list[tuple], params: dict) -> int:
     return _DIM
 
 
-def _show(v) -> str:
+def show(v) -> str:
+    """A plain value as a witness prints it: whole floats without ".0"."""
     if isinstance(v, list):
-        return "[" + ", ".join(_show(x) for x in v) + "]"
+        return "[" + ", ".join(show(x) for x in v) + "]"
     if isinstance(v, float) and v == int(v) and math.isfinite(v):
         return str(int(v))
     return str(v)

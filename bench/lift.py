@@ -1,0 +1,96 @@
+"""Time the lifting search on every catalog loop that has a lift (or none), each run in
+a fresh Python process so that no cache or warm import helps.
+
+    python bench/lift.py [--repeat 3] [--timeout 10] [--prove]
+
+`--prove` wires the analyzer in as the prover, as `thm3.analysis` does.  Prints a table
+(median and max seconds of `lift` itself, and of the whole process) and writes
+bench/results/lift-<date>-<hostname>.json and .md (lift-prove-... with --prove)."""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import socket
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+from catalog import SAMPLES  # noqa: E402
+
+CHILD = r"""
+import json, sys, time
+t0 = time.monotonic()
+from thm3 import parse_file
+from thm3.lift import lift
+path, timeout, use_prover = sys.argv[1], float(sys.argv[2]), sys.argv[3] == "1"
+prove = None
+if use_prover:
+    from thm3.analysis import LAWS, analyze_loop
+    def prove(lifted):
+        b = analyze_loop(lifted, timeout=10.0, lift=False)
+        return b.verdict == "homomorphism" and all(b.proofs.get(k) == "proved" for k in LAWS)
+loop = parse_file(path)
+res = lift(loop, timeout=timeout, prove=prove)
+print(json.dumps({"seconds": res.seconds, "process": time.monotonic() - t0,
+                  "found": res.loop_text is not None, "added": res.added, "reason": res.reason}))
+"""
+
+
+def run_once(path: Path, timeout: float, prove: bool) -> dict:
+    out = subprocess.run([sys.executable, "-c", CHILD, str(path), str(timeout), "1" if prove else "0"],
+                         capture_output=True, text=True, cwd=ROOT, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--timeout", type=float, default=10.0)
+    ap.add_argument("--prove", action="store_true", help="accept a lift only if the analyzer proves it")
+    args = ap.parse_args()
+
+    rows = []
+    for s in (s for s in SAMPLES if s.lift is not None):
+        runs = [run_once(s.path, args.timeout, args.prove) for _ in range(args.repeat)]
+        secs = [r["seconds"] for r in runs]
+        procs = [r["process"] for r in runs]
+        last = runs[-1]
+        row = {"name": s.name, "expected": s.lift, "found": last["found"],
+               "added": [a.split(":", 1)[0] for a in last["added"]],
+               "median_s": statistics.median(secs), "max_s": max(secs),
+               "process_median_s": statistics.median(procs), "process_max_s": max(procs),
+               "reason": last["reason"]}
+        rows.append(row)
+        print(f"{s.name:16s} {'found' if row['found'] else 'none ':5s} {','.join(row['added']):18s} "
+              f"median {row['median_s']:6.2f} s  max {row['max_s']:6.2f} s  "
+              f"(process median {row['process_median_s']:5.2f} s)", flush=True)
+
+    host = socket.gethostname()
+    date = datetime.date.today().isoformat()
+    meta = {"date": date, "host": host, "python": platform.python_version(), "cpus": os.cpu_count(),
+            "repeat": args.repeat, "timeout_s": args.timeout, "prove": args.prove}
+    out_dir = ROOT / "bench" / "results"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    stem = out_dir / f"lift{'-prove' if args.prove else ''}-{date}-{host}"
+    stem.with_suffix(".json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=2) + "\n")
+    lines = [f"# Lifting search, {date}, {host}", "",
+             f"Python {meta['python']}, {meta['cpus']} CPUs; {args.repeat} fresh processes per loop; "
+             f"timeout {args.timeout:g} s; prover: {'the analyzer' if args.prove else 'none'}.", "",
+             "| loop | expected | found | added | median s | max s | process median s |",
+             "| --- | --- | --- | --- | ---: | ---: | ---: |"]
+    for r in rows:
+        lines.append(f"| {r['name']} | {r['expected']} | {'yes' if r['found'] else 'no'} | "
+                     f"{', '.join(r['added']) or '-'} | {r['median_s']:.2f} | {r['max_s']:.2f} | "
+                     f"{r['process_median_s']:.2f} |")
+    stem.with_suffix(".md").write_text("\n".join(lines) + "\n")
+    print(f"wrote {stem.with_suffix('.json').relative_to(ROOT)} and .md")
+
+
+if __name__ == "__main__":
+    main()

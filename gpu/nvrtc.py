@@ -1,0 +1,48 @@
+"""Compile CUDA source to PTX with NVRTC through `cuda-bindings`, with no GPU and no driver:
+the check that rendered kernels are valid CUDA, run by the tests on any machine."""
+from __future__ import annotations
+
+
+class CompileError(RuntimeError):
+    """NVRTC rejected the source; the message holds NVRTC's log."""
+
+
+def available() -> bool:
+    """Whether NVRTC can be called here (the `cuda-bindings` package and its library)."""
+    try:
+        from cuda.bindings import nvrtc
+        err, *_ = nvrtc.nvrtcVersion()
+        return err == nvrtc.nvrtcResult.NVRTC_SUCCESS
+    except Exception:           # no package, or no libnvrtc to load
+        return False
+
+
+def compile_cuda(source: str, arch: str = "sm_90", name: str = "kernel.cu",
+                 options: tuple[str, ...] = ()) -> bytes:
+    """PTX for `source` compiled for `arch` (e.g. "sm_90", "sm_80"); raises CompileError
+    with NVRTC's log when the source does not compile."""
+    from cuda.bindings import nvrtc
+
+    def check(result, what: str):
+        err, *rest = result
+        if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
+            raise CompileError(f"{name}: {what} failed: {nvrtc.nvrtcGetErrorString(err)[1].decode()}")
+        return rest[0] if len(rest) == 1 else rest
+
+    prog = check(nvrtc.nvrtcCreateProgram(source.encode(), name.encode(), 0, [], []), "nvrtcCreateProgram")
+    try:
+        compute = arch.replace("sm_", "compute_")
+        opts = [f"--gpu-architecture={compute}", "--std=c++17", *options]
+        err, = nvrtc.nvrtcCompileProgram(prog, len(opts), [o.encode() for o in opts])
+        size = check(nvrtc.nvrtcGetProgramLogSize(prog), "nvrtcGetProgramLogSize")
+        log = b" " * size
+        check(nvrtc.nvrtcGetProgramLog(prog, log), "nvrtcGetProgramLog")
+        log = log.rstrip(b"\x00 ").decode(errors="replace")
+        if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
+            raise CompileError(f"{name}: NVRTC could not compile it for {arch}:\n{log}")
+        size = check(nvrtc.nvrtcGetPTXSize(prog), "nvrtcGetPTXSize")
+        ptx = b" " * size
+        check(nvrtc.nvrtcGetPTX(prog, ptx), "nvrtcGetPTX")
+        return ptx.rstrip(b"\x00")
+    finally:
+        nvrtc.nvrtcDestroyProgram(prog)
