@@ -13,7 +13,7 @@ import math
 import tokenize
 
 from thm3 import lang
-from thm3.ir import Expr, FieldDecl, Fn, Op, ParamDecl, Type, walk
+from thm3.ir import Expr, FieldDecl, Fn, Op, Type, walk
 from thm3.printer import to_text
 
 _LINE = 88
