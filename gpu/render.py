@@ -760,9 +760,53 @@ def _shuffle_lines(spec: Spec) -> list[str]:
     return lines
 
 
+@dataclass(frozen=True)
+class KernelArg:
+    """One argument of a kernel, for the kernels' signatures and for their launchers."""
+    name: str           # the C name
+    ctype: str          # the value type (a pointer's element type)
+    pointer: bool
+    kind: str           # "array" | "n" | "param" | "partial" | "count" | "output"
+    of: str = ""        # the element, loop parameter or field it holds ("result" for the result)
+    vec: bool = False   # THM3_DIM values per element / row
+
+    def decl(self, restrict: bool = True) -> str:
+        if not self.pointer:
+            return f"{self.ctype} {self.name}"
+        const = "const " if self.kind in ("array", "param") else ""
+        return f"{const}{self.ctype}* {'__restrict__ ' if restrict else ''}{self.name}"
+
+
+def kernel_args(spec: Spec, kernel: str) -> list[KernelArg]:
+    """The arguments of "thm3_reduce_blocks", "thm3_reduce_partials" or "thm3_reduce_rows",
+    in order: arrays (one per element that is not an Index), n, the loop parameters (a Vec
+    one as a pointer); or the partials and their count; then the outputs (one array per
+    field, and one for the result)."""
+    arrays = [KernelArg(f"in_{p.name}", spec.ctype(p.type), True, "array", p.name, p.type is Type.VEC)
+              for p in spec.data_elements]
+    params = [KernelArg(c_name(p.name), spec.ctype(p.type), p.type is Type.VEC, "param", p.name,
+                        p.type is Type.VEC) for p in spec.loop.params]
+    outputs = [KernelArg(f"out_{f.name}", spec.ctype(f.type), True, "output", f.name, f.type is Type.VEC)
+               for f in spec.loop.fields]
+    if spec.result_type:
+        outputs.append(KernelArg("out_result", spec.ctype(spec.result_type), True, "output", "result",
+                                 spec.result_type is Type.VEC))
+    n = KernelArg("n", "long long", False, "n")
+    match kernel:
+        case "thm3_reduce_blocks":
+            return arrays + [n] + params + [KernelArg("partial", "State", True, "partial")]
+        case "thm3_reduce_partials":
+            return ([KernelArg("partial", "State", True, "partial"), KernelArg("count", "int", False, "count")]
+                    + params + outputs)
+        case "thm3_reduce_rows":
+            return arrays + [n] + params + outputs
+        case _:
+            raise ValueError(f"no kernel {kernel!r}")
+
+
 def output_names(spec: Spec) -> list[str]:
     """The kernels' output arrays: one per field, then the result (if the loop has one)."""
-    return [f"out_{f.name}" for f in spec.loop.fields] + (["out_result"] if spec.result_type else [])
+    return [a.name for a in kernel_args(spec, "thm3_reduce_rows") if a.kind == "output"]
 
 
 def _store_lines(spec: Spec) -> list[str]:
@@ -792,10 +836,8 @@ def _left_call(spec: Spec, element_of) -> str:
 def render_kernels(spec: Spec) -> str:
     real = spec.real.ctype
     arrays = spec.data_elements
-    array_decls = [f"const {real if p.type in (Type.REAL, Type.VEC) else spec.ctype(p.type)}* "
-                   f"__restrict__ in_{p.name}" for p in arrays]
-    range_decls = [f"const {real if p.type in (Type.REAL, Type.VEC) else spec.ctype(p.type)}* in_{p.name}"
-                   for p in arrays] or ["const void*"]
+    range_decls = [a.decl(restrict=False) for a in kernel_args(spec, "thm3_reduce_rows")
+                   if a.kind == "array"] or ["const void*"]
 
     def offset(p, at):
         return f"in_{p.name} + {at}" + (" * THM3_DIM" if p.type is Type.VEC else "")
@@ -823,12 +865,15 @@ def render_kernels(spec: Spec) -> str:
                      "for (int k = 0; k < THM3_ITEMS; ++k) {", "    const long long i = i0 + k;",
                      f"    s = thm3_left({_left_call(spec, scalar_element)}{_lead(spec.param_names())});", "}"]
         aligned = "true"
-    param_decls = [d.replace("* ", "* __restrict__ ", 1) for d in spec.param_decls()]
+    param_decls = [a.decl() for a in kernel_args(spec, "thm3_reduce_rows") if a.kind == "param"]
+    out_decls = [a.decl() for a in kernel_args(spec, "thm3_reduce_rows") if a.kind == "output"]
     outputs = output_names(spec)
-    rtype = spec.result_type
-    out_decls = [f"{spec.ctype(f.type)}* __restrict__ out_{f.name}" for f in spec.loop.fields]
-    if rtype:
-        out_decls.append(f"{spec.ctype(rtype)}* __restrict__ out_result")
+
+    def signature(kernel):
+        return _signature(kernel, [a.decl() if a.kind != "partial" or kernel == "thm3_reduce_blocks"
+                                   else "const State* __restrict__ partial"
+                                   for a in kernel_args(spec, kernel)])
+
     holes = dict(
         block=BLOCK, items=spec.items, vector=spec.vector, real=real,
         shuffle=_indent(_shuffle_lines(spec)),
@@ -842,11 +887,9 @@ def render_kernels(spec: Spec) -> str:
                             range_decls + ["long long count", "long long first"] + param_decls),
         sig_store=_signature("__device__ __forceinline__ void thm3_store",
                              ["const State& s", "long long row"] + param_decls + out_decls),
-        sig_blocks=_signature("thm3_reduce_blocks", array_decls + ["long long n"] + param_decls
-                              + ["State* __restrict__ partial"]),
-        sig_partials=_signature("thm3_reduce_partials", ["const State* __restrict__ partial", "int count"]
-                                + param_decls + out_decls),
-        sig_rows=_signature("thm3_reduce_rows", array_decls + ["long long n"] + param_decls + out_decls),
+        sig_blocks=signature("thm3_reduce_blocks"),
+        sig_partials=signature("thm3_reduce_partials"),
+        sig_rows=signature("thm3_reduce_rows"),
         range_begin=", ".join(offset(p, "begin") for p in arrays) or "nullptr",
         range_row=", ".join(offset(p, "row * n") for p in arrays) or "nullptr",
     )

@@ -413,7 +413,11 @@ EMULATOR = r"""// Host emulation of the CUDA subset that gpu/attention.py's kern
 // operations (shuffles, ldmatrix, mma.sync) are barriers between fibers.  ldmatrix and
 // mma follow the PTX ISA's fragment layouts, written here independently of the kernels;
 // cp.async copies land only at cp.async.wait_group, so reading a stage too early reads the
-// 0xFF (NaN) filling of shared memory.
+// 0xFF (NaN) filling of shared memory.  Two policies, chosen at run time: "lazy"
+// (round-robin threads; cp.async lands at its wait) finds reads before the wait, "eager"
+// (the lowest runnable thread runs as far as it can, so warp 0 races ahead of the others
+// up to each __syncthreads; cp.async lands at once) finds stages refilled while another
+// warp still reads them.
 #include <ucontext.h>
 #include <cmath>
 #include <cstdint>
@@ -463,6 +467,7 @@ inline unsigned smem_limit = 0;
 inline emu_dim3 block_idx, grid_dim, block_dim;
 inline std::function<void()> body;
 inline std::vector<std::pair<const unsigned char*, size_t>> inputs;
+inline bool eager = false;
 
 inline void yield() { swapcontext(&cur->ctx, &sched); }
 
@@ -524,6 +529,7 @@ inline void launch(emu_dim3 grid, int threads, unsigned smem, std::function<void
                 cur = &f;
                 swapcontext(&sched, &f.ctx);
                 ran = true;
+                if (eager) break;                   // start again from thread 0
             }
             if (!alive) break;
             if (!ran) fail("deadlock: every thread waits at a barrier");
@@ -591,7 +597,8 @@ inline void thm3_cp_async16(unsigned dst, const void* src, unsigned src_bytes) {
     if (src_bytes != 0 && src_bytes != 16) emu::fail("cp.async src size");
     emu::check_smem(dst, 16);
     if (src_bytes) emu::check_input((const unsigned char*)src, src_bytes);
-    emu::cur->open.push_back({dst, (const unsigned char*)src, src_bytes});
+    if (emu::eager) emu::land({{dst, (const unsigned char*)src, src_bytes}});
+    else emu::cur->open.push_back({dst, (const unsigned char*)src, src_bytes});
 }
 inline void thm3_cp_async_commit() {
     emu::cur->groups.push_back(emu::cur->open);
@@ -662,7 +669,7 @@ inline unsigned short thm3_to_elem(float x) { return emu_from_float(x); }
 inline float thm3_exp2(float x) { return exp2f(x); }"""
 
 DRIVER = r"""// Runs thm3_attention_fwd (and thm3_attention_merge for splits > 1) under the emulator.
-// Input file: int32 batch_heads, n_q, n_kv, dim, splits, per_split, q_tiles, threads,
+// Usage: driver IN OUT lazy|eager.  Input file: int32 batch_heads, n_q, n_kv, dim, splits, per_split, q_tiles, threads,
 // shared_bytes; float32 scale_log2; then q, k, v as raw elements.  Output file: out as
 // float32, then lse as float32.
 static void read_exact(FILE* f, void* p, size_t n) {
@@ -685,7 +692,8 @@ template <class T> struct Guarded {
 };
 
 int main(int argc, char** argv) {
-    if (argc != 3) emu::fail("usage: driver IN OUT");
+    if (argc != 4) emu::fail("usage: driver IN OUT lazy|eager");
+    emu::eager = strcmp(argv[3], "eager") == 0;
     FILE* f = fopen(argv[1], "rb");
     if (!f) emu::fail("cannot open input");
     int32_t h[9];
@@ -739,7 +747,8 @@ def emulator_dir(tmp_path_factory):
     return tmp_path_factory.mktemp("attention-emulator")
 
 
-def emulated(build_dir, q, k, v, *, fmt, causal, scale=None, splits=1, num_warps=None):
+def emulated(build_dir, q, k, v, *, fmt, causal, scale=None, splits=1, num_warps=None,
+             policy="lazy"):
     """Run the rendered kernels under the emulator; (out, lse) as float32."""
     b, h, n_q, dim = q.shape
     n_kv = k.shape[2]
@@ -773,8 +782,8 @@ def emulated(build_dir, q, k, v, *, fmt, causal, scale=None, splits=1, num_warps
     job = build_dir / f"{name}-{os.getpid()}.in"
     res = build_dir / f"{name}-{os.getpid()}.out"
     job.write_bytes(header + b"".join(np.ascontiguousarray(x).tobytes() for x in raw))
-    result = subprocess.run([str(exe), str(job), str(res)], capture_output=True, text=True,
-                            timeout=600)
+    result = subprocess.run([str(exe), str(job), str(res), policy], capture_output=True,
+                            text=True, timeout=600)
     assert result.returncode == 0, result.stderr[-4000:]
     data = np.fromfile(res, np.float32)
     return data[:q.size].reshape(q.shape), data[q.size:].reshape(q.shape[:3])
@@ -798,10 +807,15 @@ EMULATED = [
 def test_emulated_kernels(emulator_dir, fmt, b, h, n_q, n_kv, dim, causal, splits, num_warps):
     rng = seeded(fmt, b, h, n_q, n_kv, dim, causal, splits)
     q, k, v = inputs(rng, b, h, n_q, n_kv, dim, fmt)
-    out, lse = emulated(emulator_dir, q, k, v, fmt=fmt, causal=causal, splits=splits,
-                        num_warps=num_warps)
     ref, ref_lse = naive(q, k, v, causal)
     twin, twin_lse = fa.attention_numpy(q, k, v, causal, None, splits, input_dtype=fmt)
+    lazy = emulated(emulator_dir, q, k, v, fmt=fmt, causal=causal, splits=splits,
+                    num_warps=num_warps, policy="lazy")
+    eager = emulated(emulator_dir, q, k, v, fmt=fmt, causal=causal, splits=splits,
+                     num_warps=num_warps, policy="eager")
+    # the same arithmetic in the same order whatever the schedule
+    assert np.array_equal(lazy[0], eager[0]) and np.array_equal(lazy[1], eager[1])
+    out, lse = lazy
     assert not np.isnan(out).any() and not np.isnan(lse).any()
     assert_lse(lse, ref_lse, 2e-6)
     empty = np.isneginf(ref_lse)

@@ -19,7 +19,7 @@ from thm3.prove import Outcome, Setting
 from thm3.sampling import (SMALL_INTS, SMALL_REALS, Domain, batch_close, batch_combine,
                            batch_fold, batch_init, batch_step, make_triples, plain,
                            stack_elements)
-from thm3.synthesize import synthesize
+from thm3.synthesize import SearchTimeout, synthesize
 
 LAWS = ("identity", "associativity", "homomorphism")
 
@@ -218,7 +218,10 @@ def analyze_loop(loop: Loop, *, timeout: float = 60.0, lift: bool = True) -> Ana
     found: list = []
 
     def synth():
-        cands, tried = synthesize(loop, triples)
+        try:
+            cands, tried = synthesize(loop, triples, deadline=deadline)
+        except SearchTimeout:
+            return "timeout", "the search for a combine ran out of time"
         found.extend(cands)
         if not cands:
             return "none", f"{tried} candidate terms, none agreed with h(xs + ys)"
@@ -227,7 +230,8 @@ def analyze_loop(loop: Loop, *, timeout: float = 60.0, lift: bool = True) -> Ana
     step("synthesize", synth)
     if not found:
         a.verdict = "unknown"
-        a.reason = "no combine found by the sketch search, and no witness that none exists"
+        a.reason = ("the search for a combine ran out of time (--timeout)" if a.steps[-1].status == "timeout"
+                    else "no combine found by the sketch search, and no witness that none exists")
         for law in LAWS:
             a.proofs[law] = "skipped"
         step("stability", lambda: stability(a, setting, deadline))
@@ -438,16 +442,27 @@ def stability(a: Analysis, setting: Setting, deadline: float):
 
     exp_status, exp_notes = [], []
     div_status, div_notes = [], []
+    probes = _numeric_inputs(loop, fns)
     for name, fn, ops, els in fns:
         out = prove.exp_arguments_nonpositive(setting, fn, ops, els, args_for(name, ops, els), deadline)
         if out.status != "skipped":
-            exp_status.append("proved" if out.proved else "failed")
-            exp_notes.append(f"{name}: " + ("every exp argument <= 0" if out.proved else out.detail))
+            if out.proved:
+                exp_status.append("proved")
+                exp_notes.append(f"{name}: every exp argument <= 0")
+            else:
+                bad = _positive_exp_argument(fn, probes[name])
+                exp_status.append("failed" if bad else "tested")
+                exp_notes.append(f"{name}: " + (bad or f"not proved ({out.detail}); no positive argument "
+                                                       f"on sampled states"))
         if any(e.op is Op.DIV for e in walk(fn.outputs)):
             out = prove.no_nan_outputs(setting, fn, ops, els, args_for(name, ops, els), deadline, cause="division")
-            div_status.append("proved" if out.proved else "failed")
-            div_notes.append(f"{name}: " + ("no denominator is 0 where its quotient is used" if out.proved
-                                            else out.detail))
+            if out.proved:
+                div_status.append("proved")
+                div_notes.append(f"{name}: no denominator is 0 where its quotient is used")
+            else:
+                bad = _nan_output(fn, probes[name])
+                div_status.append("failed" if bad else "tested")
+                div_notes.append(f"{name}: " + (bad or f"not proved ({out.detail}); no NaN on sampled states"))
     a.stability["exp_overflow"] = _worst(exp_status)
     a.stability["division"] = _worst(div_status)
     if combine is not None:
@@ -460,6 +475,65 @@ def stability(a: Analysis, setting: Setting, deadline: float):
     a.stability_notes["exp_overflow"] = "; ".join(exp_notes) or "no exp"
     a.stability_notes["division"] = "; ".join(div_notes) or "no division"
     return ", ".join(f"{k} {v}" for k, v in a.stability.items()), ""
+
+
+def _numeric_inputs(loop: Loop, fns) -> dict:
+    """Sampled input environments for each function checked for stability."""
+    triples = make_triples(loop, seed=7, rows=8, max_len=4, param_sets=2)
+    rng = np.random.default_rng(7)
+    dom = Domain(loop)
+    out = {}
+    for name, fn, ops, els in fns:
+        envs = []
+        for t in triples:
+            rows = t.a[0].shape[0]
+            names = [n for n, _ in fn.inputs]
+            vals = list(t.a) + (list(t.b) if len(ops) == 2 else [])
+            if els:
+                elems = dom.random_list(rng, t.params, rows, small=len(envs) % 2 == 0)
+                steps = stack_elements(loop, [[e] for e in elems])
+                vals += list(steps[0]) if steps else []
+            envs.append(dict(zip(names, vals)) | t.params)
+        out[name] = envs
+    return out
+
+
+def _positive_exp_argument(fn: Fn, envs) -> str:
+    args = tuple(e.src[0] for e in walk(fn.outputs) if e.op in (Op.EXP, Op.EXP2))
+    with quiet():
+        for env in envs:
+            for arg, v in zip(args, evaluate(args, env, NUMPY)):
+                v = np.asarray(v, dtype=np.float64)
+                if np.any(v > 0):
+                    from thm3.printer import to_text
+                    return f"exp({to_text(arg)}) has argument {float(np.max(v)):.4g} > 0 on a sampled state"
+    return ""
+
+
+def _nan_output(fn: Fn, envs) -> str:
+    """A sampled row with finite inputs where a denominator is 0 and an output is not
+    finite (inf or NaN from the division)."""
+    dens = tuple(e.src[1] for e in walk(fn.outputs) if e.op is Op.DIV)
+    with quiet():
+        for env in envs:
+            ins = [np.asarray(env[n], dtype=np.float64) for n, _ in fn.inputs if n in env]
+            if not ins:
+                continue
+            rows = np.shape(ins[0])[0]
+            finite = np.ones(rows, dtype=bool)
+            for x in ins:
+                finite &= np.isfinite(x).reshape(rows, -1).all(axis=1)
+            zero = np.zeros(rows, dtype=bool)
+            for d in evaluate(dens, env, NUMPY):
+                d = np.broadcast_to(np.asarray(d, dtype=np.float64), (rows,) + np.shape(d)[1:])
+                zero |= (d == 0).reshape(rows, -1).any(axis=1)
+            bad = np.zeros(rows, dtype=bool)
+            for v in evaluate(fn.outputs, env, NUMPY):
+                v = np.broadcast_to(np.asarray(v, dtype=np.float64), (rows,) + np.shape(v)[1:])
+                bad |= ~np.isfinite(v).reshape(rows, -1).all(axis=1)
+            if np.any(bad & zero & finite):
+                return "a division by 0 gives inf or NaN on a sampled state with finite inputs"
+    return ""
 
 
 def _worst(statuses: list[str]) -> str:

@@ -212,7 +212,7 @@ class _LiftSearch:
             self.refused += 1
             self.refused_sets.append(set(chosen))
             return None
-        how = "proved by the analyzer" if self.prove is not None else "no prover given"
+        how = "and the prover proved its combine" if self.prove is not None else "no prover given"
         reason = (f"added {', '.join(names)}: the lifted loop has no witness on short lists "
                   f"({how})")
         return text, added, reason
@@ -275,11 +275,11 @@ class _LiftSearch:
             added.append(f"{name}: {c.type.value} = {init}; left: {name}' = {to_text(u)}; "
                          f"{c.why}{self.evidence(c, name)}")
         doc = _docstring_body(loop)
-        lines = [f"Lifted by thm3: no combine over ({', '.join(loop.field_names)}) exists, since "
-                 f"{self.first_witness.describe()}."]
-        lines += [f"Added {names[c.key]}: {c.comment}; {c.why}." for c in cands]
-        doc = (doc + "\n\n" if doc else "") + "\n".join(
-            textwrap.fill(line, 88, subsequent_indent="  ") for line in lines)
+        lines = [f"Lifted by thm3: no combine over ({', '.join(loop.field_names)}) exists, since",
+                 f"  {self.first_witness.describe()}."]
+        lines += [textwrap.fill(f"Added {names[c.key]}: {c.comment}; {c.why}.", 88, subsequent_indent="  ")
+                  for c in cands]
+        doc = (doc + "\n\n" if doc else "") + "\n".join(lines)
         text = render_loop(loop.title, doc, fields, loop.params, loop.elements,
                            list(loop.left.outputs) + list(updates), None,
                            loop.result.outputs[0] if loop.result is not None else None,

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -194,7 +195,12 @@ def field_order(loop: Loop) -> list[int]:
     return order
 
 
-def synthesize(loop: Loop, triples: list[Triples], *, limit: int = 3) -> tuple[list[Fn], int]:
+class SearchTimeout(Exception):
+    """The synthesis ran out of its time budget."""
+
+
+def synthesize(loop: Loop, triples: list[Triples], *, limit: int = 3,
+               deadline: float | None = None) -> tuple[list[Fn], int]:
     """Combines that agree with h(xs + ys) on every sampled pair, smallest first (at
     most `limit` per field), and the number of candidate terms checked.
 
@@ -215,7 +221,12 @@ def synthesize(loop: Loop, triples: list[Triples], *, limit: int = 3) -> tuple[l
         found: list[tuple[int, Expr]] = []
         seen: set[str] = set()
         # stage 1: plain terms and the sketch itself
+        def tick():
+            if deadline is not None and time.monotonic() > deadline:
+                raise SearchTimeout()
+
         for e in plain + base:
+            tick()
             g = guard_for_stability(e, loop)
             key = repr(g)
             if key in seen:
@@ -227,6 +238,7 @@ def synthesize(loop: Loop, triples: list[Triples], *, limit: int = 3) -> tuple[l
         # stage 2: folds; stage 3: pass-throughs of an empty side
         if not found:
             for e in base:
+                tick()
                 g = guard_for_stability(e, loop)
                 vals = check.values(g)
                 if vals is None:
@@ -239,6 +251,7 @@ def synthesize(loop: Loop, triples: list[Triples], *, limit: int = 3) -> tuple[l
                     break
         if not found:
             for e in plain[2:] + base[:400]:
+                tick()
                 g = guard_for_stability(e, loop)
                 vals = check.values(g)
                 if vals is None:

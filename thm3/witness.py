@@ -206,6 +206,9 @@ def element_domain(loop: Loop, params: dict, rng: np.random.Generator) -> list[t
                 vals = [np.bool_(False), np.bool_(True)]
             case Type.VEC:
                 vals = [np.array(v) for v in _VECS[:max(per - 1, 3)]]
+            case Type.INT if d.index:
+                # a position: never negative at run time
+                vals = [np.int64(v) for v in range(per)]
             case Type.INT:
                 pool = [0, 1, -1] + [int(c) for c in consts if c == int(c)] + [2]
                 pool += [int(c) + s for c in consts if c == int(c) for s in (1, -1)] + list(_INTS)
