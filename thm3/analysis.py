@@ -48,6 +48,7 @@ class Analysis:
     stability: dict = field(default_factory=dict)
     stability_notes: dict = field(default_factory=dict)
     bird_detail: str = ""
+    transport: str = ""
     law_details: dict = field(default_factory=dict)
     steps: list = field(default_factory=list)
     seconds: float = 0.0
@@ -123,6 +124,7 @@ class Analysis:
             "witness_params": {k: plain(v) for k, v in self.witness_params.items()},
             "lifted": self.lifted,
             "lift_added": self.lift_added,
+            "transport": self.transport or None,
             "stability": dict(self.stability),
             "stability_notes": dict(self.stability_notes),
             "timings": {s.name: round(s.seconds, 4) for s in self.steps} | {"total": round(self.seconds, 4)},
@@ -269,9 +271,22 @@ def analyze_loop(loop: Loop, *, timeout: float = 60.0, lift: bool = True) -> Ana
         return a.verdict, ", ".join(f"{k} {v}" for k, v in statuses.items())
 
     step("prove", prove_laws)
+    if a.combine_fn is not None:
+        step("transport", lambda: transport_step(a, triples, setting, deadline))
     step("stability", lambda: stability(a, setting, deadline))
     a.seconds = time.monotonic() - t_start
     return a
+
+
+def transport_step(a: Analysis, triples, setting: Setting, deadline: float):
+    from thm3.transport import find
+    t = find(a.loop, a.combine_fn, triples, setting, deadline)
+    if t is None:
+        return "none", "no map onto a product of known monoids in the grammar"
+    a.transport = t.describe(a.loop)
+    if t.trivial:
+        a.transport = "⊙ is itself a product of monoids: " + a.transport
+    return t.status, a.transport
 
 
 def _show(xs) -> str:

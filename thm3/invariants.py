@@ -80,6 +80,16 @@ def candidates(loop: Loop) -> list[Expr]:
                 out.append(_or(at_init, _cmp(Op.GT, gx, zero)))
             if g.type is Type.BOOL:
                 out.append(_or(at_init, gx))
+    # Facts a flag carries: while every element so far passed a test, two counters
+    # agree (longest run of ones: all ones implies the leading run is the whole list).
+    for b in loop.fields:
+        if b.type is not Type.BOOL:
+            continue
+        for f in numeric:
+            for g in numeric:
+                if f is not g and loop.fields.index(f) < loop.fields.index(g):
+                    out.append(_or(_not(_field(b)), _cmp(Op.EQ, _field(f), _field(g))))
+                    out.append(_or(_field(b), _cmp(Op.EQ, _field(f), _field(g))))
     return out
 
 

@@ -183,7 +183,7 @@ def value_close(a, b, rtol: float = 1e-9, atol: float = 1e-9) -> bool:
     with quiet():
         same_inf = (a == b)
         both_nan = np.isnan(a) & np.isnan(b)
-        close = np.abs(a - b) <= atol + rtol * np.maximum(np.abs(a), np.abs(b))
+        close = np.isfinite(a) & np.isfinite(b) & (np.abs(a - b) <= atol + rtol * np.maximum(np.abs(a), np.abs(b)))
     return bool(np.all(same_inf | both_nan | close))
 
 
@@ -313,5 +313,7 @@ def batch_close(x, y, rtol: float = 1e-7, atol: float = 1e-9):
     y = np.asarray(y, dtype=np.float64)
     x, y = np.broadcast_arrays(x, y)
     with quiet():
-        ok = (x == y) | (np.isnan(x) & np.isnan(y)) | (np.abs(x - y) <= atol + rtol * np.maximum(np.abs(x), np.abs(y)))
+        # infinities must match exactly: |inf - 1| <= rtol * inf would hold
+        ok = (x == y) | (np.isnan(x) & np.isnan(y)) | (np.isfinite(x) & np.isfinite(y) & (
+            np.abs(x - y) <= atol + rtol * np.maximum(np.abs(x), np.abs(y))))
     return ok.reshape(ok.shape[0], -1).all(axis=1) if ok.ndim > 1 else ok

@@ -89,6 +89,9 @@ class Sketch:
         alts = [_b(f) for f in self.loop.fields if _compatible(node.type, f.type)]
         if not el or (node.op is Op.VAR and node.arg in self.params):
             alts.insert(0, node)         # constants and loop parameters may stay
+        if node.type is Type.BOOL:
+            # a condition on the element may hold for the whole right part, or never
+            alts += [const(True), const(False)]
         return alts
 
     def alternatives(self, node: Expr, field: int, chosen: dict[int, Expr], summand: bool) -> list[Expr]:
@@ -178,6 +181,39 @@ def guard_for_stability(e: Expr, loop: Loop) -> Expr:
     return go(e)
 
 
+def fold_constants(e: Expr) -> Expr:
+    """Selects and connectives on constant conditions, left by holes filled with True."""
+    memo: dict[int, Expr] = {}
+
+    def is_c(x, v):
+        return x.op is Op.CONST and x.type is Type.BOOL and x.arg is v
+
+    def go(x: Expr) -> Expr:
+        if id(x) in memo:
+            return memo[id(x)]
+        src = tuple(go(s) for s in x.src)
+        out = x if all(a is b for a, b in zip(src, x.src)) else Expr(x.op, x.type, src, x.arg)
+        match out.op:
+            case Op.WHERE if is_c(src[0], True):
+                out = src[1]
+            case Op.WHERE if is_c(src[0], False):
+                out = src[2]
+            case Op.AND if is_c(src[0], True) or is_c(src[1], False):
+                out = src[1]
+            case Op.AND if is_c(src[1], True) or is_c(src[0], False):
+                out = src[0]
+            case Op.OR if is_c(src[0], False) or is_c(src[1], True):
+                out = src[1]
+            case Op.OR if is_c(src[1], False) or is_c(src[0], True):
+                out = src[0]
+            case Op.NOT if src[0].op is Op.CONST and src[0].type is Type.BOOL:
+                out = const(not src[0].arg)
+        memo[id(x)] = out
+        return out
+
+    return go(e)
+
+
 def field_order(loop: Loop) -> list[int]:
     """Fields whose new value another field's update reads come first."""
     outs = loop.left.outputs
@@ -227,7 +263,7 @@ def synthesize(loop: Loop, triples: list[Triples], *, limit: int = 3,
 
         for e in plain + base:
             tick()
-            g = guard_for_stability(e, loop)
+            g = fold_constants(guard_for_stability(e, loop))
             key = repr(g)
             if key in seen:
                 continue
@@ -239,7 +275,7 @@ def synthesize(loop: Loop, triples: list[Triples], *, limit: int = 3,
         if not found:
             for e in base:
                 tick()
-                g = guard_for_stability(e, loop)
+                g = fold_constants(guard_for_stability(e, loop))
                 vals = check.values(g)
                 if vals is None:
                     continue
@@ -250,9 +286,9 @@ def synthesize(loop: Loop, triples: list[Triples], *, limit: int = 3,
                 if len(found) >= limit:
                     break
         if not found:
-            for e in plain[2:] + base[:400]:
+            for e in plain + base[:400]:
                 tick()
-                g = guard_for_stability(e, loop)
+                g = fold_constants(guard_for_stability(e, loop))
                 vals = check.values(g)
                 if vals is None:
                     continue
