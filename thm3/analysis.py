@@ -423,16 +423,45 @@ def lift_step(a: Analysis, deadline: float):
     except ImportError:
         return "skipped", "lifting not available"
 
+    accepted: list = []
+
     def proves(lifted: Loop) -> bool:
         b = analyze_loop(lifted, timeout=max(1.0, min(10.0, deadline - time.monotonic())), lift=False)
-        return b.verdict == "homomorphism" and all(b.proofs.get(k) == "proved" for k in LAWS)
+        ok = b.verdict == "homomorphism" and all(b.proofs.get(k) == "proved" for k in LAWS)
+        if ok:
+            accepted.append(b)
+        return ok
 
     res = lift(a.loop, timeout=max(1.0, deadline - time.monotonic()), prove=proves)
     if res.loop_text is None:
         return "none", res.reason
-    a.lifted = res.loop_text
+    a.lifted = with_right_fold(res.loop_text, accepted[-1]) if accepted else res.loop_text
     a.lift_added = list(res.added)
     return "found", "; ".join(res.added)
+
+
+def with_right_fold(text: str, b: Analysis) -> str:
+    """The lifted loop with right(e, acc) = combine(left(init, e), acc), simplified."""
+    import ast
+
+    from thm3.frontend import parse_source
+    from thm3.ir import const as mk_const, substitute, var
+    from thm3.loopfile import render_loop
+    from thm3.simplify import simplify
+    loop = parse_source(text, b.loop.path)
+    init = {f"acc.{f.name}": mk_const(f.default if f.type is not Type.REAL else float(f.default),
+                                      f.type if f.type is not Type.VEC else Type.REAL)
+            for f in loop.fields}
+    single = substitute(loop.left.outputs, init)
+    mapping = {f"a.{f.name}": e for f, e in zip(loop.fields, single)}
+    mapping |= {f"b.{f.name}": var(f"acc.{f.name}", f.type) for f in loop.fields}
+    right = [simplify(e) for e in substitute(b.combine_fn.outputs, mapping)]
+    doc = ast.get_docstring(ast.parse(text)) or loop.title
+    title, _, rest = doc.partition("\n")
+    rest = rest.strip() + ("\n" if rest.strip() else "") + \
+        "The right fold is derived from the proved combine: right(e, acc) = combine(left(init, e), acc)."
+    return render_loop(title, rest, loop.fields, loop.params, loop.elements, loop.left.outputs,
+                       right, loop.result, loop.preconditions, result_type=loop.result_type)
 
 
 # -- stability -------------------------------------------------------------------------
