@@ -49,6 +49,7 @@ class Analysis:
     stability_notes: dict = field(default_factory=dict)
     bird_detail: str = ""
     transport: str = ""
+    transport_map: object = None
     law_details: dict = field(default_factory=dict)
     steps: list = field(default_factory=list)
     seconds: float = 0.0
@@ -284,6 +285,7 @@ def transport_step(a: Analysis, triples, setting: Setting, deadline: float):
     if t is None:
         return "none", "no map onto a product of known monoids in the grammar"
     a.transport = t.describe(a.loop)
+    a.transport_map = t
     if t.trivial:
         a.transport = "⊙ is itself a product of monoids: " + a.transport
     return t.status, a.transport
