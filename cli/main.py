@@ -96,8 +96,19 @@ def emit(file, outdir, dtype, dim, timeout):
             d.type.value == "Vec" for d in a.loop.elements + a.loop.params):
         if dim is None:
             raise click.UsageError("this loop has Vec values: give their length with --dim")
-    from thm3.gpu.emit import emit as emit_files
-    paths = emit_files(a.loop, a.combine_fn, outdir, dtype=dtype, dim=dim)
+    from thm3.attention import recognize
+    shape = recognize(a.loop, a.transport_map)
+    if shape is not None:
+        # The loop is attention: the kernel walks K/V tiles with two matrix products
+        # and merges tiles and splits with the derived combine.
+        from thm3.gpu.emit_attention import emit_attention
+        if dim not in (64, 128):
+            raise click.UsageError("the attention kernel takes --dim 64 or 128")
+        paths = emit_attention(a, shape, outdir, dim=dim)
+        click.echo(f"{a.loop.name}: {shape.describe()}")
+    else:
+        from thm3.gpu.emit import emit as emit_files
+        paths = emit_files(a.loop, a.combine_fn, outdir, dtype=dtype, dim=dim)
     for p in paths:
         click.echo(f"wrote {p}")
     sys.exit(0)
@@ -185,7 +196,7 @@ def _difference(x, y) -> float:
 @click.option("--timeout", default=60.0, show_default=True, type=click.FloatRange(0.1, None))
 def demo(outdir, dim, timeout):
     """Derive FlashAttention from its loop file, end to end."""
-    from thm3.demo import run_demo
+    from thm3.cli.demo import run_demo
     sys.exit(run_demo(outdir, int(dim), timeout))
 
 

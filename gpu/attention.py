@@ -11,11 +11,13 @@ Units.  The loop's m is in natural-log units (scores scale * q.k).  Inside a til
 kernel works in base 2: c = scale * log2(e), t = fl(s * c) computed once, the row max
 mt = max t over those same rounded values, p = exp2(t - mt) <= 1.  The tile's state in
 the loop's units is (mt * ln 2, sum p, sum p v); only that conversion stands between the
-tile and the combine, which is called exactly as derived.
+tile and the combine, which is called as derived.  On the GPU it is called once a row per
+merge, for (m, d) and for the two coefficients of its (linear) o part, which every lane of
+o then applies; the NumPy twin applies it to whole states.
 """
 from __future__ import annotations
 
-import hashlib
+import functools
 import math
 from dataclasses import dataclass
 from string import Template
@@ -874,18 +876,35 @@ def render_attention(combine_lane_src: str, *, dim: int, dtype: str, causal: boo
 # CuPy runner
 # --------------------------------------------------------------------------------------
 
-_MODULES: dict[tuple[int, str], object] = {}
+_KERNELS: dict[tuple[int, str], tuple] = {}
 
 
-def _module(source: str):
+def _kernels(source: str, shared_bytes: int):
+    """(forward, merge) of a source, compiled once per device; keyed by the text itself
+    (a str caches its hash, so a caller that keeps its source pays nothing to look up)."""
     import cupy
 
-    key = (cupy.cuda.Device().id, hashlib.sha256(source.encode()).hexdigest())
-    mod = _MODULES.get(key)
-    if mod is None:
-        mod = cupy.RawModule(code=source, options=("-std=c++17",))
-        _MODULES[key] = mod
-    return mod
+    key = (cupy.cuda.runtime.getDevice(), source)
+    got = _KERNELS.get(key)
+    if got is None:
+        module = cupy.RawModule(code=source, options=("-std=c++17",))
+        forward = module.get_function("thm3_attention_fwd")
+        if shared_bytes > 48 * 1024:
+            forward.max_dynamic_shared_size_bytes = shared_bytes
+        got = (module, forward, module.get_function("thm3_attention_merge"))
+        _KERNELS[key] = got
+    return got[1], got[2]
+
+
+@functools.lru_cache(maxsize=64)
+def _rendered(lane: str, dim: int, dtype: str, causal: bool, num_warps: int) -> str:
+    return render_attention(lane, dim=dim, dtype=dtype, causal=causal, num_warps=num_warps)
+
+
+@functools.lru_cache(maxsize=16)
+def _num_sms(device: int) -> int:
+    import cupy
+    return cupy.cuda.runtime.getDeviceProperties(device)["multiProcessorCount"]
 
 
 class _Frame:
@@ -927,11 +946,6 @@ class _Frame:
         return cupy.cuda.get_current_stream()
 
 
-def _num_sms() -> int:
-    import cupy
-    return cupy.cuda.Device().attributes["MultiProcessorCount"]
-
-
 def attention_cupy(q, k, v, *, causal: bool = False, scale: float | None = None,
                    splits: int | None = None, combine_lane_src: str | None = None,
                    source: str | None = None, num_warps: int | None = None):
@@ -961,18 +975,17 @@ def attention_cupy(q, k, v, *, causal: bool = False, scale: float | None = None,
     kv_tiles = -(-n_kv // cfg.block_n)
     q_tiles = -(-n_q // cfg.block_m)
     if splits is None:
-        splits = choose_splits(q_tiles, b * h, kv_tiles, num_sms=_num_sms(),
+        import cupy
+        splits = choose_splits(q_tiles, b * h, kv_tiles,
+                               num_sms=_num_sms(cupy.cuda.runtime.getDevice()),
                                blocks_per_sm=_blocks_per_sm(cfg))
     splits = normalize_splits(kv_tiles, int(splits))
     per_split = tiles_per_split(kv_tiles, splits)
 
     if source is None:
-        source = render_attention(combine_lane_src or FALLBACK_COMBINE_LANE, dim=dim,
-                                  dtype=dtype, causal=causal, num_warps=cfg.num_warps)
-    mod = _module(source)
-    fwd = mod.get_function("thm3_attention_fwd")
-    if cfg.shared_bytes > 48 * 1024:
-        fwd.max_dynamic_shared_size_bytes = cfg.shared_bytes
+        source = _rendered(combine_lane_src or FALLBACK_COMBINE_LANE, dim, dtype, bool(causal),
+                           cfg.num_warps)
+    fwd, merge = _kernels(source, cfg.shared_bytes)
     rows = b * h * n_q
     null = np.uint64(0)
     if splits > 1:
@@ -989,7 +1002,6 @@ def attention_cupy(q, k, v, *, causal: bool = False, scale: float | None = None,
              np.int32(n_q), np.int32(n_kv), np.int32(per_split), np.float32(scale * LOG2E)),
             shared_mem=cfg.shared_bytes)
         if splits > 1:
-            merge = mod.get_function("thm3_attention_merge")
             merge((-(-rows // 4),), (128,),
                   (*parts, frame.ptr(out), frame.ptr(lse), np.int32(rows), np.int32(splits)))
     return out, lse

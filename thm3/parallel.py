@@ -12,10 +12,11 @@ The parallel form, as defined here:
    run always the left operand, padding a level of odd length with the identity at its
    end, until one state remains.  n = 0 gives the identity.
 
-Step 2 runs over `width` runs at a time, so that the rows a step reads stay in the cache;
-the Python overhead is per step and per tree level, never per element.  The steps read
-each run's element j through a strided view rather than a transposed copy: NumPy's
-transposing copy costs more than the strided reads it would save.
+Steps 2 and 3 run over `width` runs at a time (a power of two, so that a chunk of runs is
+a whole subtree of step 3: chunking changes no combine), so that what a step reads stays
+in the cache; the Python overhead is per step and per tree level, never per element.  The
+steps read each run's element j through a strided view rather than a transposed copy:
+NumPy's transposing copy costs more than the strided reads it would save.
 
 The CUDA kernel (`gpu/render.py`) uses the same two ingredients in the same order, with
 other run lengths and tree shapes: each thread folds ITEMS consecutive elements with
@@ -36,7 +37,8 @@ from thm3.ir import Fn, Loop, Op, Type, walk
 # Measured on NumPy 2 (bench/numpy_backend.py): longer runs make the strided reads of
 # step 2 cost more than the combines they save; wider chunks leave the cache.
 DEFAULT_BLOCK = 4           # run length L
-DEFAULT_WIDTH = 1 << 15     # runs folded side by side per chunk
+DEFAULT_WIDTH = 1 << 16     # runs folded side by side per chunk
+CHUNK_LEVELS = 6            # tree levels done per chunk, while it is in the cache
 
 
 # --- the reference ------------------------------------------------------------------
@@ -99,13 +101,14 @@ def run_parallel(loop: Loop, combine: Fn, arrays, params: dict, *,
     chunk = block * width
     with quiet():
         if data.n <= chunk:
-            states = plan.fold_runs(0, data.n)
-        else:
-            states = _batched_identity(loop, -(-data.n // block), data.dim, dtype)
-            for c0 in range(0, data.n, chunk):
-                part = plan.fold_runs(c0, min(data.n, c0 + chunk))
-                for whole, s in zip(states, part):
-                    whole[c0 // block: c0 // block + len(s)] = s
+            return _unbatch(loop, merge.reduce(plan.fold_runs(0, data.n)))
+        # A full chunk's runs are a whole subtree of step 3, so its first levels run while
+        # the chunk is in the cache; the last chunk is padded on odd levels exactly as the
+        # whole tree pads its end.
+        levels = min(CHUNK_LEVELS, width.bit_length() - 1)
+        parts = [merge.levels(plan.fold_runs(c0, min(data.n, c0 + chunk)), levels)
+                 for c0 in range(0, data.n, chunk)]
+        states = tuple(np.concatenate(fields) for fields in zip(*parts))
         return _unbatch(loop, merge.reduce(states))
 
 
@@ -209,6 +212,13 @@ class _Tree:
             states = self._level(states)
         return states
 
+    def levels(self, states: tuple, count: int) -> tuple:
+        """`count` levels, also on a single state (which is then combined with the identity,
+        as the whole tree does with its last state on a level of odd length)."""
+        for _ in range(count):
+            states = self._level(states)
+        return states
+
     def _level(self, states: tuple) -> tuple:
         if len(states[0]) % 2:
             pad = _batched_identity(self.loop, 1, self.data.dim, self.real)
@@ -296,12 +306,14 @@ def _scalar_value(v, type_: Type, real, dim):
 
 
 def _batched_identity(loop: Loop, lanes: int, dim, real) -> tuple:
+    """The identity in `lanes` lanes, as read-only broadcast views (states are never
+    written in place, and a chunk's first step then reads no fresh memory)."""
     out = []
     for f in loop.fields:
         if f.type is Type.VEC:
-            out.append(np.zeros((lanes, dim), dtype=real))
+            out.append(np.broadcast_to(np.zeros((1, dim), dtype=real), (lanes, dim)))
         else:
-            out.append(np.full((lanes, 1), f.default, dtype=_dtype(f.type, real)))
+            out.append(np.broadcast_to(np.full((1, 1), f.default, dtype=_dtype(f.type, real)), (lanes, 1)))
     return tuple(out)
 
 

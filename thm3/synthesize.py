@@ -301,6 +301,13 @@ def synthesize(loop: Loop, triples: list[Triples], *, limit: int = 3,
                 if len(found) >= limit:
                     break
         if not found:
+            # stage 4: a combine of another shape, by bottom-up enumeration (enumerate.py)
+            from thm3.enumerate import FIELD_SECONDS, enumerate_field
+            end = time.monotonic() + FIELD_SECONDS
+            found = [(_size(e), e) for e in enumerate_field(
+                loop, i, triples, names, chosen=chosen, limit=limit,
+                deadline=end if deadline is None else min(deadline, end))]
+        if not found:
             return [], tried
         found.sort(key=lambda t: t[0])
         options[i] = [e for _, e in found[:limit]]
