@@ -562,7 +562,9 @@ def _nan_output(fn: Fn, envs) -> str:
     dens = tuple(e.src[1] for e in walk(fn.outputs) if e.op is Op.DIV)
     with quiet():
         for env in envs:
-            ins = [np.asarray(env[n], dtype=np.float64) for n, _ in fn.inputs if n in env]
+            # batched inputs only (loop parameters are shared by every row)
+            ins = [np.asarray(env[n], dtype=np.float64) for n, _ in fn.inputs
+                   if n in env and np.ndim(env[n]) == 2]
             if not ins:
                 continue
             rows = np.shape(ins[0])[0]
