@@ -219,10 +219,11 @@ def analyze_loop(loop: Loop, *, timeout: float = 60.0, lift: bool = True) -> Ana
         return a
 
     found: list = []
+    methods: dict = {}
 
     def synth():
         try:
-            cands, tried = synthesize(loop, triples, deadline=deadline)
+            cands, tried = synthesize(loop, triples, deadline=deadline, methods=methods)
         except SearchTimeout:
             return "timeout", "the search for a combine ran out of time"
         found.extend(cands)
@@ -252,7 +253,9 @@ def analyze_loop(loop: Loop, *, timeout: float = 60.0, lift: bool = True) -> Ana
                 break
         _, cand, statuses, details, timed_out = best
         a.combine_fn = cand
-        a.method = "sketch from left, completed by enumeration over reachable states"
+        kinds = sorted(set(methods.values()))
+        a.method = kinds[0] if len(kinds) == 1 else "; ".join(f"{k}: {v}" for k, v in methods.items())
+        a.method += " (each term checked on batched reachable states, then proved)"
         a.proofs.update(statuses)
         a.law_details.update(details)
         if any(s == "failed" for s in statuses.values()):

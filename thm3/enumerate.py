@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from thm3.interpret import NUMPY, evaluate, quiet
-from thm3.ir import Expr, Loop, Op, Type, const, var, walk
+from thm3.ir import UNARY, Expr, Loop, Op, Type, const, var, walk
 from thm3.sampling import Triples, batch_close
 
 FIELD_SECONDS = 5.0         # at most this long for one field, when the caller allows more
@@ -63,9 +63,9 @@ def result_type(op: Op, arg, kids: tuple[Type, ...]) -> Type | None:
         case Op.EXP | Op.EXP2 | Op.LOG | Op.LOG2 | Op.SQRT:
             return None if kids[0] is Type.BOOL else Type.VEC if kids[0] is Type.VEC else Type.REAL
         case Op.POW:
-            if kids[0] is Type.BOOL:
-                return None
-            return Type.INT if kids[0] is Type.INT and arg >= 0 else kids[0] if kids[0] is Type.VEC else Type.REAL
+            if kids[0] in (Type.BOOL, Type.VEC):
+                return None if kids[0] is Type.BOOL else Type.VEC
+            return Type.INT if kids[0] is Type.INT and arg >= 0 else Type.REAL
         case Op.ADD | Op.SUB | Op.MUL | Op.MAX | Op.MIN:
             return _promote(*kids) if all(k in NUMBERS for k in kids) else None
         case Op.DIV:
@@ -115,11 +115,11 @@ def value_bits(vals: np.ndarray) -> np.ndarray:
             return (v.view(np.uint64) + _HALF) & _MASK
 
 
-def _fit(type_: Type, rows: int, width: int, v) -> np.ndarray:
+def _column(type_: Type, rows: int, width: int, v) -> np.ndarray:
+    """A value as a (rows, W) column: scalars repeat down the rows, a Vec parameter too."""
     arr = np.asarray(v).astype(_dtype(type_), copy=False)
     if arr.ndim < 2:
-        arr = arr.reshape(-1, 1) if arr.ndim == 1 and arr.shape[0] == rows and type_ is not Type.VEC \
-            else arr.reshape((1,) * (2 - arr.ndim) + arr.shape)
+        arr = arr.reshape(1, -1) if type_ is Type.VEC else arr.reshape(-1, 1)
     return np.broadcast_to(arr, (rows, width if type_ is Type.VEC else 1))
 
 
@@ -142,14 +142,14 @@ class _Rows:
             rows = t.a[0].shape[0]
             width = max([x.shape[1] for x in t.a if x.ndim == 2] + [1])
             env = dict(zip((n for n, _ in names[:k]), t.a)) | dict(zip((n for n, _ in names[k:2 * k]), t.b))
-            env |= {n: _fit(types[n], rows, width, v) for n, v in t.params.items() if n in types}
+            env |= {n: _column(types[n], rows, width, v) for n, v in t.params.items() if n in types}
             for n in parts:
-                parts[n].append(_fit(types[n], rows, width, env[n]))
+                parts[n].append(_column(types[n], rows, width, env[n]))
             with quiet():
                 got = evaluate(list(chosen.values()), env, NUMPY)
             for (j, e), v in zip(chosen.items(), got):
-                chosen_parts[j].append(_fit(e.type, rows, width, v))
-            target.append(_fit(loop.fields[i].type, rows, width, t.c[i]))
+                chosen_parts[j].append(_column(e.type, rows, width, v))
+            target.append(_column(loop.fields[i].type, rows, width, t.c[i]))
         cat = lambda xs: np.ascontiguousarray(np.concatenate(xs, axis=0))  # noqa: E731
         return _Rows({n: cat(p) for n, p in parts.items()}, {j: cat(p) for j, p in chosen_parts.items()},
                      cat(target))
@@ -201,13 +201,20 @@ def _node(op: Op, type_: Type, src: tuple[Expr, ...], arg=None) -> Expr:
     """A node as the frontend spells it: Int literals among Reals become Real literals."""
     real = type_ in (Type.REAL, Type.VEC) or (
         op in (Op.LT, Op.LE, Op.EQ, Op.NE) and any(s.type is Type.REAL for s in src))
-    if real and op not in (Op.WHERE,):
-        src = tuple(const(float(s.arg), Type.REAL) if s.op is Op.CONST and s.type is Type.INT else s
-                    for s in src)
-    elif real:
-        src = (src[0],) + tuple(const(float(s.arg), Type.REAL) if s.op is Op.CONST and s.type is Type.INT
-                                else s for s in src[1:])
+    if real:
+        src = tuple(s if (op is Op.WHERE and j == 0) or s.op is not Op.CONST or s.type is not Type.INT
+                    else const(float(s.arg), Type.REAL) for j, s in enumerate(src))
     return Expr(op, type_, src, arg)
+
+
+def _compositions(total: int, parts: int):
+    """Tuples of `parts` positive sizes that add up to `total`."""
+    if parts == 1:
+        yield (total,)
+        return
+    for first in range(1, total - parts + 2):
+        for rest in _compositions(total - first, parts - 1):
+            yield (first,) + rest
 
 
 @dataclass
@@ -223,6 +230,7 @@ class _Bucket:
 class _Hit:
     size: int
     expr: Expr
+    residual: bool
 
 
 @dataclass
@@ -239,7 +247,6 @@ class _Search:
     hits: list[_Hit] = field(default_factory=list)
     failed_rows: set = field(default_factory=set)
     stored: int = 0
-    tried: int = 0
     timed_out: bool = False
 
     def __post_init__(self):
@@ -253,7 +260,8 @@ class _Search:
     def run(self) -> None:
         self.add_leaves()
         for size in range(2, self.max_size + 1):
-            if self.hits or self.out_of_time():
+            # after a size that matched: done, or (matched on these rows only) start over
+            if self.hits or self.failed_rows or self.out_of_time():
                 return
             pending: dict[Type, tuple[list, list]] = {}
             for op, arg in self.ops:
@@ -264,7 +272,6 @@ class _Search:
                         continue
                     self.apply(op, arg, combo, out, size, pending)
                     if self.out_of_time() or len(self.hits) >= self.limit:
-                        self.keep(size, pending)
                         return
             self.keep(size, pending)
 
@@ -283,15 +290,16 @@ class _Search:
 
     def splits(self, op: Op, size: int):
         """Child buckets whose sizes add up to size - 1 (unordered for commutative ops)."""
-        arity = 3 if op is Op.WHERE else 1 if op in (Op.NOT, Op.NEG, Op.ABS, Op.EXP, Op.EXP2, Op.LOG,
-                                                          Op.LOG2, Op.SQRT, Op.POW) else 2
-        keys = sorted(self.buckets, key=lambda k: (k[1], k[0].value))
-        for combo in itertools.product(keys, repeat=arity):
-            if sum(s for _, s in combo) != size - 1:
-                continue
-            if op in COMMUTATIVE and keys.index(combo[0]) > keys.index(combo[1]):
-                continue
-            yield combo
+        arity = 3 if op is Op.WHERE else 1 if op in UNARY or op is Op.POW else 2
+        order = {k: n for n, k in enumerate(sorted(self.buckets, key=lambda k: (k[1], k[0].value)))}
+        by_size: dict[int, list] = {}
+        for key in order:
+            by_size.setdefault(key[1], []).append(key)
+        for sizes in _compositions(size - 1, arity):
+            for combo in itertools.product(*(by_size.get(n, []) for n in sizes)):
+                if op in COMMUTATIVE and order[combo[0]] > order[combo[1]]:
+                    continue
+                yield combo
 
     def apply(self, op, arg, combo, out: Type, size: int, pending) -> None:
         """Every term op(children) with children from these buckets: one child is
@@ -332,7 +340,6 @@ class _Search:
                     kids = tuple((key, int(part[r]) if f is None else f) for key, f in zip(combo, fixed))
                     return (op, arg, kids)
 
-                self.tried += len(part)
                 self.check(out, size, got, lambda r, how=how: self.build_how(out, how(r)))
                 self.store(out, got, how, pending)
 
@@ -356,7 +363,10 @@ class _Search:
                 if bad.any():
                     self.failed_rows.update(np.nonzero(bad)[0][:4].tolist())
                     continue
-                self.hits.append(_Hit(len(walk([e])) if tg.base is None else size + len(walk([tg.base])) + 1, e))
+                if tg.base is None:
+                    self.hits.append(_Hit(size, e, False))
+                else:
+                    self.hits.append(_Hit(size + len(walk([tg.base])) + 1, e, True))
 
     def store(self, type_: Type, vals: np.ndarray, how, pending) -> None:
         n = vals.shape[0]
@@ -418,8 +428,6 @@ def _grammar(loop: Loop) -> list[tuple[Op, object]]:
     ops: list[tuple[Op, object]] = [(op, None) for op in BASE_OPS]
     ops += [(op, None) for op in LOOP_OPS if op in used and op is not Op.POW]
     ops += sorted({(Op.POW, e.arg) for e in nodes if e.op is Op.POW}, key=lambda p: p[1])
-    if Op.GT in used and (Op.LT, None) not in ops:
-        ops.append((Op.LT, None))
     return ops
 
 
@@ -496,7 +504,13 @@ def enumerate_field(loop: Loop, i: int, triples: list[Triples], names, *, chosen
         found = search.hits
         if found or search.timed_out or not search.failed_rows:
             break
-        rows = np.union1d(rows, np.array(sorted(search.failed_rows), dtype=np.int64))
+        more = np.union1d(rows, np.array(sorted(search.failed_rows), dtype=np.int64))
+        if len(more) == len(rows):
+            break
+        rows = more
+    if any(h.residual is False for h in found):
+        # a residual spelling (base + r) of a plain term: its rounding is worse
+        found = [h for h in found if not h.residual]
     found.sort(key=lambda h: h.size)
     out, keys = [], set()
     for h in found:

@@ -76,7 +76,7 @@ def apply_result(loop: Loop, state, params: dict):
     env.update(_param_values(loop, params, np.float64))
     with quiet():
         out = evaluate(loop.result.outputs, env, NUMPY)
-    dim = next((np.shape(v)[-1] for v in env.values() if np.ndim(v) == 1), None)
+    dim = next((np.size(v) for v in env.values() if np.ndim(v) == 1), None)   # a Vec's length
     types = [loop.result_type] if len(out) == 1 else [e.type for e in loop.result.outputs]
     values = [_scalar_value(v, t or e.type, np.float64, dim)
               for v, t, e in zip(out, types, loop.result.outputs)]

@@ -236,9 +236,10 @@ class SearchTimeout(Exception):
 
 
 def synthesize(loop: Loop, triples: list[Triples], *, limit: int = 3,
-               deadline: float | None = None) -> tuple[list[Fn], int]:
+               deadline: float | None = None, methods: dict | None = None) -> tuple[list[Fn], int]:
     """Combines that agree with h(xs + ys) on every sampled pair, smallest first (at
-    most `limit` per field), and the number of candidate terms checked.
+    most `limit` per field), and the number of candidate terms checked.  `methods`, if
+    given, receives for each field the stage that found its term.
 
     Each sketch term is evaluated once on the batched samples; its folds and
     pass-throughs are checked on those values, so the wider shapes cost little."""
@@ -271,8 +272,10 @@ def synthesize(loop: Loop, triples: list[Triples], *, limit: int = 3,
             tried += 1
             if check.agrees(check.values(g)):
                 found.append((_size(g), g))
+        stage = "sketch from left"
         # stage 2: folds; stage 3: pass-throughs of an empty side
         if not found:
+            stage = "sketch from left, folded with a field of b"
             for e in base:
                 tick()
                 g = fold_constants(guard_for_stability(e, loop))
@@ -286,6 +289,7 @@ def synthesize(loop: Loop, triples: list[Triples], *, limit: int = 3,
                 if len(found) >= limit:
                     break
         if not found:
+            stage = "sketch from left, with an empty side passed through"
             for e in plain + base[:400]:
                 tick()
                 g = fold_constants(guard_for_stability(e, loop))
@@ -303,6 +307,7 @@ def synthesize(loop: Loop, triples: list[Triples], *, limit: int = 3,
         if not found:
             # stage 4: a combine of another shape, by bottom-up enumeration (enumerate.py)
             from thm3.enumerate import FIELD_SECONDS, enumerate_field
+            stage = "bottom-up enumeration with observational equivalence"
             end = time.monotonic() + FIELD_SECONDS
             found = [(_size(e), e) for e in enumerate_field(
                 loop, i, triples, names, chosen=chosen, limit=limit,
@@ -310,6 +315,8 @@ def synthesize(loop: Loop, triples: list[Triples], *, limit: int = 3,
         if not found:
             return [], tried
         found.sort(key=lambda t: t[0])
+        if methods is not None:
+            methods[f.name] = stage
         options[i] = [e for _, e in found[:limit]]
         chosen[i] = options[i][0]
     first = Fn(names, tuple(chosen[i] for i in range(len(loop.fields))))
