@@ -96,7 +96,7 @@ class Analysis:
                 state = run_parallel(self.loop, self.combine_fn, list(arrays), params)
                 return apply_result(self.loop, state, params)
             case "cupy":
-                from thm3.gpu.runtime import run_cupy
+                from thm3.gpu.runtime import run_cupy       # renders CUDA; imports CuPy lazily
                 return run_cupy(self, *arrays, **params)
             case _:
                 raise ValueError(f"backend must be 'numpy' or 'cupy', not {backend!r}")
@@ -275,6 +275,8 @@ def analyze_loop(loop: Loop, *, timeout: float = 60.0, lift: bool = True) -> Ana
         return a.verdict, ", ".join(f"{k} {v}" for k, v in statuses.items())
 
     step("prove", prove_laws)
+    if a.proofs.get("bird") == "failed":
+        a.reason = "; ".join(r for r in (a.reason, f"the given right fold is wrong: {a.bird_detail}") if r)
     if a.combine_fn is not None:
         step("transport", lambda: transport_step(a, triples, setting, deadline))
     step("stability", lambda: stability(a, setting, deadline))
@@ -390,6 +392,10 @@ def small_domain(loop: Loop, params: dict) -> list[tuple]:
     return out[:12]
 
 
+def _row(loop: Loop, state: tuple, r: int) -> tuple:
+    return tuple(plain(x[r]) if f.type is Type.VEC else plain(x[r][0]) for f, x in zip(loop.fields, state))
+
+
 def bounded_bird(loop: Loop, max_lists: int = 4000):
     """Every list up to a length over the small domain: (list, left, right) on a
     difference, else None; and how many lists were checked."""
@@ -416,7 +422,7 @@ def bounded_bird(loop: Loop, max_lists: int = 4000):
         if not ok.all():
             r = int(np.argmin(ok))
             xs = [plain(e[0]) if len(e) == 1 else plain(e) for e in lists[r]]
-            return (xs, plain(tuple(x[r] for x in left_state)), plain(tuple(x[r] for x in right_state))), checked
+            return (xs, _row(loop, left_state, r), _row(loop, right_state, r)), checked
     return None, checked
 
 
@@ -445,22 +451,28 @@ def lift_step(a: Analysis, deadline: float):
     return "found", "; ".join(res.added)
 
 
-def with_right_fold(text: str, b: Analysis) -> str:
-    """The lifted loop with right(e, acc) = combine(left(init, e), acc), simplified."""
-    import ast
-
-    from thm3.frontend import parse_source
+def derived_right(loop: Loop, combine: Fn) -> list[Expr]:
+    """right(e, acc) = combine(left(init, e), acc), simplified: the right fold that a
+    combine gives (over "acc.<field>", the element and the loop parameters)."""
     from thm3.ir import const as mk_const, substitute, var
-    from thm3.loopfile import render_loop
     from thm3.simplify import simplify
-    loop = parse_source(text, b.loop.path)
     init = {f"acc.{f.name}": mk_const(f.default if f.type is not Type.REAL else float(f.default),
                                       f.type if f.type is not Type.VEC else Type.REAL)
             for f in loop.fields}
     single = substitute(loop.left.outputs, init)
     mapping = {f"a.{f.name}": e for f, e in zip(loop.fields, single)}
     mapping |= {f"b.{f.name}": var(f"acc.{f.name}", f.type) for f in loop.fields}
-    right = [simplify(e) for e in substitute(b.combine_fn.outputs, mapping)]
+    return [simplify(e) for e in substitute(combine.outputs, mapping)]
+
+
+def with_right_fold(text: str, b: Analysis) -> str:
+    """The lifted loop with right(e, acc) = combine(left(init, e), acc), simplified."""
+    import ast
+
+    from thm3.frontend import parse_source
+    from thm3.loopfile import render_loop
+    loop = parse_source(text, b.loop.path)
+    right = derived_right(loop, b.combine_fn)
     doc = ast.get_docstring(ast.parse(text)) or loop.title
     title, _, rest = doc.partition("\n")
     rest = rest.strip() + ("\n" if rest.strip() else "") + \

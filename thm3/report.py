@@ -49,6 +49,11 @@ def render_report(a) -> str:
     n = 1
     w(f"{n}. Bird check (left fold = right fold): {a.proofs.get('bird', 'skipped')}")
     w(f"     {a.bird_detail}")
+    if a.proofs.get("bird") == "failed" and a.combine_fn is not None:
+        from thm3.analysis import derived_right
+        w("     the right fold the combine gives, right(e, acc) = combine(left(init, e), acc):")
+        for f, e in zip(loop.fields, derived_right(loop, a.combine_fn)):
+            w(f"       {f.name}' = {to_text(e)}")
     n += 1
     w(f"{n}. Inductive invariants (Houdini; every law below assumes them):")
     w("     " + (", ".join(a.invariants) if a.invariants else "none"))
