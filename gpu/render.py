@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from string import Template
 
 from thm3.ir import Expr, Fn, Loop, Op, Type, walk
+from thm3.printer import to_text
 
 BLOCK = 256                                 # threads per block: 8 warps
 ITEMS = {"float32": 16, "float64": 8}       # elements per lane per warp tile: 64 bytes
@@ -455,6 +456,7 @@ _HELPERS = r"""#ifndef THM3_HELPERS
 #define __device__
 #define __forceinline__ inline
 #include <cstring>
+#include <math.h>
 inline float __int_as_float(int i) { float f; std::memcpy(&f, &i, 4); return f; }
 inline double __longlong_as_double(long long i) { double f; std::memcpy(&f, &i, 8); return f; }
 #endif
@@ -463,8 +465,10 @@ inline double __longlong_as_double(long long i) { double f; std::memcpy(&f, &i, 
 #define THM3_INF_D __longlong_as_double(0x7ff0000000000000LL)
 #define THM3_NAN_D __longlong_as_double(0x7ff8000000000000LL)
 // max and min as the NumPy reference has them: a NaN on either side propagates; a tie gives b
-template <class T> __host__ __device__ __forceinline__ T thm3_max(T a, T b) { return (a > b || a != a) ? a : b; }
-template <class T> __host__ __device__ __forceinline__ T thm3_min(T a, T b) { return (a < b || a != a) ? a : b; }
+template <class A, class B>
+__host__ __device__ __forceinline__ auto thm3_max(A a, B b) -> decltype(a + b) { return (a > b || a != a) ? a : b; }
+template <class A, class B>
+__host__ __device__ __forceinline__ auto thm3_min(A a, B b) -> decltype(a + b) { return (a < b || a != a) ? a : b; }
 template <class T> __host__ __device__ __forceinline__ T thm3_abs(T a) { return a < 0 ? -a : a; }
 template <class T> __host__ __device__ __forceinline__ T thm3_powi(T x, int n) {
     T r = 1;
@@ -475,7 +479,6 @@ template <class T> __host__ __device__ __forceinline__ T thm3_powi(T x, int n) {
 
 
 def _header(spec: Spec) -> str:
-    from thm3.printer import to_text
     loop = spec.loop
     lines = [f"// thm3 kernels for `{loop.name}`: {loop.title}",
              f"// Rendered by thm3 (gpu/render.py); Real is {spec.real.ctype}"
@@ -496,7 +499,7 @@ def render_state(spec: Spec) -> str:
     members = []
     for name, ctype, count, _ in state_layout(spec):
         comment = next(f.comment for f in spec.loop.fields if f.name == name)
-        decl = f"{ctype} {c_member(name)}" + ("[THM3_DIM]" if count > 1 or _is_vec(spec, name) else "") + ";"
+        decl = f"{ctype} {c_member(name)}" + ("[THM3_DIM]" if _is_vec(spec, name) else "") + ";"
         members.append(f"    {decl:<28}" + (f"// {comment}" if comment else "").rstrip())
     dim = f"#define THM3_DIM {spec.dim}\n" if spec.dim else ""
     return (f"{dim}// The loop's state: its fields in declaration order.\n"

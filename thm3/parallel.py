@@ -223,10 +223,11 @@ class _Tree:
         if len(states[0]) % 2:
             pad = _batched_identity(self.loop, 1, self.data.dim, self.real)
             states = tuple(np.concatenate([s, p]) for s, p in zip(states, pad))
+        left = tuple(s[0::2] for s in states)
         env = dict(self.data.params)
-        env.update(zip(self.a, (s[0::2] for s in states)))
+        env.update(zip(self.a, left))
         env.update(zip(self.b, (s[1::2] for s in states)))
-        return _conform(self.combine(env), tuple(s[0::2] for s in states))
+        return _conform(self.combine(env), left)
 
 
 class _Compiled:

@@ -139,12 +139,13 @@ class Sketch:
         return plain, folds, guards
 
 
-def guard_for_stability(e: Expr, loop: Loop) -> Expr:
+def guard_for_stability(e: Expr, loop: Loop, memo: dict | None = None) -> Expr:
     """Spell the combine so the identity makes no NaN: exp(x - M) with M a max over x
     becomes `1 if x == M else exp(x - M)` (the side that holds the max takes the factor
     1 exactly, so -inf - -inf is never taken), and a division by a sum of counts that
-    can be 0 is selected away when it is 0."""
-    memo: dict[int, Expr] = {}
+    can be 0 is selected away when it is 0.  `memo` may be shared between calls so
+    that equal inputs give the same output objects."""
+    memo = {} if memo is None else memo
 
     def max_args(m: Expr) -> list[Expr]:
         if m.op is Op.MAX:
@@ -159,10 +160,11 @@ def guard_for_stability(e: Expr, loop: Loop) -> Expr:
             (inner.op in (Op.EXP, Op.EXP2) and inner.src[0].op is Op.SUB and inner.src[0].src[1] is x.src[0].src[1])
 
     def go(x: Expr) -> Expr:
-        if id(x) in memo:
-            return memo[id(x)]
+        got = memo.get(id(x))
+        if got is not None and got[0] is x:
+            return got[1]
         if guarded_already(x):
-            memo[id(x)] = x
+            memo[id(x)] = (x, x)
             return x
         src = tuple(go(s) for s in x.src)
         out = x if all(a is b for a, b in zip(src, x.src)) else Expr(x.op, x.type, src, x.arg)
@@ -175,22 +177,23 @@ def guard_for_stability(e: Expr, loop: Loop) -> Expr:
             den = out.src[1]
             zero = const(0.0) if den.type is not Type.INT else const(0)
             out = Expr(Op.WHERE, out.type, (Expr(Op.EQ, Type.BOOL, (den, zero)), const(0.0), out))
-        memo[id(x)] = out
+        memo[id(x)] = (x, out)
         return out
 
     return go(e)
 
 
-def fold_constants(e: Expr) -> Expr:
+def fold_constants(e: Expr, memo: dict | None = None) -> Expr:
     """Selects and connectives on constant conditions, left by holes filled with True."""
-    memo: dict[int, Expr] = {}
+    memo = {} if memo is None else memo
 
     def is_c(x, v):
         return x.op is Op.CONST and x.type is Type.BOOL and x.arg is v
 
     def go(x: Expr) -> Expr:
-        if id(x) in memo:
-            return memo[id(x)]
+        got = memo.get(id(x))
+        if got is not None and got[0] is x:
+            return got[1]
         src = tuple(go(s) for s in x.src)
         out = x if all(a is b for a, b in zip(src, x.src)) else Expr(x.op, x.type, src, x.arg)
         match out.op:
@@ -208,7 +211,7 @@ def fold_constants(e: Expr) -> Expr:
                 out = src[0]
             case Op.NOT if src[0].op is Op.CONST and src[0].type is Type.BOOL:
                 out = const(not src[0].arg)
-        memo[id(x)] = out
+        memo[id(x)] = (x, out)
         return out
 
     return go(e)
@@ -255,6 +258,16 @@ def synthesize(loop: Loop, triples: list[Triples], *, limit: int = 3,
         plain, folds, guards = sk.wrappers(i)
         base = sorted(sk.alternatives(sk.outputs[i], i, chosen, f.type in (Type.REAL, Type.VEC)), key=_size)
         check = _Checker(names, triples, i)
+        g_memo: dict = {}
+        f_memo: dict = {}
+        spelled: dict = {}
+
+        def spell(e: Expr) -> Expr:
+            got = spelled.get(id(e))
+            if got is None or got[0] is not e:
+                got = spelled[id(e)] = (e, fold_constants(guard_for_stability(e, loop, g_memo), f_memo))
+            return got[1]
+
         found: list[tuple[int, Expr]] = []
         seen: set[str] = set()
         # stage 1: plain terms and the sketch itself
@@ -264,13 +277,13 @@ def synthesize(loop: Loop, triples: list[Triples], *, limit: int = 3,
 
         for e in plain + base:
             tick()
-            g = fold_constants(guard_for_stability(e, loop))
+            g = spell(e)
             key = repr(g)
             if key in seen:
                 continue
             seen.add(key)
             tried += 1
-            if check.agrees(check.values(g)):
+            if check.passes(g):
                 found.append((_size(g), g))
         stage = "sketch from left"
         # stage 2: folds; stage 3: pass-throughs of an empty side
@@ -278,13 +291,14 @@ def synthesize(loop: Loop, triples: list[Triples], *, limit: int = 3,
             stage = "sketch from left, folded with a field of b"
             for e in base:
                 tick()
-                g = fold_constants(guard_for_stability(e, loop))
-                vals = check.values(g)
+                g = spell(e)
+                vals = check.small.values(g)
                 if vals is None:
                     continue
-                for op, bg in folds:
-                    tried += 1
-                    if check.agrees(check.apply(op, vals, bg)):
+                tried += len(folds)
+                for j in check.small.fold_hits(vals, folds):
+                    op, bg = folds[j]
+                    if check.agrees(check.apply(op, check.values(g), bg)):
                         found.append((_size(g) + 2, _mk(op, f.type, g, bg)))
                 if len(found) >= limit:
                     break
@@ -292,16 +306,19 @@ def synthesize(loop: Loop, triples: list[Triples], *, limit: int = 3,
             stage = "sketch from left, with an empty side passed through"
             for e in plain + base[:400]:
                 tick()
-                g = fold_constants(guard_for_stability(e, loop))
-                vals = check.values(g)
+                g = spell(e)
+                small = check.small
+                vals = small.values(g)
                 if vals is None:
                     continue
-                shapes = [(g, vals)] + [(_mk(op, f.type, g, bg), check.apply(op, vals, bg)) for op, bg in folds]
+                shapes = [(g, vals)] + [(_mk(op, f.type, g, bg), small.apply(op, vals, bg)) for op, bg in folds]
                 for term, tv in shapes:
                     for cond, other in guards:
                         tried += 1
-                        if check.agrees(check.select(cond, other, tv)):
-                            found.append((_size(term) + 4, _mk(Op.WHERE, f.type, cond, other, term)))
+                        if small.agrees(small.select(cond, other, tv)):
+                            whole = _mk(Op.WHERE, f.type, cond, other, term)
+                            if check.agrees(check.values(whole)):
+                                found.append((_size(term) + 4, whole))
                 if len(found) >= limit:
                     break
         if not found:
@@ -333,8 +350,53 @@ def synthesize(loop: Loop, triples: list[Triples], *, limit: int = 3,
 class _Checker:
     """Evaluates terms on the batched samples and compares with h(xs + ys)."""
 
-    def __init__(self, names, triples: list[Triples], field: int):
+    def __init__(self, names, triples: list[Triples], field: int, probe: bool = True):
         self.names, self.triples, self.field = names, triples, field
+        # A few rows of every block of list lengths: most candidates fail there, cheaply.
+        self.small = _Checker(names, [_rows(t, slice(None, None, 12)) for t in triples], field,
+                              probe=False) if probe else None
+
+    def passes(self, e: Expr) -> bool:
+        return self.small.agrees(self.small.values(e)) and self.agrees(self.values(e))
+
+    def leaf(self, e: Expr) -> list:
+        """Values of a small term (a field of b, a condition), computed once."""
+        key = repr(e)
+        got = self._leaves.get(key) if hasattr(self, "_leaves") else None
+        if got is None:
+            if not hasattr(self, "_leaves"):
+                self._leaves = {}
+            with quiet():
+                got = self._leaves[key] = [evaluate([e], self._env(t), NUMPY)[0] for t in self.triples]
+        return got
+
+    def fold_hits(self, vals, folds) -> list[int]:
+        """Indices of the folds op(V, b.g) that agree, all operands of one op at once."""
+        hits = []
+        by_op: dict = {}
+        for j, (op, bg) in enumerate(folds):
+            by_op.setdefault(op, []).append(j)
+        with quiet():
+            for op, js in by_op.items():
+                ok = np.ones(len(js), dtype=bool)
+                for t_i, t in enumerate(self.triples):
+                    v = np.asarray(vals[t_i])
+                    want = t.c[self.field]
+                    try:
+                        ops = np.stack([np.broadcast_to(self.leaf(folds[j][1])[t_i], want.shape) for j in js], axis=1)
+                        got = NUMPY[op](np.broadcast_to(v, want.shape)[:, None], ops)
+                        w = np.broadcast_to(want[:, None], got.shape).astype(np.float64)
+                        g = got.astype(np.float64)
+                        close = (g == w) | (np.isnan(g) & np.isnan(w)) | (np.isfinite(g) & np.isfinite(w) & (
+                            np.abs(g - w) <= 1e-9 + 1e-7 * np.maximum(np.abs(g), np.abs(w))))
+                    except (ValueError, TypeError):
+                        ok[:] = False
+                        break
+                    ok &= close.reshape(close.shape[0], close.shape[1], -1).all(axis=(0, 2))
+                    if not ok.any():
+                        break
+                hits += [j for j, good in zip(js, ok) if good]
+        return sorted(hits)
 
     def _env(self, t: Triples) -> dict:
         k = len(t.a)
@@ -342,6 +404,8 @@ class _Checker:
             dict(zip((n for n, _ in self.names[k:2 * k]), t.b)) | t.params
 
     def values(self, e: Expr):
+        if self.small is None:
+            return self._values_memo(e)
         out = []
         with quiet():
             for t in self.triples:
@@ -351,19 +415,47 @@ class _Checker:
                     return None
         return out
 
+    def _values_memo(self, e: Expr):
+        """Values on every triple, remembering each node: candidates share most of their
+        subterms, so a new candidate costs only its new nodes (the probe rows are few)."""
+        if not hasattr(self, "_memo"):
+            self._memo, self._envs = {}, [self._env(t) for t in self.triples]
+        memo, envs = self._memo, self._envs
+
+        def val(x: Expr):
+            got = memo.get(id(x))
+            if got is not None and got[0] is x:
+                return got[1]
+            match x.op:
+                case Op.CONST:
+                    v = [NUMPY[Op.CONST](x.arg, x.type)] * len(envs)
+                case Op.VAR:
+                    v = [env[x.arg] for env in envs]
+                case Op.POW:
+                    v = [NUMPY[Op.POW](b, x.arg) for b in val(x.src[0])]
+                case _:
+                    kids = [val(c) for c in x.src]
+                    v = [NUMPY[x.op](*args) for args in zip(*kids)]
+            memo[id(x)] = (x, v)
+            return v
+
+        with quiet():
+            try:
+                return val(e)
+            except (ValueError, TypeError, OverflowError):
+                return None
+
     def apply(self, op: Op, vals, operand: Expr):
         if vals is None:
             return None
         with quiet():
-            return [NUMPY[op](v, evaluate([operand], self._env(t), NUMPY)[0])
-                    for v, t in zip(vals, self.triples)]
+            return [NUMPY[op](v, w) for v, w in zip(vals, self.leaf(operand))]
 
     def select(self, cond: Expr, other: Expr, vals):
         if vals is None:
             return None
         with quiet():
-            return [np.where(*evaluate([cond, other], self._env(t), NUMPY), v)
-                    for v, t in zip(vals, self.triples)]
+            return [np.where(c, o, v) for v, c, o in zip(vals, self.leaf(cond), self.leaf(other))]
 
     def agrees(self, vals) -> bool:
         if vals is None:
@@ -376,6 +468,11 @@ class _Checker:
             except ValueError:
                 return False
         return True
+
+
+def _rows(t: Triples, rows) -> Triples:
+    return Triples(t.params, tuple(x[rows] for x in t.a), tuple(x[rows] for x in t.b),
+                   tuple(x[rows] for x in t.c))
 
 
 def _agrees(e: Expr, i: int, names, triples: list[Triples]) -> bool:

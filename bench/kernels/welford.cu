@@ -1,0 +1,229 @@
+// thm3 kernels for `welford`: Welford variance: one-pass mean and sum of squared deviations (population variance).
+// Rendered by thm3 (gpu/render.py); Real is float.
+// combine(a, b), with identity n = 0, mean = 0.0, M2 = 0.0:
+//   n = a.n + b.n
+//   mean = a.mean + b.n * (0.0 if a.n + b.n == 0 else (b.mean - a.mean) / (a.n + b.n))
+//   M2 = a.M2 + b.n * ((b.mean - a.mean) * (b.mean - (a.mean + b.n * (0.0 if a.n + b.n == 0 else (b.mean - a.mean) / (a.n + b.n))))) + b.M2
+
+#ifndef THM3_HELPERS
+#define THM3_HELPERS
+// Helpers shared by every thm3 render (guarded, so that several renders concatenate).
+#if !defined(__CUDACC__) && !defined(__CUDACC_RTC__)
+// a host compiler: the functions below are plain C++
+#define __host__
+#define __device__
+#define __forceinline__ inline
+#include <cstring>
+#include <math.h>
+inline float __int_as_float(int i) { float f; std::memcpy(&f, &i, 4); return f; }
+inline double __longlong_as_double(long long i) { double f; std::memcpy(&f, &i, 8); return f; }
+#endif
+#define THM3_INF_F __int_as_float(0x7f800000)
+#define THM3_NAN_F __int_as_float(0x7fc00000)
+#define THM3_INF_D __longlong_as_double(0x7ff0000000000000LL)
+#define THM3_NAN_D __longlong_as_double(0x7ff8000000000000LL)
+// max and min as the NumPy reference has them: a NaN on either side propagates; a tie gives b
+template <class A, class B>
+__host__ __device__ __forceinline__ auto thm3_max(A a, B b) -> decltype(a + b) { return (a > b || a != a) ? a : b; }
+template <class A, class B>
+__host__ __device__ __forceinline__ auto thm3_min(A a, B b) -> decltype(a + b) { return (a < b || a != a) ? a : b; }
+template <class T> __host__ __device__ __forceinline__ T thm3_abs(T a) { return a < 0 ? -a : a; }
+template <class T> __host__ __device__ __forceinline__ T thm3_powi(T x, int n) {
+    T r = 1;
+    for (int k = 0; k < n; ++k) r *= x;
+    return r;
+}
+#endif
+
+// The loop's state: its fields in declaration order.
+struct State {
+    long long n;                // number of elements seen
+    float mean;                 // mean of the elements seen
+    float M2;                   // sum of squared deviations from the mean
+};
+static_assert(sizeof(State) == 16, "State layout");
+
+// identity: h of the empty list, the fields' defaults
+__host__ __device__ __forceinline__ State thm3_identity() {
+    State r;
+    r.n = 0;
+    r.mean = 0.0f;
+    r.M2 = 0.0f;
+    return r;
+}
+
+// left: one step of the sequential fold
+__host__ __device__ __forceinline__ State thm3_left(const State& acc, float x) {
+    State r;
+    const long long t0 = acc.n + 1;
+    const float t1 = x - acc.mean;
+    const float t2 = acc.mean + t1 / (float)t0;
+    r.n = t0;
+    r.mean = t2;
+    r.M2 = acc.M2 + t1 * (x - t2);
+    return r;
+}
+
+// combine: h(xs + ys) from a = h(xs) and b = h(ys); a is the earlier part
+__host__ __device__ __forceinline__ State thm3_combine(const State& a, const State& b) {
+    State r;
+    const long long t0 = a.n + b.n;
+    const float t1 = b.mean - a.mean;
+    const float t2 = a.mean + (float)b.n * (t0 == 0 ? 0.0f : t1 / (float)t0);
+    r.n = t0;
+    r.mean = t2;
+    r.M2 = a.M2 + (float)b.n * (t1 * (b.mean - t2)) + b.M2;
+    return r;
+}
+
+// result: the loop's answer from the final state
+__host__ __device__ __forceinline__ void thm3_result(const State& acc, float* out) {
+    out[0] = acc.n > 0 ? acc.M2 / (float)acc.n : 0.0f;
+}
+
+// ---- the reduction, in list order ---------------------------------------------------
+// Element i is the left operand's side of every combine that joins it with element i + 1:
+//  - a warp tile is 32 * THM3_ITEMS consecutive elements; lane l folds elements
+//    [l * THM3_ITEMS, (l + 1) * THM3_ITEMS) of it with left, from the identity;
+//  - the warp combines its 32 runs with shuffles at offsets 1, 2, 4, 8, 16, the lower
+//    lane always the left operand, so lane 0 holds the tile's state;
+//  - each warp carries a running state over a contiguous range of warp tiles, and the
+//    warps of a block are combined in order through shared memory;
+//  - each block reduces a contiguous range and writes one partial State; a second launch
+//    combines the partials in order.  No atomics: the result is deterministic.
+#ifndef THM3_BLOCK
+#define THM3_BLOCK 256
+#endif
+#ifndef THM3_ITEMS
+#define THM3_ITEMS 16
+#endif
+#define THM3_VECTOR 4
+#define THM3_WARPS (THM3_BLOCK / 32)
+#define THM3_WARP_TILE (32 * THM3_ITEMS)
+static_assert(THM3_BLOCK >= 32 && THM3_BLOCK <= 1024 && (THM3_BLOCK & (THM3_BLOCK - 1)) == 0,
+              "THM3_BLOCK: a power of two from 32 to 1024");
+static_assert(THM3_ITEMS % THM3_VECTOR == 0, "THM3_ITEMS: a multiple of the vector width");
+
+// 16 bytes of Reals, for vectorised loads.
+struct alignas(16) thm3_vec { float v[THM3_VECTOR]; };
+
+__device__ __forceinline__ bool thm3_aligned(const void* p) {
+    return (reinterpret_cast<unsigned long long>(p) & 15) == 0;
+}
+
+// A whole State down the warp, field by field in declaration order.
+__device__ __forceinline__ State thm3_shfl_down(const State& s, int offset) {
+    State r;
+    r.n = __shfl_down_sync(0xffffffffu, s.n, offset);
+    r.mean = __shfl_down_sync(0xffffffffu, s.mean, offset);
+    r.M2 = __shfl_down_sync(0xffffffffu, s.M2, offset);
+    return r;
+}
+
+// After the shuffles at offsets 1, 2, 4, ... < width, lane 0 holds the in-order combine of
+// lanes [0, width): lane i combines its value (the left operand) with lane i + offset's.
+__device__ __forceinline__ State thm3_warp_reduce(State s, int width) {
+    for (int offset = 1; offset < width; offset <<= 1)
+        s = thm3_combine(s, thm3_shfl_down(s, offset));
+    return s;
+}
+
+// The warps' states (each valid in its lane 0) combined in warp order; valid in thread 0.
+__device__ __forceinline__ State thm3_combine_warps(const State& mine) {
+    __shared__ State warp_state[THM3_WARPS];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    if (lane == 0) warp_state[warp] = mine;
+    __syncthreads();
+    State s = thm3_identity();
+    if (warp == 0)
+        s = thm3_warp_reduce(lane < THM3_WARPS ? warp_state[lane] : thm3_identity(), THM3_WARPS);
+    __syncthreads();                        // warp_state may be written again next call
+    return s;
+}
+
+// h of the elements [0, count) of one range, the pointers at its start and `first` the
+// position of its first element in the whole array; valid in thread 0.  Warp w takes the
+// warp tiles [tiles * w / WARPS, tiles * (w + 1) / WARPS).
+__device__ State thm3_fold_range(const float* in_x, long long count, long long first) {
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const long long tiles = (count + THM3_WARP_TILE - 1) / THM3_WARP_TILE;
+    const long long tile_end = tiles * (warp + 1) / THM3_WARPS;
+    const bool aligned = thm3_aligned(in_x);
+    State running = thm3_identity();
+    for (long long tile = tiles * warp / THM3_WARPS; tile < tile_end; ++tile) {
+        const long long i0 = tile * THM3_WARP_TILE + (long long)lane * THM3_ITEMS;
+        State s = thm3_identity();
+        if (aligned && i0 + THM3_ITEMS <= count) {
+            // a full run: 16-byte loads, all issued before the first step
+            thm3_vec v_x[THM3_ITEMS / THM3_VECTOR];
+            #pragma unroll
+            for (int v = 0; v < THM3_ITEMS / THM3_VECTOR; ++v) {
+                v_x[v] = reinterpret_cast<const thm3_vec*>(in_x + i0)[v];
+            }
+            #pragma unroll
+            for (int k = 0; k < THM3_ITEMS; ++k) s = thm3_left(s, v_x[k / THM3_VECTOR].v[k % THM3_VECTOR]);
+        } else {
+            // the end of the range (or arrays off 16-byte alignment): one element at a time
+            for (int k = 0; k < THM3_ITEMS; ++k) {
+                const long long i = i0 + k;
+                if (i < count) s = thm3_left(s, in_x[i]);
+            }
+        }
+        s = thm3_warp_reduce(s, 32);
+        running = thm3_combine(running, s);     // meaningful in lane 0
+    }
+    return thm3_combine_warps(running);
+}
+
+// The final state of one reduction: its fields and its result, at position `row`.
+__device__ __forceinline__ void thm3_store(const State& s, long long row,
+                                           long long* __restrict__ out_n,
+                                           float* __restrict__ out_mean,
+                                           float* __restrict__ out_M2,
+                                           float* __restrict__ out_result) {
+    out_n[row] = s.n;
+    out_mean[row] = s.mean;
+    out_M2[row] = s.M2;
+    thm3_result(s, out_result + row);
+}
+
+// Pass 1: block b reduces the warp tiles [tiles * b / grid, tiles * (b + 1) / grid)
+// and writes its partial state.
+extern "C" __global__ void __launch_bounds__(THM3_BLOCK)
+thm3_reduce_blocks(const float* __restrict__ in_x, long long n, State* __restrict__ partial) {
+    const long long tiles = (n + THM3_WARP_TILE - 1) / THM3_WARP_TILE;
+    const long long b = blockIdx.x, grid = gridDim.x;
+    const long long begin = tiles * b / grid * THM3_WARP_TILE;
+    const long long end_tile = tiles * (b + 1) / grid * THM3_WARP_TILE;
+    const long long end = end_tile < n ? end_tile : n;
+    const long long count = begin < end ? end - begin : 0;
+    const State s = thm3_fold_range(in_x + begin, count, begin);
+    if (threadIdx.x == 0) partial[blockIdx.x] = s;
+}
+
+// Pass 2, one block: thread t combines the partials [t * per, (t + 1) * per) in order,
+// then the block combines the threads in order; stores the state and the result.
+extern "C" __global__ void __launch_bounds__(THM3_BLOCK)
+thm3_reduce_partials(const State* __restrict__ partial, int count, long long* __restrict__ out_n,
+                     float* __restrict__ out_mean, float* __restrict__ out_M2,
+                     float* __restrict__ out_result) {
+    const int per = (count + THM3_BLOCK - 1) / THM3_BLOCK;
+    const int begin = threadIdx.x * per;
+    const int end = begin + per < count ? begin + per : count;
+    State s = thm3_identity();
+    for (int j = begin; j < end; ++j) s = thm3_combine(s, partial[j]);
+    s = thm3_combine_warps(thm3_warp_reduce(s, 32));
+    if (threadIdx.x == 0) thm3_store(s, 0, out_n, out_mean, out_M2, out_result);
+}
+
+// One reduction per row of a (rows, n) input, one block per row (Index: the position in
+// the row).  The 16-byte loads need each row at a 16-byte boundary (n * sizeof a multiple
+// of 16); other rows take the scalar path.
+extern "C" __global__ void __launch_bounds__(THM3_BLOCK)
+thm3_reduce_rows(const float* __restrict__ in_x, long long n, long long* __restrict__ out_n,
+                 float* __restrict__ out_mean, float* __restrict__ out_M2,
+                 float* __restrict__ out_result) {
+    const long long row = blockIdx.x;
+    const State s = thm3_fold_range(in_x + row * n, n, 0);
+    if (threadIdx.x == 0) thm3_store(s, row, out_n, out_mean, out_M2, out_result);
+}
