@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# The device check for a lent GPU machine (CuPy there, no z3): the gpu tests of the kernel
-# stage, then the bandwidth table of bench/gpu_reduce.py.  The kernels it times come
-# emitted, from bench/kernels/ (run bench/prepare_gpu.py here first).  About 2 minutes.
+# The one device check for a lent GPU machine (CuPy, torch, NumPy there; no z3):
+#   1. the gpu tests of the reduction kernels and of the attention kernel;
+#   2. reduction GB/s at n = 2**28 next to cupy.sum and a multi-pass CuPy composition;
+#   3. attention TFLOP/s next to torch SDPA, and decoding GB/s next to the copy bandwidth.
+# Kernels travel emitted (run `python bench/prepare_gpu.py` here first); z3 travels as a
+# wheel in .whl/ (see README, "GPU check").  About 4 minutes on an H200.
 #
-#   bash bench/gpu_check.sh [OUTDIR]        # OUTDIR: logs and the table (default bench/results)
+#   bash bench/gpu_check.sh [OUTDIR]        # OUTDIR: logs and tables (default bench/results)
 set -u -o pipefail
 cd "$(dirname "$0")/.."
 out=${1:-bench/results}
@@ -11,10 +14,22 @@ mkdir -p "$out"
 export PYTHONUNBUFFERED=1
 py=$(command -v python3 || command -v python)
 
-nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,memory.used --format=csv 2>&1 | tee "$out/gpu_check-nvidia-smi.txt"
-timeout 300 "$py" -m pytest tests/test_kernels.py -m gpu -q -rs -p no:cacheprovider 2>&1 | tee "$out/gpu_check-pytest.log"
+if ! "$py" -c "import z3" 2>/dev/null && ls .whl/*.whl >/dev/null 2>&1; then
+    "$py" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
+    export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
+fi
+# thm3 itself (thm3.gpu and thm3.cli map onto gpu/ and cli/): no dependencies to fetch
+"$py" -m pip install -q --no-deps --no-build-isolation -e . 2>&1 | tail -2
+
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,memory.used --format=csv 2>&1 | tee "$out/gpu_check-nvidia-smi.txt"
+"$py" -c "import cupy; print('cupy', cupy.__version__)" 2>&1 | tee -a "$out/gpu_check-nvidia-smi.txt"
+timeout 240 "$py" -m pytest tests/test_kernels.py tests/test_attention.py -m "gpu and not slow" -q -rs \
+    -p no:cacheprovider 2>&1 | tee "$out/gpu_check-pytest.log"
 tests=$?
-timeout 150 "$py" bench/gpu_reduce.py --out "$out" 2>&1 | tee "$out/gpu_check-reduce.log"
-bench=$?
-echo "pytest exit $tests, bench exit $bench"
-exit $(( tests != 0 ? tests : bench ))
+timeout 120 "$py" bench/gpu_reduce.py --out "$out" 2>&1 | tee "$out/gpu_check-reduce.log"
+reduce=$?
+timeout 180 "$py" bench/attention.py --quick --combine-lane bench/kernels/flash_attention_lane.cu \
+    --out "$out" 2>&1 | tee "$out/gpu_check-attention.log"
+attn=$?
+echo "pytest exit $tests, reduce bench exit $reduce, attention bench exit $attn"
+exit $(( tests != 0 ? tests : (reduce != 0 ? reduce : attn) ))

@@ -2,6 +2,7 @@
 and its solvers are; the GPU machine has CuPy but no z3, so the kernels travel as files).
 
     python bench/prepare_gpu.py            # sum, mps, welford, safe_softmax; float32
+                                           # and FlashAttention's derived lane combine
 """
 from __future__ import annotations
 
@@ -34,6 +35,19 @@ def main() -> None:
             raise SystemExit(f"{name}: no combine ({a.verdict}: {a.reason})")
         cu, py = emit(a.loop, a.combine_fn, args.out, dtype=args.dtype)
         print(f"{name}: {a.verdict}, proofs {a.proofs} -> {py.relative_to(ROOT)}")
+    # FlashAttention: the derived combine as the lane function the attention kernel calls,
+    # and the emitted module (D = 64 and 128) that bench/attention.py and the GPU tests use.
+    from thm3.attention import recognize
+    from thm3.gpu.emit_attention import combine_lane_source, emit_attention
+    a = thm3.analyze(ROOT / "samples" / "flash_attention.py", lift=False)
+    shape = recognize(a.loop, a.transport_map)
+    if shape is None:
+        raise SystemExit("flash_attention: not recognised as attention")
+    lane = Path(args.out) / "flash_attention_lane.cu"
+    lane.write_text(combine_lane_source(a.loop, a.combine_fn, shape))
+    for dim in (64, 128):
+        emit_attention(a, shape, Path(args.out) / f"attention_d{dim}", dim=dim)
+    print(f"flash_attention: {a.verdict}, proofs {a.proofs} -> {lane.relative_to(ROOT)}")
 
 
 if __name__ == "__main__":

@@ -125,13 +125,13 @@ def run(file, n, backend, dim, seed, timeout):
     """Run the parallel reduction on random data and compare it with the sequential fold."""
     import numpy as np
     from thm3.parallel import apply_result, run_sequential
-    from thm3.sampling import Domain
+    from thm3.sampling import random_arrays
     a = _load(file, timeout, lift=False)
     if a.combine_fn is None:
         click.echo(f"{file}: {a.verdict}: {a.reason}; no parallel form", err=True)
         sys.exit(1)
     rng = np.random.default_rng(seed)
-    arrays, params = random_inputs(a.loop, n, dim, rng)
+    arrays, params = random_arrays(a.loop, n, dim, rng)
     t0 = time.perf_counter()
     par = a.run(*arrays, backend=backend, **params)
     t1 = time.perf_counter()
@@ -143,28 +143,6 @@ def run(file, n, backend, dim, seed, timeout):
     click.echo(f"  sequential {_short(seq)}   {t2 - t1:.4f} s")
     click.echo(f"  max relative difference {diff:.3g}")
     sys.exit(0 if diff <= 1e-6 or diff != diff and _short(par) == _short(seq) else 1)
-
-
-def random_inputs(loop, n, dim, rng):
-    """Arrays per element parameter honouring the preconditions, and loop parameters."""
-    import numpy as np
-    from thm3.sampling import Domain
-    dom = Domain(loop, dim)
-    params = dom.params(rng, small=False)
-    elems = dom.random_list(rng, params, min(n, 4096), small=False) if n else []
-    arrays = []
-    for j, d in enumerate(loop.elements):
-        if d.index:
-            continue
-        col = [e[j] for e in elems]
-        base = np.asarray(col) if col else np.zeros((0, dim) if d.type.value == "Vec" else 0)
-        reps = -(-n // max(1, len(col))) if col else 0
-        arr = np.concatenate([base] * reps)[:n] if col else base
-        if d.type.value != "Vec" and len(col) and not d.index and arr.dtype.kind == "f" and \
-                not loop.preconditions:
-            arr = rng.normal(0, 3, size=n)
-        arrays.append(arr)
-    return arrays, params
 
 
 def _short(v) -> str:

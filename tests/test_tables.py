@@ -29,3 +29,38 @@ def test_printer_covers_every_op():
 def test_cuda_table_covers_every_op():
     render = pytest.importorskip("thm3.gpu.render")
     assert set(render.CUDA) >= EVALUATED
+
+
+def test_python_table_covers_every_op():
+    from thm3.interpret import PYTHON
+    assert set(PYTHON) == EVALUATED
+
+
+VALUES = [0.0, -0.0, 1.0, -2.5, 3.0, 1e308, -1e308, float("inf"), float("-inf"), float("nan"), 700.0, -800.0]
+
+
+@pytest.mark.parametrize("op", sorted(set(Op) - {Op.VAR, Op.CONST, Op.DOT, Op.POW, Op.WHERE, Op.AND, Op.OR,
+                                                 Op.NOT}, key=lambda o: o.name))
+def test_python_table_means_what_numpy_table_means(op):
+    """The sequential reference (Python floats) and the NumPy table agree on every
+    operation, including infinities, NaN, overflow and division by zero."""
+    import numpy as np
+    from thm3.interpret import NUMPY, PYTHON, quiet
+    arity = 1 if op in (Op.NEG, Op.ABS, Op.EXP, Op.EXP2, Op.LOG, Op.LOG2, Op.SQRT) else 2
+    import itertools
+    for args in itertools.product(VALUES, repeat=arity):
+        with quiet():
+            want = np.asarray(NUMPY[op](*(np.float64(a) for a in args)), dtype=np.float64)
+            got = np.asarray(PYTHON[op](*args), dtype=np.float64)
+        assert (got == want) or (np.isnan(got) and np.isnan(want)), (op, args, got, want)
+
+
+def test_python_table_pow():
+    import numpy as np
+    from thm3.interpret import NUMPY, PYTHON, quiet
+    for a in VALUES:
+        for n in (-2, -1, 0, 1, 2, 3):
+            with quiet():
+                want = np.float64(NUMPY[Op.POW](np.float64(a), n))
+                got = np.float64(PYTHON[Op.POW](a, n))
+            assert got == want or (np.isnan(got) and np.isnan(want)), (a, n, got, want)

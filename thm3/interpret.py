@@ -5,6 +5,9 @@ Other tables (SymPy, Z3, the prover's extended reals, the CUDA printer) live wit
 stage that uses them; `tests/test_tables.py` checks that each covers every `Op`."""
 from __future__ import annotations
 
+import math
+import operator
+
 import numpy as np
 
 from thm3.ir import Expr, Fn, Op, Type, walk
@@ -99,3 +102,138 @@ NUMPY: dict = {
 def quiet():
     """NumPy error state for evaluating loops: inf/NaN are values, not warnings."""
     return np.errstate(all="ignore")
+
+
+# -- Python floats: the same meaning as NUMPY, for element-by-element folds ---------
+# NumPy scalars cost about a microsecond an operation; a sequential fold over 10**6
+# elements is the reference the parallel forms are tested against, so it runs on
+# plain floats (NumPy arrays only for Vec values) with IEEE results where Python
+# would raise.
+
+
+def _py_div(a, b):
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        with quiet():
+            return np.true_divide(a, b)
+    try:
+        return a / b
+    except ZeroDivisionError:
+        if a != a or a == 0:
+            return math.nan
+        return math.copysign(math.inf, a) * math.copysign(1.0, b)
+
+
+def _py_unary(f, fallback):
+    def g(a):
+        if isinstance(a, np.ndarray):
+            with quiet():
+                return fallback(a)
+        try:
+            return f(a)
+        except (OverflowError, ValueError):
+            with quiet():
+                return float(fallback(np.float64(a)))
+    return g
+
+
+def _py_pow(a, n):
+    if isinstance(a, np.ndarray):
+        return _pow(a, n)
+    try:
+        return float(a) ** n if n < 0 or isinstance(a, float) else a ** n
+    except (OverflowError, ZeroDivisionError):
+        with quiet():
+            return float(_pow(np.float64(a), n))
+
+
+def _py_max(a, b):
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return _max(a, b)
+    return a if (a > b or a != a) else b
+
+
+def _py_min(a, b):
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return _min(a, b)
+    return a if (a < b or a != a) else b
+
+
+def _py_const(value, type_):
+    match type_:
+        case Type.BOOL:
+            return bool(value)
+        case Type.INT:
+            return int(value)
+        case _:
+            return float(value)
+
+
+def _py_dot(u, v):
+    return float(np.dot(u, v))
+
+
+PYTHON: dict = {
+    Op.CONST: _py_const,
+    Op.NEG: operator.neg,
+    Op.NOT: operator.not_,
+    Op.ABS: abs,
+    Op.EXP: _py_unary(math.exp, np.exp),
+    Op.EXP2: _py_unary(lambda x: 2.0 ** x, np.exp2),
+    Op.LOG: _py_unary(math.log, np.log),
+    Op.LOG2: _py_unary(math.log2, np.log2),
+    Op.SQRT: _py_unary(math.sqrt, np.sqrt),
+    Op.ADD: operator.add,
+    Op.SUB: operator.sub,
+    Op.MUL: operator.mul,
+    Op.DIV: _py_div,
+    Op.POW: _py_pow,
+    Op.MAX: _py_max,
+    Op.MIN: _py_min,
+    Op.LT: operator.lt,
+    Op.LE: operator.le,
+    Op.GT: operator.gt,
+    Op.GE: operator.ge,
+    Op.EQ: operator.eq,
+    Op.NE: operator.ne,
+    Op.AND: lambda a, b: a and b,
+    Op.OR: lambda a, b: a or b,
+    Op.WHERE: lambda c, a, b: a if c else b,
+    Op.DOT: _py_dot,
+}
+
+
+class Compiled:
+    """`fn`'s outputs as a fixed schedule over a table: the DAG is walked once, so a
+    fold calls only the table's functions, once per node and element."""
+
+    def __init__(self, outputs, table: dict):
+        order = walk(outputs)
+        slot = {id(e): i for i, e in enumerate(order)}
+        self.steps = []
+        for e in order:
+            match e.op:
+                case Op.CONST:
+                    self.steps.append(("const", table[Op.CONST](e.arg, e.type)))
+                case Op.VAR:
+                    self.steps.append(("var", e.arg))
+                case Op.POW:
+                    self.steps.append(("pow", (table[Op.POW], slot[id(e.src[0])], e.arg)))
+                case _:
+                    self.steps.append(("op", (table[e.op], tuple(slot[id(s)] for s in e.src))))
+        self.outputs = [slot[id(e)] for e in outputs]
+
+    def __call__(self, env: dict) -> list:
+        vals = []
+        push = vals.append
+        for kind, arg in self.steps:
+            if kind == "op":
+                f, srcs = arg
+                push(f(*[vals[i] for i in srcs]))
+            elif kind == "var":
+                push(env[arg])
+            elif kind == "const":
+                push(arg)
+            else:
+                f, i, n = arg
+                push(f(vals[i], n))
+        return [vals[i] for i in self.outputs]

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from thm3.interpret import NUMPY, evaluate, quiet
+from thm3.interpret import NUMPY, PYTHON, Compiled, evaluate, quiet
 from thm3.ir import Fn, Loop, Op, Type, walk
 
 # Measured on NumPy 2 (bench/numpy_backend.py): longer runs make the strided reads of
@@ -45,22 +45,33 @@ CHUNK_LEVELS = 6            # tree levels done per chunk, while it is in the cac
 
 def run_sequential(loop: Loop, arrays, params: dict, *, n: int | None = None,
                    dim: int | None = None) -> tuple:
-    """The plain left fold, element by element, with `evaluate` over the NUMPY table in
-    float64: the meaning of the loop.  `arrays` holds one array per element parameter
-    that is not an `Index` (shape (n,), or (n, D) for a Vec); returns the final state."""
+    """The plain left fold, element by element, in float64: the meaning of the loop.
+    It runs on Python floats through the PYTHON table (the NUMPY table's semantics,
+    checked op by op in tests/test_tables.py) with the DAG scheduled once.  `arrays`
+    holds one array per element parameter that is not an `Index` (shape (n,), or
+    (n, D) for a Vec); returns the final state."""
     data = _Inputs(loop, arrays, params, np.float64, n, dim)
-    state = identity(loop, dim=data.dim)
+    state = [_py_value(v, f.type) for v, f in zip(identity(loop, dim=data.dim), loop.fields)]
     names = [f"acc.{f.name}" for f in loop.fields]
+    step = Compiled(loop.left.outputs, PYTHON)
+    env = {k: _py_value(v, None) for k, v in data.params.items()}
+    columns = [(p.name, None if p.index else (a if a.ndim > 1 else a.tolist()))
+               for p, a in zip(loop.elements, data.element_arrays)]
     with quiet():
         for i in range(data.n):
-            env = dict(zip(names, state))
-            env.update(data.params)
-            for p, a in zip(loop.elements, data.element_arrays):
-                env[p.name] = np.int64(i) if p.index else a[i]
-            out = evaluate(loop.left.outputs, env, NUMPY)
-            state = tuple(_scalar_value(v, f.type, np.float64, data.dim)
-                          for v, f in zip(out, loop.fields))
-    return state
+            env.update(zip(names, state))
+            for name, col in columns:
+                env[name] = i if col is None else col[i]
+            state = step(env)
+    return tuple(_scalar_value(v, f.type, np.float64, data.dim) for v, f in zip(state, loop.fields))
+
+
+def _py_value(v, type_):
+    """A Python scalar (float, int, bool) for a NumPy scalar; arrays stay arrays."""
+    arr = np.asarray(v)
+    if arr.ndim:
+        return arr
+    return arr.item()
 
 
 def identity(loop: Loop, *, dim: int | None = None, dtype=np.float64) -> tuple:

@@ -317,3 +317,22 @@ def batch_close(x, y, rtol: float = 1e-7, atol: float = 1e-9):
         ok = (x == y) | (np.isnan(x) & np.isnan(y)) | (np.isfinite(x) & np.isfinite(y) & (
             np.abs(x - y) <= atol + rtol * np.maximum(np.abs(x), np.abs(y))))
     return ok.reshape(ok.shape[0], -1).all(axis=1) if ok.ndim > 1 else ok
+
+
+def random_arrays(loop: Loop, n: int, dim: int, rng: np.random.Generator) -> tuple[list, dict]:
+    """Arrays of n elements, one per element parameter (an Index is implicit), drawn
+    honouring the preconditions, and loop parameters: inputs for the parallel forms."""
+    dom = Domain(loop, dim)
+    params = dom.params(rng, small=False)
+    pool = dom.random_list(rng, params, min(n, 4096), small=rng.random() < 0.5) if n else []
+    picks = rng.integers(0, len(pool), size=n) if pool else np.zeros(0, dtype=int)
+    arrays = []
+    for j, d in enumerate(loop.elements):
+        if d.index:
+            continue
+        if not pool:
+            arrays.append(np.zeros((0, dim)) if d.type is Type.VEC else np.zeros(0))
+            continue
+        col = np.asarray([e[j] for e in pool])
+        arrays.append(col[picks])
+    return arrays, params
