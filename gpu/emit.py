@@ -218,7 +218,8 @@ def render_module(loop: Loop, combine: Fn, source: str, *, dtype: str = "float32
     elements = tuple((p.name, "Index" if p.index else p.type.value) for p in loop.elements)
     params = tuple((p.name, p.type.value) for p in loop.params)
     result = spec.result_type.value if spec.result_type else None
-    combine_lines = [f"    {f.name} = {to_text(e)}" for f, e in zip(loop.fields, combine.outputs)]
+    from thm3.report import with_field_names     # fields another field reads go by name
+    combine_lines = [f"    {f.name} = {to_text(e)}" for f, e in zip(loop.fields, with_field_names(loop, combine.outputs))]
     signature = ", ".join([p.name for p in data] or ["n"]) + "".join(f", {p.name}=..." for p in loop.params)
     returns = (f"the result ({result})" if result else f"the final State ({', '.join(f.name for f in loop.fields)})")
     identity = ", ".join(f"{f.name}={'0 (vector)' if f.type is Type.VEC else f.default}" for f in loop.fields)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from thm3.ir import Expr, Fn, Op, Type, walk
+from thm3.ir import Expr, Fn, Op, walk
 from thm3.printer import to_text
 
 from . import attention as fa
@@ -54,7 +54,6 @@ _NUMPY = {
 
 def numpy_combine_source(loop, combine: Fn, shape) -> str:
     """`combine_numpy(a, b)` over (m, d, o) states of NumPy arrays, m and d (..., 1)."""
-    names = {}
     lines = []
     temps: dict[int, str] = {}
     uses: dict[int, int] = {}

@@ -15,7 +15,7 @@ from thm3 import prove
 from thm3.interpret import NUMPY, evaluate, quiet
 from thm3.invariants import infer
 from thm3.ir import Expr, Fn, Loop, Op, Type, walk
-from thm3.prove import Outcome, Setting
+from thm3.prove import Setting
 from thm3.sampling import (SMALL_INTS, SMALL_REALS, Domain, batch_close, batch_combine,
                            batch_fold, batch_init, batch_step, make_triples, plain,
                            stack_elements)

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from thm3.interpret import NUMPY, evaluate, quiet
-from thm3.ir import UNARY, Expr, Loop, Op, Type, const, var, walk
+from thm3.ir import UNARY, Expr, Loop, Op, Type, const, promote, var, walk
 from thm3.sampling import Triples, batch_close
 
 FIELD_SECONDS = 5.0         # at most this long for one field, when the caller allows more
@@ -44,12 +44,6 @@ _HALF = np.uint64(1 << 11)
 _MASK = np.uint64(~((1 << 12) - 1) & (2 ** 64 - 1))
 
 
-def _promote(a: Type, b: Type) -> Type:
-    if Type.VEC in (a, b):
-        return Type.VEC
-    if Type.REAL in (a, b):
-        return Type.REAL
-    return Type.INT
 
 
 def result_type(op: Op, arg, kids: tuple[Type, ...]) -> Type | None:
@@ -67,11 +61,11 @@ def result_type(op: Op, arg, kids: tuple[Type, ...]) -> Type | None:
                 return None if kids[0] is Type.BOOL else Type.VEC
             return Type.INT if kids[0] is Type.INT and arg >= 0 else Type.REAL
         case Op.ADD | Op.SUB | Op.MUL | Op.MAX | Op.MIN:
-            return _promote(*kids) if all(k in NUMBERS for k in kids) else None
+            return promote(*kids) if all(k in NUMBERS for k in kids) else None
         case Op.DIV:
             if Type.BOOL in kids:
                 return None
-            return Type.REAL if _promote(*kids) is Type.INT else _promote(*kids)
+            return Type.REAL if promote(*kids) is Type.INT else promote(*kids)
         case Op.LT | Op.LE | Op.GT | Op.GE:
             return Type.BOOL if all(k in SCALARS for k in kids) else None
         case Op.EQ | Op.NE:
@@ -85,7 +79,7 @@ def result_type(op: Op, arg, kids: tuple[Type, ...]) -> Type | None:
             c, t, e = kids
             if c is not Type.BOOL or (t is Type.BOOL) != (e is Type.BOOL):
                 return None
-            return Type.BOOL if t is Type.BOOL else _promote(t, e)
+            return Type.BOOL if t is Type.BOOL else promote(t, e)
     raise ValueError(f"no typing rule for {op}")
 
 
@@ -188,7 +182,7 @@ class _Target:
     def wrap(self, r: Expr) -> Expr:
         if self.base is None:
             return r
-        t = _promote(self.base.type, r.type)
+        t = promote(self.base.type, r.type)
         return _node(Op.ADD if self.sign > 0 else Op.SUB, t, (self.base, r))
 
 
@@ -458,7 +452,7 @@ def _targets(loop: Loop, i: int, target: np.ndarray, rows_env: dict, bases: list
         with quiet():
             b = np.broadcast_to(evaluate([base], rows_env, NUMPY)[0], target.shape)
             for sign, vals in ((1, target - b), (-1, b - target)):
-                acc = tuple(t for t in NUMBERS if fits(_promote(base.type, t), f.type))
+                acc = tuple(t for t in NUMBERS if fits(promote(base.type, t), f.type))
                 out.append(_Target(vals, acc, base, sign))
     return out
 

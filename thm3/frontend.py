@@ -19,7 +19,7 @@ from pathlib import Path
 
 from thm3 import lang
 from thm3.errors import LoopError
-from thm3.ir import Expr, FieldDecl, Fn, Loop, Op, ParamDecl, Type, const, free_vars, var
+from thm3.ir import Expr, FieldDecl, Fn, Loop, Op, ParamDecl, Type, as_real, const, free_vars, promote, var
 
 TYPES = {"Real": Type.REAL, "Int": Type.INT, "Bool": Type.BOOL, "Vec": Type.VEC}
 LANG_NAMES = frozenset(lang.__all__)
@@ -700,7 +700,7 @@ class _Body(ast.NodeVisitor):
         if e.type is type_:
             return e
         if type_ is Type.REAL and e.type is Type.INT:
-            return _real(e)
+            return as_real(e)
         raise self.error(node, f"{what} is {type_.value} but this value is {e.type.value}",
                          f"a value of type {type_.value}" + (" (or Int)" if type_ is Type.REAL else ""))
 
@@ -790,7 +790,7 @@ class _Body(ast.NodeVisitor):
                              "x ** 2; for other powers exp(y * log(x))")
         self.numeric(base, node, "**")
         type_ = base.type if base.type is Type.VEC or (base.type is Type.INT and n >= 0) else Type.REAL
-        return Expr(Op.POW, type_, (_real(base) if type_ is not Type.INT else base,), n)
+        return Expr(Op.POW, type_, (as_real(base) if type_ is not Type.INT else base,), n)
 
     def numeric(self, e: Expr, node: ast.AST, token: str) -> None:
         if e.type is Type.BOOL:
@@ -800,11 +800,11 @@ class _Body(ast.NodeVisitor):
     def arithmetic(self, code: Op, token: str, a: Expr, b: Expr, node: ast.AST) -> Expr:
         self.numeric(a, node, token)
         self.numeric(b, node, token)
-        type_ = _promote(a.type, b.type)
+        type_ = promote(a.type, b.type)
         if code is Op.DIV and type_ is Type.INT:
             type_ = Type.REAL
         if type_ is not Type.INT:
-            a, b = _real(a), _real(b)
+            a, b = as_real(a), as_real(b)
         return Expr(code, type_, (a, b))
 
     def visit_UnaryOp(self, node: ast.UnaryOp) -> Expr:
@@ -846,7 +846,7 @@ class _Body(ast.NodeVisitor):
                 raise self.error(node, "Bool values compare only to Bool values, with == or !=",
                                  "and, or, not for Bool values")
         elif Type.REAL in (a.type, b.type):
-            a, b = _real(a), _real(b)
+            a, b = as_real(a), as_real(b)
         return Expr(code, Type.BOOL, (a, b))
 
     def visit_BoolOp(self, node: ast.BoolOp) -> Expr:
@@ -870,9 +870,9 @@ class _Body(ast.NodeVisitor):
         if (a.type is Type.BOOL) != (b.type is Type.BOOL):
             raise self.error(node, f"the two branches give {a.type.value} and {b.type.value}",
                              "branches that are both Bool or both numbers")
-        type_ = Type.BOOL if a.type is Type.BOOL else _promote(a.type, b.type)
+        type_ = Type.BOOL if a.type is Type.BOOL else promote(a.type, b.type)
         if type_ in (Type.REAL, Type.VEC):
-            a, b = _real(a), _real(b)
+            a, b = as_real(a), as_real(b)
         return Expr(Op.WHERE, type_, (cond, a, b))
 
     def visit_Call(self, node: ast.Call) -> Expr:
@@ -925,26 +925,13 @@ class _Body(ast.NodeVisitor):
             case _:
                 self.numeric(args[0], node, name)
                 type_ = Type.VEC if args[0].type is Type.VEC else Type.REAL
-                return Expr(MATH_CALLS[name], type_, (_real(args[0]),))
+                return Expr(MATH_CALLS[name], type_, (as_real(args[0]),))
 
 
 # --- small pure helpers ----------------------------------------------------------
 
-def _promote(a: Type, b: Type) -> Type:
-    """The type of arithmetic on two numbers: Vec broadcasts, Real absorbs Int."""
-    if Type.VEC in (a, b):
-        return Type.VEC
-    if Type.REAL in (a, b):
-        return Type.REAL
-    return Type.INT
 
 
-def _real(e: Expr) -> Expr:
-    """An Int literal used among Reals becomes a Real literal (other Int terms stay Int
-    under a Real operation: evaluators promote them as NumPy does)."""
-    if e.op is Op.CONST and e.type is Type.INT:
-        return const(float(e.arg), Type.REAL)
-    return e
 
 
 def _has_return(node: ast.AST) -> bool:

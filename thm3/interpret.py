@@ -10,7 +10,7 @@ import operator
 
 import numpy as np
 
-from thm3.ir import Expr, Fn, Op, Type, walk
+from thm3.ir import Fn, Op, Type, walk
 
 
 def evaluate(exprs, env: dict, table: dict) -> list:

@@ -136,6 +136,23 @@ class Loop:
         return tuple((f"{prefix}.{f.name}", f.type) for f in self.fields)
 
 
+def promote(a: Type, b: Type) -> Type:
+    """The type of arithmetic on two numbers: Vec broadcasts, Real absorbs Int."""
+    if Type.VEC in (a, b):
+        return Type.VEC
+    if Type.REAL in (a, b):
+        return Type.REAL
+    return Type.INT
+
+
+def as_real(e: Expr) -> Expr:
+    """An Int literal used among Reals becomes a Real literal (other Int terms stay Int
+    under a Real operation: evaluators promote them as NumPy does)."""
+    if e.op is Op.CONST and e.type is Type.INT:
+        return const(float(e.arg), Type.REAL)
+    return e
+
+
 def substitute(exprs, mapping: dict[str, Expr]):
     """Replace VAR leaves by name; shares the result DAG like the input DAG."""
     memo: dict[int, Expr] = {}

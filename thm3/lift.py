@@ -23,7 +23,8 @@ import numpy as np
 
 from thm3.frontend import parse_source
 from thm3.interpret import quiet
-from thm3.ir import COMPARISONS, Expr, FieldDecl, Fn, Loop, Op, Type, const, free_vars, same, substitute, var, walk
+from thm3.ir import (COMPARISONS, Expr, FieldDecl, Fn, Loop, Op, Type, as_real, const, free_vars, promote, same,
+                     substitute, var, walk)
 from thm3.loopfile import expression_text as to_text, render_loop
 from thm3.sampling import Domain, states_close
 from thm3.witness import (ShortLists, Witness, element_domain, find_witnesses, fold, from_plain,
@@ -486,7 +487,7 @@ class _Candidates:
         for op, hint, word, default in ((Op.MIN, "lo", "smallest", math.inf),
                                         (Op.MAX, "hi", "largest", -math.inf)):
             out.append(self.new(hint, Type.REAL, default,
-                                lambda me, op=op: Expr(op, Type.REAL, (me, _real(e))),
+                                lambda me, op=op: Expr(op, Type.REAL, (me, as_real(e))),
                                 f"{word} {to_text(e)} so far", f"the {word} {to_text(e)}", _EXTREMUM))
         return out
 
@@ -580,24 +581,14 @@ def _simplified(e: Expr) -> Expr:
     return go(e)
 
 
-def _promote(a: Type, b: Type) -> Type:
-    if Type.VEC in (a, b):
-        return Type.VEC
-    if Type.REAL in (a, b):
-        return Type.REAL
-    return Type.INT
 
 
-def _real(e: Expr) -> Expr:
-    if e.op is Op.CONST and e.type is Type.INT:
-        return const(float(e.arg), Type.REAL)
-    return e
 
 
 def _arith(op: Op, a: Expr, b: Expr) -> Expr:
-    type_ = _promote(a.type, b.type)
+    type_ = promote(a.type, b.type)
     if type_ is not Type.INT:
-        a, b = _real(a), _real(b)
+        a, b = as_real(a), as_real(b)
     return Expr(op, type_, (a, b))
 
 

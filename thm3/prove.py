@@ -17,9 +17,9 @@ import sympy as sp
 import z3
 
 from thm3.interpret import evaluate
-from thm3.ir import Expr, Fn, Loop, Op, TRANSCENDENTAL, Type, free_vars, walk
-from thm3.symbolic import (Explorer, Fin, Inf, NaN, SymbolicTable, Symbols, Timeout, _const,
-                           _zb, is_bool, isnan)
+from thm3.ir import Expr, Fn, Loop, Op, TRANSCENDENTAL, Type, walk
+from thm3.symbolic import (Explorer, Inf, SymbolicTable, Symbols, Timeout, _const, _zb, is_bool,
+                           isnan)
 
 
 @dataclass

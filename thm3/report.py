@@ -100,7 +100,7 @@ def render_report(a) -> str:
 
 def with_field_names(loop, outputs) -> list:
     """Each output that another output reads is written by its field's name."""
-    from thm3.ir import Expr, Op, var, walk
+    from thm3.ir import Expr, var
     by_id = {id(e): f for f, e in zip(loop.fields, outputs)}
     out = []
     for f, e in zip(loop.fields, outputs):

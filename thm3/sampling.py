@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from thm3.interpret import NUMPY, evaluate, quiet
-from thm3.ir import Fn, Loop, Type
+from thm3.ir import Fn, Loop, Op, Type
 
 # Small values first: ties, zeros and signs are where wrong combines show.
 SMALL_REALS = (0.0, 1.0, -1.0, 2.0, -2.0, 3.0, 0.5, -0.5)
@@ -128,13 +128,7 @@ def init_state(loop: Loop, dim: int = 3) -> tuple:
 
 
 def _typed(value, type_: Type):
-    match type_:
-        case Type.BOOL:
-            return np.bool_(value)
-        case Type.INT:
-            return np.int64(value)
-        case _:
-            return np.float64(value)
+    return NUMPY[Op.CONST](value, type_)
 
 
 def step(fn: Fn, state: tuple, element: tuple, params: dict, *, element_first: bool = False) -> tuple:
@@ -243,7 +237,6 @@ def batch_step(fn: Fn, state: tuple, element: tuple, params: dict) -> tuple:
     names = [n for n, _ in fn.inputs]
     k, m = len(state), len(element)
     env = dict(zip(names[:k], state)) | dict(zip(names[k:k + m], element)) | params
-    rows = state[0].shape[0]
     with quiet():
         return tuple(np.broadcast_to(np.asarray(v), s.shape).copy() if np.ndim(v) < 2 else np.asarray(v)
                      for v, s in zip(evaluate(fn.outputs, env, NUMPY), state))

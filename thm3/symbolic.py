@@ -9,6 +9,7 @@ one run of `evaluate` per path covers every case split.  This is how the laws wi
 max, min, conditionals, exp, log and -inf are proved (see `thm3/prove.py`)."""
 from __future__ import annotations
 
+import operator
 import time
 from dataclasses import dataclass, field
 
@@ -414,11 +415,11 @@ class SymbolicTable(dict):
             # Against an infinity any finite value decides the same way as 0.
             x = a.sign * float("inf") if isinstance(a, Inf) else 0.0
             y = b.sign * float("inf") if isinstance(b, Inf) else 0.0
-            return _PY_CMP[op](x, y)
+            return _CMP[op](x, y)
         na, nb = _fin_num(a), _fin_num(b)
         if na is not None and nb is not None:
-            return bool(_PY_CMP[op](na, nb))
-        return _Z3_CMP[op](a.z3, b.z3)
+            return bool(_CMP[op](na, nb))
+        return _CMP[op](a.z3, b.z3)
 
     def op_lt(self, a, b):
         return self._compare(a, b, Op.LT)
@@ -469,20 +470,13 @@ def _zb(b):
     return z3.BoolVal(b) if isinstance(b, bool) else b
 
 
-# Comparisons of infinities with finite values: a finite value stands in as 0.
-_PY_CMP = {
-    Op.LT: lambda x, y: x < y,
-    Op.LE: lambda x, y: x <= y,
-    Op.GT: lambda x, y: x > y,
-    Op.GE: lambda x, y: x >= y,
-    Op.EQ: lambda x, y: x == y,
-    Op.NE: lambda x, y: x != y,
-}
-_Z3_CMP = {
-    Op.LT: lambda x, y: x < y,
-    Op.LE: lambda x, y: x <= y,
-    Op.GT: lambda x, y: x > y,
-    Op.GE: lambda x, y: x >= y,
-    Op.EQ: lambda x, y: x == y,
-    Op.NE: lambda x, y: x != y,
+# One table of comparisons serves Python numbers (infinities against a finite value,
+# which stands in as 0) and Z3 terms alike.
+_CMP = {
+    Op.LT: operator.lt,
+    Op.LE: operator.le,
+    Op.GT: operator.gt,
+    Op.GE: operator.ge,
+    Op.EQ: operator.eq,
+    Op.NE: operator.ne,
 }
