@@ -16,6 +16,7 @@ import platform
 import socket
 import statistics
 import subprocess
+import time
 import sys
 from pathlib import Path
 
@@ -55,6 +56,10 @@ def main() -> None:
     ap.add_argument("--prove", action="store_true", help="accept a lift only if the analyzer proves it")
     args = ap.parse_args()
 
+    # Baseline, measured in this run: a fresh process that only imports thm3's analyzer.
+    t0 = time.monotonic()
+    subprocess.run([sys.executable, "-c", "import thm3.analysis, thm3.lift"], cwd=ROOT, check=True)
+    baseline = time.monotonic() - t0
     rows = []
     for s in (s for s in SAMPLES if s.lift is not None):
         runs = [run_once(s.path, args.timeout, args.prove) for _ in range(args.repeat)]
@@ -69,19 +74,22 @@ def main() -> None:
         rows.append(row)
         print(f"{s.name:16s} {'found' if row['found'] else 'none ':5s} {','.join(row['added']):18s} "
               f"median {row['median_s']:6.2f} s  max {row['max_s']:6.2f} s  "
-              f"(process median {row['process_median_s']:5.2f} s)", flush=True)
+              f"(process median {row['process_median_s']:5.2f} s, "
+              f"{row['process_median_s'] / baseline:4.1f}x the import baseline)", flush=True)
 
     host = socket.gethostname()
     date = datetime.date.today().isoformat()
     meta = {"date": date, "host": host, "python": platform.python_version(), "cpus": os.cpu_count(),
-            "repeat": args.repeat, "timeout_s": args.timeout, "prove": args.prove}
+            "repeat": args.repeat, "timeout_s": args.timeout, "prove": args.prove,
+            "import_baseline_s": baseline}
     out_dir = ROOT / "bench" / "results"
     out_dir.mkdir(parents=True, exist_ok=True)
     stem = out_dir / f"lift{'-prove' if args.prove else ''}-{date}-{host}"
     stem.with_suffix(".json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=2) + "\n")
     lines = [f"# Lifting search, {date}, {host}", "",
              f"Python {meta['python']}, {meta['cpus']} CPUs; {args.repeat} fresh processes per loop; "
-             f"timeout {args.timeout:g} s; prover: {'the analyzer' if args.prove else 'none'}.", "",
+             f"timeout {args.timeout:g} s; prover: {'the analyzer' if args.prove else 'none'}; "
+             f"baseline (a process importing thm3) {baseline:.2f} s.", "",
              "| loop | expected | found | added | median s | max s | process median s |",
              "| --- | --- | --- | --- | ---: | ---: | ---: |"]
     for r in rows:

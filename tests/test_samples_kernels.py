@@ -39,7 +39,8 @@ def _close(x, y):
         u, v = np.asarray(u, dtype=np.float64), np.asarray(v, dtype=np.float64)
         assert u.shape == v.shape
         same = (u == v) | (np.isnan(u) & np.isnan(v))
-        rel = np.abs(u - v) / np.maximum(1.0, np.abs(v))
+        with np.errstate(invalid="ignore"):     # inf - inf where both are the same inf
+            rel = np.abs(u - v) / np.maximum(1.0, np.abs(v))
         assert np.all(same | (np.isfinite(u) & np.isfinite(v) & (rel < 1e-8))), (u, v)
 
 
