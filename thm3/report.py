@@ -44,7 +44,7 @@ def render_report(a) -> str:
         w(f"  assumes   {'; '.join(to_text(p) for p in loop.preconditions)}")
     w("  left      " + "\n            ".join(
         f"{f.name}' = {to_text(e)}".replace("acc.", "")
-        for f, e in zip(loop.fields, _primed(loop, loop.left.outputs))))
+        for f, e in zip(loop.fields, with_field_names(loop, loop.left.outputs, "'"))))
     w("")
     w(f"verdict: {a.verdict.upper()}" + (f"  ({a.reason})" if a.reason else "") + f"   [{a.seconds:.2f} s]")
     w("")
@@ -100,10 +100,11 @@ def render_report(a) -> str:
     return "\n".join(out)
 
 
-def with_field_names(loop, outputs) -> list:
-    """Each output that another output reads is written by its field's name."""
-    from thm3.ir import Expr, var
-    by_id = {id(e): f for f, e in zip(loop.fields, outputs)}
+def with_field_names(loop, outputs, suffix: str = "") -> list:
+    """Each output that another output reads is written by its field's name (plus
+    `suffix`: left's new values read m'), so shared terms print once."""
+    from thm3.ir import Expr, Op, var
+    by_id = {id(e): f for f, e in zip(loop.fields, outputs) if e.op is not Op.VAR}
     out = []
     for f, e in zip(loop.fields, outputs):
         memo = {}
@@ -112,31 +113,7 @@ def with_field_names(loop, outputs) -> list:
             if id(x) in memo:
                 return memo[id(x)]
             if x is not e and id(x) in by_id:
-                g = by_id[id(x)]
-                r = var(g.name, g.type)
-            elif not x.src:
-                r = x
-            else:
-                r = Expr(x.op, x.type, tuple(go(s) for s in x.src), x.arg)
-            memo[id(x)] = r
-            return r
-        out.append(go(e))
-    return out
-
-
-def _primed(loop, outputs) -> list:
-    """left's outputs with a new value that another field reads written as name'."""
-    from thm3.ir import Expr, var
-    by_id = {id(e): f for f, e in zip(loop.fields, outputs)}
-    out = []
-    for f, e in zip(loop.fields, outputs):
-        memo = {}
-
-        def go(x):
-            if id(x) in memo:
-                return memo[id(x)]
-            if x is not e and id(x) in by_id and x.op.name != "VAR":
-                r = var(by_id[id(x)].name + "'", x.type)
+                r = var(by_id[id(x)].name + suffix, x.type)
             elif not x.src:
                 r = x
             else:
