@@ -65,8 +65,7 @@ class Analysis:
 
     @property
     def identity(self):
-        return self.State(*(np.zeros(0) if f.type is Type.VEC and False else f.default
-                            for f in self.loop.fields))
+        return self.State(*(f.default for f in self.loop.fields))   # a Vec's 0 is the zero vector
 
     @property
     def combine(self):
