@@ -88,7 +88,8 @@ def run_demo(outdir: str, dim: int, timeout: float) -> int:
     say(f"7. emitted {cu} and {py}")
 
     from thm3.gpu import nvrtc
-    if nvrtc.available():
+    compiled = nvrtc.available()
+    if compiled:
         for arch in ("sm_90", "sm_80"):
             t = time.perf_counter()
             nvrtc.compile_cuda(cu.read_text(), arch=arch, name=cu.name)
@@ -119,7 +120,7 @@ def run_demo(outdir: str, dim: int, timeout: float) -> int:
     except Exception:                       # no CuPy, no driver or no device
         has_gpu = False
     if not has_gpu:
-        say("     no GPU here: kernel run skipped (NVRTC compiled it above)")
+        say("     no GPU here: kernel run skipped" + (" (NVRTC compiled it above)" if compiled else ""))
     else:
         for causal in (False, True):
             q = rng.normal(size=(2, 4, 512, dim)).astype(np.float32)
