@@ -514,7 +514,7 @@ def stability(a: Analysis, setting: Setting, deadline: float):
                 exp_status.append("failed" if bad else "tested")
                 exp_notes.append(f"{name}: " + (bad or f"not proved ({out.detail}); no positive argument "
                                                        f"on sampled states"))
-        if any(e.op is Op.DIV for e in walk(fn.outputs)):
+        if any(_divides(e) for e in walk(fn.outputs)):
             out = prove.no_nan_outputs(setting, fn, ops, els, args_for(name, ops, els), deadline, cause="division")
             if out.proved:
                 div_status.append("proved")
@@ -535,6 +535,11 @@ def stability(a: Analysis, setting: Setting, deadline: float):
     a.stability_notes["exp_overflow"] = "; ".join(exp_notes) or "no exp"
     a.stability_notes["division"] = "; ".join(div_notes) or "no division"
     return ", ".join(f"{k} {v}" for k, v in a.stability.items()), ""
+
+
+def _divides(e: Expr) -> bool:
+    """A division, or a power with a negative exponent (a division in disguise)."""
+    return e.op is Op.DIV or (e.op is Op.POW and e.arg < 0)
 
 
 def _numeric_inputs(loop: Loop, fns) -> dict:
@@ -573,7 +578,7 @@ def _positive_exp_argument(fn: Fn, envs) -> str:
 def _nan_output(fn: Fn, envs) -> str:
     """A sampled row with finite inputs where a denominator is 0 and an output is not
     finite (inf or NaN from the division)."""
-    dens = tuple(e.src[1] for e in walk(fn.outputs) if e.op is Op.DIV)
+    dens = tuple(e.src[1] if e.op is Op.DIV else e.src[0] for e in walk(fn.outputs) if _divides(e))
     with quiet():
         for env in envs:
             # batched inputs only (loop parameters are shared by every row)
