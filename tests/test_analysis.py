@@ -134,3 +134,16 @@ def test_analyze_source_and_parallel_run():
     prefix_sums = np.cumsum(xs)
     assert a.run(xs) == pytest.approx(max(0.0, prefix_sums.max()))
     assert a.run(np.array([])) == 0.0
+
+
+def test_welford_combine_reads_as_chan():
+    """The rational field is tidied with SymPy into Chan's update, and that form is
+    the one proved: M2 = M2₁ + M2₂ + n₁ n₂ (mean₁ − mean₂)² / (n₁ + n₂)."""
+    from thm3.printer import to_text
+    a = analysis(str(next(s for s in SAMPLES if s.name == "welford").path))
+    m2 = to_text(a.combine_fn.outputs[2])
+    assert "a.n * b.n * (a.mean - b.mean) ** 2 / (a.n + b.n)" in m2, m2
+    assert "tidied" in a.method
+    assert all(a.proofs[k] == "proved" for k in ("identity", "associativity", "homomorphism"))
+    out = a.combine((3, 2.0, 4.0), (1, 6.0, 0.0))
+    assert out.n == 4 and out.mean == pytest.approx(3.0) and out.M2 == pytest.approx(4.0 + 3 * 1 * 16 / 4)

@@ -218,6 +218,7 @@ def analyze_loop(loop: Loop, *, timeout: float = 60.0, lift: bool = True) -> Ana
         return a
 
     found: list = []
+    tidied: list = []
     methods: dict = {}
 
     def synth():
@@ -225,6 +226,10 @@ def analyze_loop(loop: Loop, *, timeout: float = 60.0, lift: bool = True) -> Ana
             cands, tried = synthesize(loop, triples, deadline=deadline, methods=methods)
         except SearchTimeout:
             return "timeout", "the search for a combine ran out of time"
+        tidy = tidy_combine(loop, cands[0], triples) if cands else None
+        if tidy is not None:
+            tidied.append(tidy)
+            cands.insert(0, tidy)
         found.extend(cands)
         if not cands:
             return "none", f"{tried} candidate terms, none agreed with h(xs + ys)"
@@ -254,6 +259,8 @@ def analyze_loop(loop: Loop, *, timeout: float = 60.0, lift: bool = True) -> Ana
         a.combine_fn = cand
         kinds = sorted(set(methods.values()))
         a.method = kinds[0] if len(kinds) == 1 else "; ".join(f"{k}: {v}" for k, v in methods.items())
+        if tidied and cand is tidied[0]:
+            a.method += "; rational terms tidied with SymPy"
         a.method += " (each term checked on batched reachable states, then proved)"
         a.proofs.update(statuses)
         a.law_details.update(details)
@@ -281,6 +288,20 @@ def analyze_loop(loop: Loop, *, timeout: float = 60.0, lift: bool = True) -> Ana
     step("stability", lambda: stability(a, setting, deadline))
     a.seconds = time.monotonic() - t_start
     return a
+
+
+def tidy_combine(loop: Loop, combine: Fn, triples) -> Fn | None:
+    """The combine with fields rewritten by `thm3.tidy` where that agrees on samples."""
+    from thm3.synthesize import _Checker
+    from thm3.tidy import tidy_field
+    outs = list(combine.outputs)
+    changed = False
+    for i in range(len(outs)):
+        t = tidy_field(loop, combine, i)
+        if t is not None and _Checker(combine.inputs, triples, i).passes(t):
+            outs[i] = t
+            changed = True
+    return Fn(combine.inputs, tuple(outs)) if changed else None
 
 
 def transport_step(a: Analysis, triples, setting: Setting, deadline: float):

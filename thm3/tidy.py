@@ -1,0 +1,125 @@
+"""Tidying a synthesized combine with SymPy: a field whose term is a rational function
+(divisions guarded against 0) is rewritten as a.f + b.f + factor(rest) when that is
+smaller, so Welford's combine reads as Chan's: M2 = M2₁ + M2₂ + n₁n₂(mean₂ − mean₁)²/n.
+
+The tidy form replaces the synthesized one only if it agrees on the sampled states;
+the prover then proves whichever combine is used, so tidying never weakens a proof."""
+from __future__ import annotations
+
+import sympy as sp
+
+from thm3.ir import Expr, Fn, Loop, Op, Type, const, var, walk
+
+_ARITH = {Op.ADD, Op.SUB, Op.MUL, Op.DIV, Op.NEG, Op.POW, Op.VAR, Op.CONST}
+
+
+def _unguard(e: Expr):
+    """The term with `0 if den == 0 else num / den` read as num / den, or None when
+    the term is not a rational function."""
+    memo: dict[int, object] = {}
+
+    def go(x: Expr):
+        if id(x) in memo:
+            return memo[id(x)]
+        if x.op is Op.WHERE and x.src[0].op is Op.EQ and x.src[2].op is Op.DIV \
+                and x.src[1].op is Op.CONST and x.src[1].arg == 0:
+            out = go(x.src[2])
+        elif x.op not in _ARITH or x.type is Type.BOOL:
+            raise ValueError
+        else:
+            match x.op:
+                case Op.VAR:
+                    out = sp.Symbol(x.arg.replace(".", "__"), real=True)
+                case Op.CONST:
+                    out = sp.Rational(repr(float(x.arg))) if x.type is Type.REAL else sp.Integer(x.arg)
+                case Op.ADD:
+                    out = go(x.src[0]) + go(x.src[1])
+                case Op.SUB:
+                    out = go(x.src[0]) - go(x.src[1])
+                case Op.MUL:
+                    out = go(x.src[0]) * go(x.src[1])
+                case Op.DIV:
+                    out = go(x.src[0]) / go(x.src[1])
+                case Op.NEG:
+                    out = -go(x.src[0])
+                case Op.POW:
+                    out = go(x.src[0]) ** x.arg
+        memo[id(x)] = out
+        return out
+
+    try:
+        return go(e)
+    except ValueError:
+        return None
+
+
+def _to_ir(x, types: dict) -> Expr:
+    """SymPy sums, products, integer powers, symbols and numbers back to the IR."""
+    if x.is_Symbol:
+        name = str(x).replace("__", ".")
+        return var(name, types[name])
+    if x.is_Integer:
+        return const(float(int(x)))
+    if x.is_Rational:
+        return const(float(x))
+    if x.is_Add:
+        terms = [_to_ir(t, types) for t in x.as_ordered_terms()]
+        out = terms[0]
+        for t in terms[1:]:
+            if t.op is Op.NEG:
+                out = Expr(Op.SUB, Type.REAL, (out, t.src[0]))
+            else:
+                out = Expr(Op.ADD, _num(out, t), (out, t))
+        return out
+    if x.is_Mul:
+        num, den = sp.fraction(x)
+        if den != 1:
+            return Expr(Op.DIV, Type.REAL, (_to_ir(num, types), _to_ir(den, types)))
+        coeff, rest = x.as_coeff_Mul()
+        if coeff == -1:
+            return Expr(Op.NEG, _to_ir(rest, types).type, (_to_ir(rest, types),))
+        factors = [_to_ir(f, types) for f in x.as_ordered_factors()]
+        out = factors[0]
+        for f in factors[1:]:
+            out = Expr(Op.MUL, _num(out, f), (out, f))
+        return out
+    if x.is_Pow and x.exp.is_Integer:
+        if x.exp < 0:
+            return Expr(Op.DIV, Type.REAL, (const(1.0), _to_ir(x.base ** -x.exp, types)))
+        base = _to_ir(x.base, types)
+        return Expr(Op.POW, base.type, (base,), int(x.exp))
+    raise ValueError(f"cannot write {x} in the IR")
+
+
+def _num(a: Expr, b: Expr) -> Type:
+    return Type.INT if a.type is Type.INT and b.type is Type.INT else Type.REAL
+
+
+def tidy_field(loop: Loop, combine: Fn, i: int) -> Expr | None:
+    """A smaller spelling of field i's term, or None."""
+    f = loop.fields[i]
+    e = combine.outputs[i]
+    if f.type not in (Type.REAL,) or not any(x.op is Op.DIV for x in walk([e])):
+        return None
+    expr = _unguard(e)
+    if expr is None:
+        return None
+    a = sp.Symbol(f"a__{f.name}", real=True)
+    b = sp.Symbol(f"b__{f.name}", real=True)
+    rest = sp.factor(sp.cancel(sp.together(expr - a - b)))
+    num, _ = sp.fraction(rest)
+    # Worth it when the rest factors into a monomial times powers (Chan's n₁n₂δ²/n),
+    # not when it is another sum.
+    def plain_sum(t) -> bool:       # a difference of fields such as mean₁ − mean₂
+        return all(x.is_Symbol or (-x).is_Symbol or x.is_Number for x in t.args)
+
+    if rest != 0 and any(factor.is_Add and not plain_sum(factor) for factor in sp.Mul.make_args(num)):
+        return None
+    types = {name: t for name, t in combine.inputs}
+    try:
+        tidy = _to_ir(a + b + rest if rest != 0 else a + b, types)
+    except ValueError:
+        return None
+    from thm3.synthesize import guard_for_stability
+    tidy = guard_for_stability(tidy, loop)
+    return tidy if len(walk([tidy])) < len(walk([e])) else None
