@@ -523,27 +523,30 @@ def stability(a: Analysis, setting: Setting, deadline: float):
 
     exp_status, exp_notes = [], []
     div_status, div_notes = [], []
-    probes = _numeric_inputs(loop, fns)
+    probes: dict = {}
+
+    def settle(out, name, fn, proved_note, find_bad, sampled_note, statuses, notes):
+        """A proof's outcome, or where none was reached, what the sampled states say:
+        "failed" with the breaking value, else "tested"."""
+        if out.proved:
+            statuses.append("proved")
+            notes.append(f"{name}: {proved_note}")
+            return
+        if not probes:
+            probes.update(_numeric_inputs(loop, fns))      # sampled only when a proof is missing
+        bad = find_bad(fn, probes[name])
+        statuses.append("failed" if bad else "tested")
+        notes.append(f"{name}: " + (bad or f"not proved ({out.detail}); {sampled_note}"))
+
     for name, fn, ops, els in fns:
         out = prove.exp_arguments_nonpositive(setting, fn, ops, els, args_for(name, ops, els), deadline)
         if out.status != "skipped":
-            if out.proved:
-                exp_status.append("proved")
-                exp_notes.append(f"{name}: every exp argument <= 0")
-            else:
-                bad = _positive_exp_argument(fn, probes[name])
-                exp_status.append("failed" if bad else "tested")
-                exp_notes.append(f"{name}: " + (bad or f"not proved ({out.detail}); no positive argument "
-                                                       f"on sampled states"))
+            settle(out, name, fn, "every exp argument <= 0", _positive_exp_argument,
+                   "no positive argument on sampled states", exp_status, exp_notes)
         if any(_divides(e) for e in walk(fn.outputs)):
             out = prove.no_nan_outputs(setting, fn, ops, els, args_for(name, ops, els), deadline, cause="division")
-            if out.proved:
-                div_status.append("proved")
-                div_notes.append(f"{name}: no denominator is 0 where its quotient is used")
-            else:
-                bad = _nan_output(fn, probes[name])
-                div_status.append("failed" if bad else "tested")
-                div_notes.append(f"{name}: " + (bad or f"not proved ({out.detail}); no NaN on sampled states"))
+            settle(out, name, fn, "no denominator is 0 where its quotient is used", _nan_output,
+                   "no NaN on sampled states", div_status, div_notes)
     a.stability["exp_overflow"] = _worst(exp_status)
     a.stability["division"] = _worst(div_status)
     if combine is not None:

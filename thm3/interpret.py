@@ -99,6 +99,18 @@ NUMPY: dict = {
 }
 
 
+# Comparisons mean the same on every kind of value that has them (Python and NumPy
+# numbers, Z3 terms); the tables share this one.
+COMPARE = {
+    Op.LT: operator.lt,
+    Op.LE: operator.le,
+    Op.GT: operator.gt,
+    Op.GE: operator.ge,
+    Op.EQ: operator.eq,
+    Op.NE: operator.ne,
+}
+
+
 def quiet():
     """NumPy error state for evaluating loops: inf/NaN are values, not warnings."""
     return np.errstate(all="ignore")
@@ -189,12 +201,7 @@ PYTHON: dict = {
     Op.POW: _py_pow,
     Op.MAX: _py_max,
     Op.MIN: _py_min,
-    Op.LT: operator.lt,
-    Op.LE: operator.le,
-    Op.GT: operator.gt,
-    Op.GE: operator.ge,
-    Op.EQ: operator.eq,
-    Op.NE: operator.ne,
+    **COMPARE,
     Op.AND: lambda a, b: a and b,
     Op.OR: lambda a, b: a or b,
     Op.WHERE: lambda c, a, b: a if c else b,

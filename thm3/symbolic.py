@@ -9,13 +9,13 @@ one run of `evaluate` per path covers every case split.  This is how the laws wi
 max, min, conditionals, exp, log and -inf are proved (see `thm3/prove.py`)."""
 from __future__ import annotations
 
-import operator
 import time
 from dataclasses import dataclass, field
 
 import sympy as sp
 import z3
 
+from thm3.interpret import COMPARE
 from thm3.ir import Op, Type
 
 
@@ -415,11 +415,11 @@ class SymbolicTable(dict):
             # Against an infinity any finite value decides the same way as 0.
             x = a.sign * float("inf") if isinstance(a, Inf) else 0.0
             y = b.sign * float("inf") if isinstance(b, Inf) else 0.0
-            return _CMP[op](x, y)
+            return COMPARE[op](x, y)
         na, nb = _fin_num(a), _fin_num(b)
         if na is not None and nb is not None:
-            return bool(_CMP[op](na, nb))
-        return _CMP[op](a.z3, b.z3)
+            return bool(COMPARE[op](na, nb))
+        return COMPARE[op](a.z3, b.z3)
 
     def op_lt(self, a, b):
         return self._compare(a, b, Op.LT)
@@ -468,15 +468,3 @@ class SymbolicTable(dict):
 
 def _zb(b):
     return z3.BoolVal(b) if isinstance(b, bool) else b
-
-
-# One table of comparisons serves Python numbers (infinities against a finite value,
-# which stands in as 0) and Z3 terms alike.
-_CMP = {
-    Op.LT: operator.lt,
-    Op.LE: operator.le,
-    Op.GT: operator.gt,
-    Op.GE: operator.ge,
-    Op.EQ: operator.eq,
-    Op.NE: operator.ne,
-}
