@@ -26,7 +26,7 @@ PROBE = """
 import json, sys, time
 t0 = time.perf_counter()
 import thm3
-from thm3.witness import find_witness
+from thm3.analysis.witness import find_witness
 t1 = time.perf_counter()
 a = thm3.analyze(sys.argv[1], lift=False)
 t2 = time.perf_counter()
@@ -45,7 +45,7 @@ def _fmt(v) -> str:
 
 def main():
     t0 = time.perf_counter()
-    subprocess.run([sys.executable, "-c", "import thm3, thm3.analysis"], check=True)
+    subprocess.run([sys.executable, "-c", "import thm3, thm3.pipeline"], check=True)
     baseline = time.perf_counter() - t0
     rows = []
     for s in SAMPLES:

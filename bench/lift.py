@@ -3,7 +3,7 @@ a fresh Python process so that no cache or warm import helps.
 
     python bench/lift.py [--repeat 3] [--timeout 10] [--prove]
 
-`--prove` wires the analyzer in as the prover, as `thm3.analysis` does.  Prints a table
+`--prove` wires the analyzer in as the prover, as `thm3.pipeline` does.  Prints a table
 (median and max seconds of `lift` itself, and of the whole process) and writes
 bench/results/lift-<date>-<hostname>.json and .md (lift-prove-... with --prove)."""
 from __future__ import annotations
@@ -32,7 +32,7 @@ from thm3.lift import lift
 path, timeout, use_prover = sys.argv[1], float(sys.argv[2]), sys.argv[3] == "1"
 prove = None
 if use_prover:
-    from thm3.analysis import LAWS, analyze_loop
+    from thm3.pipeline import LAWS, analyze_loop
     def prove(lifted):
         b = analyze_loop(lifted, timeout=10.0, lift=False)
         return b.verdict == "homomorphism" and all(b.proofs.get(k) == "proved" for k in LAWS)
@@ -58,7 +58,7 @@ def main() -> None:
 
     # Baseline, measured in this run: a fresh process that only imports thm3's analyzer.
     t0 = time.monotonic()
-    subprocess.run([sys.executable, "-c", "import thm3.analysis, thm3.lift"], cwd=ROOT, check=True)
+    subprocess.run([sys.executable, "-c", "import thm3.pipeline, thm3.lift"], cwd=ROOT, check=True)
     baseline = time.monotonic() - t0
     rows = []
     for s in (s for s in SAMPLES if s.lift is not None):

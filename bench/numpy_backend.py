@@ -1,4 +1,4 @@
-"""The NumPy backend (thm3/parallel.py) against the plain Python fold at n = 10**6 (target:
+"""The NumPy backend (thm3/backends/numpy_tree.py) against the plain Python fold at n = 10**6 (target:
 at least 30x faster) and, for sum, against numpy.sum at n = 10**7 (target: within 5x).
 The Python fold is the loop file itself, imported as plain Python (its own sequential
 reference).  Writes bench/results/numpy_backend-<date>-<hostname>.json and .md.
@@ -20,7 +20,7 @@ sys.path.insert(0, str(ROOT))
 
 import thm3                                                     # noqa: E402
 from common import write                                         # noqa: E402
-from thm3.parallel import run_parallel                          # noqa: E402
+from thm3.backends.numpy_tree import run_parallel                          # noqa: E402
 
 LOOPS = ("sum", "mps", "welford", "safe_softmax")
 

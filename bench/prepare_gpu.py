@@ -37,7 +37,7 @@ def main() -> None:
         print(f"{name}: {a.verdict}, proofs {a.proofs} -> {py.relative_to(ROOT)}")
     # FlashAttention: the derived combine as the lane function the attention kernel calls,
     # and the emitted module (D = 64 and 128) that bench/attention.py and the GPU tests use.
-    from thm3.attention import recognize
+    from thm3.analysis.attention import recognize
     from thm3.gpu.emit_attention import combine_lane_source, emit_attention
     a = thm3.analyze(ROOT / "samples" / "flash_attention.py", lift=False)
     shape = recognize(a.loop, a.transport_map)

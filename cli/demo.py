@@ -15,7 +15,7 @@ import click
 import numpy as np
 
 import thm3
-from thm3.printer import to_text
+from thm3.syntax.printer import to_text
 from thm3.report import math_text, with_field_names
 
 
@@ -77,7 +77,7 @@ def run_demo(outdir: str, dim: int, timeout: float) -> int:
     stable = all(a.stability[k] in ("proved", "skipped") for k in a.stability)
     ok &= a.verdict == "homomorphism" and proved and stable
 
-    from thm3.attention import recognize
+    from thm3.analysis.attention import recognize
     shape = recognize(a.loop, a.transport_map)
     if shape is None:
         say("6. not recognised as attention")

@@ -15,8 +15,8 @@ from thm3.errors import LoopError
 
 
 def _load(path: str, timeout: float, lift: bool = True):
-    from thm3.analysis import analyze_loop
-    from thm3.frontend import parse_file
+    from thm3.pipeline import analyze_loop
+    from thm3.syntax.frontend import parse_file
     try:
         loop = parse_file(path)
     except LoopError as err:
@@ -96,7 +96,7 @@ def emit(file, outdir, dtype, dim, timeout):
             d.type.value == "Vec" for d in a.loop.elements + a.loop.params):
         if dim is None:
             raise click.UsageError("this loop has Vec values: give their length with --dim")
-    from thm3.attention import recognize
+    from thm3.analysis.attention import recognize
     shape = recognize(a.loop, a.transport_map)
     if shape is not None:
         # The loop is attention: the kernel walks K/V tiles with two matrix products
@@ -124,8 +124,8 @@ def emit(file, outdir, dtype, dim, timeout):
 def run(file, n, backend, dim, seed, timeout):
     """Run the parallel reduction on random data and compare it with the sequential fold."""
     import numpy as np
-    from thm3.parallel import apply_result, run_sequential
-    from thm3.sampling import random_arrays
+    from thm3.backends.numpy_tree import apply_result, run_sequential
+    from thm3.semantics.samples import random_arrays
     a = _load(file, timeout, lift=False)
     if a.combine_fn is None:
         click.echo(f"{file}: {a.verdict}: {a.reason}; no parallel form", err=True)

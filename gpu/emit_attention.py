@@ -1,5 +1,5 @@
 """Write the attention kernel for a loop that thm3 recognised as attention
-(`thm3.attention.recognize`): `NAME.cu`, the CUDA source of the main variant, and
+(`thm3.analysis.attention.recognize`): `NAME.cu`, the CUDA source of the main variant, and
 `NAME.py`, a self-contained module (CuPy and NumPy only) with
 `attention(q, k, v, *, causal=False, scale=None, splits=None, backend="cupy")`.
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from thm3.ir import Expr, Fn, Op, walk
-from thm3.printer import to_text
+from thm3.syntax.printer import to_text
 
 from . import attention as fa
 from .render import render_combine_lane

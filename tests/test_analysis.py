@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 import thm3
 from analyzed import analysis
 from catalog import HOMOMORPHISMS, NOT_HOMOMORPHISMS, SAMPLES
-from thm3.sampling import Domain, fold_left, states_close
+from thm3.semantics.samples import Domain, fold_left, states_close
 
 # Laws whose proof needs more algebra than the prover has (log of a sum of exps):
 # they must come out "tested", never "failed" and never a false "proved".
@@ -108,7 +108,7 @@ def test_witness_is_real(sample):
 def test_witness_fast():
     import time
     for s in NOT_HOMOMORPHISMS:
-        from thm3.witness import find_witness
+        from thm3.analysis.witness import find_witness
         loop = thm3.parse_file(s.path)
         t0 = time.perf_counter()
         w = find_witness(loop, timeout=1.0)
@@ -139,7 +139,7 @@ def test_analyze_source_and_parallel_run():
 def test_welford_combine_reads_as_chan():
     """The rational field is tidied with SymPy into Chan's update, and that form is
     the one proved: M2 = M2₁ + M2₂ + n₁ n₂ (mean₁ − mean₂)² / (n₁ + n₂)."""
-    from thm3.printer import to_text
+    from thm3.syntax.printer import to_text
     a = analysis(str(next(s for s in SAMPLES if s.name == "welford").path))
     m2 = to_text(a.combine_fn.outputs[2])
     assert "a.n * b.n * (a.mean - b.mean) ** 2 / (a.n + b.n)" in m2, m2

@@ -241,9 +241,9 @@ def test_numpy_with_the_derived_combine():
     if not hasattr(thm3, "analyze"):
         pytest.skip("thm3.analyze is not there yet")
     try:
-        import thm3.analysis  # noqa: F401
+        import thm3.pipeline  # noqa: F401
     except ImportError:
-        pytest.skip("thm3.analysis is not there yet")
+        pytest.skip("thm3.pipeline is not there yet")
     analysis = thm3.analyze(Path(__file__).resolve().parents[1] / "samples" / "flash_attention.py")
     assert analysis.verdict == "homomorphism", analysis.reason
 

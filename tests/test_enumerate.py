@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 from catalog import SAMPLES_DIR
-from thm3.enumerate import enumerate_field, result_type
-from thm3.frontend import parse_file, parse_source
+from thm3.synth.enumeration import enumerate_field, result_type
+from thm3.syntax.frontend import parse_file, parse_source
 from thm3.ir import Fn, Op, Type
-from thm3.sampling import batch_close, batch_combine, make_triples
+from thm3.semantics.samples import batch_close, batch_combine, make_triples
 
 BLOCKS = '''"""Number of blocks of ones, lifted."""
 from typing import NamedTuple

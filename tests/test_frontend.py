@@ -2,7 +2,7 @@
 refused with its position, and nothing of the file is ever run.
 
 Meaning is checked by folding the IR with a small evaluator kept here (independent of
-thm3.interpret) against the loop file itself imported as plain Python, which is what the
+thm3.semantics.evaluate) against the loop file itself imported as plain Python, which is what the
 format promises a loop file is."""
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ import pytest
 from thm3 import LoopError, lang, parse_file, parse_source
 from thm3.errors import format_error
 from thm3.ir import Expr, Op, Type, const, same, var, walk
-from thm3.printer import _SYNTAX, to_text
+from thm3.syntax.printer import _SYNTAX, to_text
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -713,6 +713,6 @@ def test_hostile_text_really_writes_when_run(tmp_path):
 
 
 def test_frontend_never_runs_code():
-    text = (REPO / "thm3" / "frontend.py").read_text()
+    text = (REPO / "thm3" / "syntax" / "frontend.py").read_text()
     for word in ("exec(", "eval(", "compile(", "__import__", "importlib", "runpy"):
         assert word not in text

@@ -1,4 +1,4 @@
-"""The kernel stage: thm3/parallel.py, gpu/render.py, gpu/nvrtc.py and gpu/emit.py.
+"""The kernel stage: thm3/backends/numpy_tree.py, gpu/render.py, gpu/nvrtc.py and gpu/emit.py.
 
 - the NumPy parallel form against the sequential fold, the reference;
 - the CUDA printer: a table that covers every Op, precedence, golden sources;
@@ -28,9 +28,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from thm3.interpret import NUMPY, evaluate, quiet
+from thm3.semantics.evaluate import NUMPY, evaluate, quiet
 from thm3.ir import Expr, FieldDecl, Fn, Loop, Op, ParamDecl, Type, const, var
-from thm3.parallel import apply_result, run_parallel, run_sequential
+from thm3.backends.numpy_tree import apply_result, run_parallel, run_sequential
 
 try:
     from thm3.gpu import emit as emit_mod, nvrtc, render

@@ -15,12 +15,12 @@ import pytest
 from catalog import SAMPLES, SAMPLES_DIR
 
 from thm3 import parse_file, parse_source
-from thm3.interpret import call
+from thm3.semantics.evaluate import call
 from thm3.ir import Expr, FieldDecl, Op, ParamDecl, Type, const, var
 from thm3.lift import Lift, lift
-from thm3.loopfile import render_loop
-from thm3.sampling import Domain, fold_left, fold_right, states_close
-from thm3.witness import find_witness
+from thm3.syntax.loopfile import render_loop
+from thm3.semantics.samples import Domain, fold_left, fold_right, states_close
+from thm3.analysis.witness import find_witness
 
 LIFTING = [s for s in SAMPLES if s.lift == "expected"]
 NO_LIFT = [s for s in SAMPLES if s.lift == "none"]

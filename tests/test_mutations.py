@@ -7,13 +7,13 @@ import time
 
 import thm3
 from catalog import SAMPLES
-from thm3 import prove
-from thm3.analysis import prove_combine, violation_on_samples
-from thm3.frontend import parse_source
+from thm3.prove import laws as prove
+from thm3.prove.combine import prove_combine, violation_on_samples
+from thm3.syntax.frontend import parse_source
 from thm3.ir import Expr, Fn, Op, Type, const, var
-from thm3.invariants import infer
-from thm3.prove import Setting
-from thm3.sampling import make_triples
+from thm3.analysis.invariants import infer
+from thm3.prove.laws import Setting
+from thm3.semantics.samples import make_triples
 
 MPS = open(next(s for s in SAMPLES if s.name == "mps").path).read()
 SOFTMAX = open(next(s for s in SAMPLES if s.name == "safe_softmax").path).read()

@@ -10,8 +10,8 @@ import pytest
 from analyzed import analysis
 from catalog import HOMOMORPHISMS
 from thm3.ir import Type
-from thm3.parallel import apply_result, run_parallel, run_sequential
-from thm3.sampling import random_arrays
+from thm3.backends.numpy_tree import apply_result, run_parallel, run_sequential
+from thm3.semantics.samples import random_arrays
 
 
 def _dim(a):

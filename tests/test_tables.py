@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from thm3.interpret import NUMPY
+from thm3.semantics.evaluate import NUMPY
 from thm3.ir import Op
-from thm3.printer import _SYNTAX
-from thm3.symbolic import Explorer, SymbolicTable
+from thm3.syntax.printer import _SYNTAX
+from thm3.semantics.symbolic import Explorer, SymbolicTable
 
 EVALUATED = set(Op) - {Op.VAR}
 
@@ -32,7 +32,7 @@ def test_cuda_table_covers_every_op():
 
 
 def test_python_table_covers_every_op():
-    from thm3.interpret import PYTHON
+    from thm3.semantics.evaluate import PYTHON
     assert set(PYTHON) == EVALUATED
 
 
@@ -45,7 +45,7 @@ def test_python_table_means_what_numpy_table_means(op):
     """The sequential reference (Python floats) and the NumPy table agree on every
     operation, including infinities, NaN, overflow and division by zero."""
     import numpy as np
-    from thm3.interpret import NUMPY, PYTHON, quiet
+    from thm3.semantics.evaluate import NUMPY, PYTHON, quiet
     arity = 1 if op in (Op.NEG, Op.ABS, Op.EXP, Op.EXP2, Op.LOG, Op.LOG2, Op.SQRT) else 2
     import itertools
     for args in itertools.product(VALUES, repeat=arity):
@@ -57,7 +57,7 @@ def test_python_table_means_what_numpy_table_means(op):
 
 def test_python_table_pow():
     import numpy as np
-    from thm3.interpret import NUMPY, PYTHON, quiet
+    from thm3.semantics.evaluate import NUMPY, PYTHON, quiet
     for a in VALUES:
         for n in (-2, -1, 0, 1, 2, 3):
             with quiet():

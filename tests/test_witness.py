@@ -1,7 +1,7 @@
 """The witness search: every loop of the catalog without a combine over its state gets a
 witness, fast, that folding the lists again confirms; every homomorphism gets none.
 
-The re-check folds with `thm3.sampling.fold_left`, not with the search's own batched
+The re-check folds with `thm3.semantics.samples.fold_left`, not with the search's own batched
 folds, so a witness stands on the reference interpreter's word."""
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from catalog import HOMOMORPHISMS, NOT_HOMOMORPHISMS, SAMPLES_DIR
 
 from thm3 import parse_file, parse_source
 from thm3.ir import Type
-from thm3.sampling import fold_left, states_close
-from thm3.witness import Witness, check_witness, find_witness, states_far, to_elements
+from thm3.semantics.samples import fold_left, states_close
+from thm3.analysis.witness import Witness, check_witness, find_witness, states_far, to_elements
 
 # y' = a * y + b over (a, b) pairs: no combine over y alone (the composed map needs the
 # product of the a's); two element parameters, so elements are lists.

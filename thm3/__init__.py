@@ -4,19 +4,19 @@
 synthesizes the combine with its identity, proves the laws, analyses numerical
 stability, and runs the parallel form.  See README.md and the loop-file spec."""
 from thm3.errors import LoopError
-from thm3.frontend import parse_file, parse_source
+from thm3.syntax.frontend import parse_file, parse_source
 
 __all__ = ["analyze", "analyze_source", "LoopError", "parse_file", "parse_source"]
 __version__ = "0.1.0"
 
 
 def analyze(path, *, timeout: float = 60.0, lift: bool = True):
-    """Analyze the loop file at `path`; returns a `thm3.analysis.Analysis`."""
-    from thm3.analysis import analyze_loop
+    """Analyze the loop file at `path`; returns a `thm3.pipeline.Analysis`."""
+    from thm3.pipeline import analyze_loop
     return analyze_loop(parse_file(path), timeout=timeout, lift=lift)
 
 
 def analyze_source(text: str, *, path: str = "<string>", timeout: float = 60.0, lift: bool = True):
     """Analyze a loop given as text."""
-    from thm3.analysis import analyze_loop
+    from thm3.pipeline import analyze_loop
     return analyze_loop(parse_source(text, path), timeout=timeout, lift=lift)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from thm3.ir import Type
-from thm3.printer import to_text
+from thm3.syntax.printer import to_text
 
 _SUB = str.maketrans("12", "₁₂")
 
@@ -52,7 +52,7 @@ def render_report(a) -> str:
     w(f"{n}. Bird check (left fold = right fold): {a.proofs.get('bird', 'skipped')}")
     w(f"     {a.bird_detail}")
     if a.proofs.get("bird") == "failed" and a.combine_fn is not None:
-        from thm3.analysis import derived_right
+        from thm3.lift import derived_right
         w("     the right fold the combine gives, right(e, acc) = combine(left(init, e), acc):")
         for f, e in zip(loop.fields, derived_right(loop, a.combine_fn)):
             w(f"       {f.name}' = {to_text(e)}")

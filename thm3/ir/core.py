@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import Enum, auto
 
+__all__ = ["BINARY", "COMPARISONS", "Expr", "FieldDecl", "Fn", "Loop", "Op", "ParamDecl", "TRANSCENDENTAL", "Type", "UNARY", "as_real", "const", "free_vars", "promote", "same", "substitute", "uses", "var", "walk"]
+
 
 class Type(Enum):
     REAL = "Real"
@@ -68,7 +70,7 @@ class Expr:
     arg: object = None
 
     def __repr__(self) -> str:
-        from thm3.printer import to_text
+        from thm3.syntax.printer import to_text
         return to_text(self)
 
 

@@ -14,7 +14,7 @@ import tokenize
 
 from thm3 import lang
 from thm3.ir import Expr, FieldDecl, Fn, Op, Type, walk
-from thm3.printer import to_text
+from thm3.syntax.printer import to_text
 
 _LINE = 88
 _INDENT = "    "

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from thm3.interpret import NUMPY, evaluate, quiet
+from thm3.semantics.evaluate import NUMPY, evaluate, quiet
 from thm3.ir import Fn, Loop, Op, Type
 
 # Small values first: ties, zeros and signs are where wrong combines show.

@@ -11,10 +11,10 @@ import time
 
 import numpy as np
 
-from thm3.interpret import NUMPY, evaluate, quiet
+from thm3.semantics.evaluate import NUMPY, evaluate, quiet
 from thm3.ir import Expr, Loop, Op, Type, const, var, walk
-from thm3.prove import Setting, preserved_atoms
-from thm3.sampling import batch_init
+from thm3.prove.laws import Setting, preserved_atoms
+from thm3.semantics.samples import batch_init
 
 
 def _cmp(op: Op, a: Expr, b: Expr) -> Expr:

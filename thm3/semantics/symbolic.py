@@ -6,7 +6,7 @@ for deciding orderings).  Where the value of an operation depends on an ordering
 (max, a select, the sign of a factor of an infinity) the evaluator asks an
 `Explorer` to decide it; the explorer enumerates the feasible decisions with Z3, so
 one run of `evaluate` per path covers every case split.  This is how the laws with
-max, min, conditionals, exp, log and -inf are proved (see `thm3/prove.py`)."""
+max, min, conditionals, exp, log and -inf are proved (see `thm3/prove/laws.py`)."""
 from __future__ import annotations
 
 import time
@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import sympy as sp
 import z3
 
-from thm3.interpret import COMPARE
+from thm3.semantics.evaluate import COMPARE
 from thm3.ir import Op, Type
 
 

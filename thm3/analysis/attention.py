@@ -104,8 +104,8 @@ def recognize(loop: Loop, transport, deadline: float = float("inf")) -> Attentio
 
 def _single_element_state(loop, s_expr, mi, di, oi, value, deadline) -> bool:
     """Proved: left(init, (k, v)) == (s, 1, v)."""
-    from thm3.prove import Law, Setting, _init, apply_fn, check_equal_pairs
-    from thm3.symbolic import _const
+    from thm3.prove.laws import Law, Setting, _init, apply_fn, check_equal_pairs
+    from thm3.semantics.symbolic import _const
     score = Fn(loop.left.inputs, (s_expr,))
 
     def build(table, env):

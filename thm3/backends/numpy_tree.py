@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from thm3.interpret import NUMPY, PYTHON, Compiled, evaluate, quiet
+from thm3.semantics.evaluate import NUMPY, PYTHON, Compiled, evaluate, quiet
 from thm3.ir import Fn, Loop, Op, Type, walk
 
 # Measured on NumPy 2 (bench/numpy_backend.py): longer runs make the strided reads of

@@ -12,10 +12,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from thm3.interpret import NUMPY, evaluate, quiet
+from thm3.semantics.evaluate import NUMPY, evaluate, quiet
 from thm3.ir import Expr, Fn, Loop, Op, Type, var
-from thm3.prove import Law, Setting, apply_fn, check_equal_pairs
-from thm3.sampling import Triples, batch_close
+from thm3.prove.laws import Law, Setting, apply_fn, check_equal_pairs
+from thm3.semantics.samples import Triples, batch_close
 
 _OPS = {Type.REAL: (Op.ADD, Op.MAX, Op.MIN, Op.MUL), Type.INT: (Op.ADD, Op.MAX, Op.MIN, Op.MUL),
         Type.VEC: (Op.ADD,), Type.BOOL: (Op.OR, Op.AND)}
@@ -29,7 +29,7 @@ class Transport:
     status: str               # "proved" | "tested"
 
     def describe(self, loop: Loop) -> str:
-        from thm3.printer import to_text
+        from thm3.syntax.printer import to_text
         fields = ", ".join(f.name for f in loop.fields)
         images = ", ".join(_pretty(to_text(m)) for m in self.maps)
         onto = ", ".join(_NAMES[o] for o in self.ops)

@@ -120,6 +120,19 @@ def tidy_field(loop: Loop, combine: Fn, i: int) -> Expr | None:
         tidy = _to_ir(a + b + rest if rest != 0 else a + b, types)
     except ValueError:
         return None
-    from thm3.synthesize import guard_for_stability
+    from thm3.synth.sketch import guard_for_stability
     tidy = guard_for_stability(tidy, loop)
     return tidy if len(walk([tidy])) < len(walk([e])) else None
+
+
+def tidy_combine(loop: Loop, combine: Fn, triples) -> Fn | None:
+    """The combine with fields rewritten by `tidy_field` where that agrees on samples."""
+    from thm3.synth.sketch import Checker
+    outs = list(combine.outputs)
+    changed = False
+    for i in range(len(outs)):
+        t = tidy_field(loop, combine, i)
+        if t is not None and Checker(combine.inputs, triples, i).passes(t):
+            outs[i] = t
+            changed = True
+    return Fn(combine.inputs, tuple(outs)) if changed else None

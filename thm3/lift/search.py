@@ -21,13 +21,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from thm3.frontend import parse_source
-from thm3.interpret import quiet
+from thm3.syntax.frontend import parse_source
+from thm3.semantics.evaluate import quiet
 from thm3.ir import (COMPARISONS, Expr, FieldDecl, Fn, Loop, Op, Type, as_real, const, free_vars, promote, same,
                      substitute, var, walk)
-from thm3.loopfile import expression_text as to_text, render_loop
-from thm3.sampling import Domain, states_close
-from thm3.witness import (ShortLists, Witness, element_domain, find_witnesses, fold, from_plain,
+from thm3.syntax.loopfile import expression_text as to_text, render_loop
+from thm3.semantics.samples import Domain, states_close
+from thm3.analysis.witness import (ShortLists, Witness, element_domain, find_witnesses, fold, from_plain,
                           parameter_settings, show, states_far, to_elements, vec_dim)
 
 MAX_ADDED = 3

@@ -3,7 +3,7 @@
 A law is a list of equations between IR terms over symbolic state operands (each
 satisfying the inductive invariants), elements (satisfying the preconditions) and
 loop parameters.  Each real field that may be infinite is split into its finite and
-infinite cases; each case is run through `thm3.symbolic` once per feasible ordering;
+infinite cases; each case is run through `thm3.semantics.symbolic` once per feasible ordering;
 on each path the two sides must agree: by Z3 where the terms are piecewise polynomial
 (If-terms, no splitting), else by SymPy algebra with Z3 deciding the case split.
 A law is "proved" only when every path was discharged; otherwise the caller tests it."""
@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 import sympy as sp
 import z3
 
-from thm3.interpret import evaluate
+from thm3.semantics.evaluate import evaluate
 from thm3.ir import Expr, Fn, Loop, Op, TRANSCENDENTAL, Type, walk
-from thm3.symbolic import (Explorer, Inf, SymbolicTable, Symbols, Timeout, _const, _zb, is_bool,
+from thm3.semantics.symbolic import (Explorer, Inf, SymbolicTable, Symbols, Timeout, _const, _zb, is_bool,
                            isnan)
 
 

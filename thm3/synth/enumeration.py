@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from thm3.interpret import NUMPY, evaluate, quiet
+from thm3.semantics.evaluate import NUMPY, evaluate, quiet
 from thm3.ir import UNARY, Expr, Loop, Op, Type, const, promote, var, walk
-from thm3.sampling import Triples, batch_close
+from thm3.semantics.samples import Triples, batch_close
 
 FIELD_SECONDS = 5.0         # at most this long for one field, when the caller allows more
 MAX_ROWS = 256              # rows the terms are enumerated on; the rest check hits (CEGIS)

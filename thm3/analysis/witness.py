@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from thm3.interpret import NUMPY, evaluate, quiet
+from thm3.semantics.evaluate import NUMPY, evaluate, quiet
 from thm3.ir import Loop, Op, Type, free_vars, walk
-from thm3.sampling import Domain, init_state, states_close, step
+from thm3.semantics.samples import Domain, init_state, states_close, step
 
 # Two states "differ" only by a clear margin, never by round-off; they are "equal"
 # when they agree to about nine digits (and, preferably, exactly).

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from thm3.ir import Expr, Fn, Loop, Op, Type, const, var, walk
-from thm3.interpret import NUMPY, evaluate, quiet
-from thm3.sampling import Triples, batch_close, batch_combine
+from thm3.semantics.evaluate import NUMPY, evaluate, quiet
+from thm3.semantics.samples import Triples, batch_close, batch_combine
 
 MAX_ALTERNATIVES = 4000
 ONE = const(1.0)
@@ -257,7 +257,7 @@ def synthesize(loop: Loop, triples: list[Triples], *, limit: int = 3,
         f = loop.fields[i]
         plain, folds, guards = sk.wrappers(i)
         base = sorted(sk.alternatives(sk.outputs[i], i, chosen, f.type in (Type.REAL, Type.VEC)), key=_size)
-        check = _Checker(names, triples, i)
+        check = Checker(names, triples, i)
         g_memo: dict = {}
         f_memo: dict = {}
         spelled: dict = {}
@@ -323,7 +323,7 @@ def synthesize(loop: Loop, triples: list[Triples], *, limit: int = 3,
                     break
         if not found:
             # stage 4: a combine of another shape, by bottom-up enumeration (enumerate.py)
-            from thm3.enumerate import FIELD_SECONDS, enumerate_field
+            from thm3.synth.enumeration import FIELD_SECONDS, enumerate_field
             stage = "bottom-up enumeration with observational equivalence"
             end = time.monotonic() + FIELD_SECONDS
             found = [(_size(e), e) for e in enumerate_field(
@@ -347,13 +347,13 @@ def synthesize(loop: Loop, triples: list[Triples], *, limit: int = 3,
     return out, tried
 
 
-class _Checker:
+class Checker:
     """Evaluates terms on the batched samples and compares with h(xs + ys)."""
 
     def __init__(self, names, triples: list[Triples], field: int, probe: bool = True):
         self.names, self.triples, self.field = names, triples, field
         # A few rows of every block of list lengths: most candidates fail there, cheaply.
-        self.small = _Checker(names, [_rows(t, slice(None, None, 12)) for t in triples], field,
+        self.small = Checker(names, [_rows(t, slice(None, None, 12)) for t in triples], field,
                               probe=False) if probe else None
 
     def passes(self, e: Expr) -> bool:

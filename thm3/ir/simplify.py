@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from thm3.interpret import NUMPY, evaluate, quiet
+from thm3.semantics.evaluate import NUMPY, evaluate, quiet
 from thm3.ir import Expr, Op, Type, const
 
 
