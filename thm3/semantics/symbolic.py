@@ -259,7 +259,7 @@ class SymbolicTable(dict):
     def _sign(self, x: Fin) -> int:
         n = _fin_num(x)
         if n is not None:
-            return (n > 0) - (n < 0)
+            return int(bool(n > 0)) - int(bool(n < 0))     # SymPy's true/false do not subtract
         if self.ex.decide(x.z3 > 0):
             return 1
         return -1 if self.ex.decide(x.z3 < 0) else 0
