@@ -23,6 +23,7 @@ from thm3.synth.sketch import SearchTimeout, synthesize
 from thm3.synth.tidy import tidy_combine
 from thm3.analysis.witness import find_witness
 from thm3.lift import lift, with_right_fold
+from thm3.syntax.loopfile import loop_text
 
 @dataclass
 class Step:
@@ -45,6 +46,7 @@ class Analysis:
     witness_params: dict = field(default_factory=dict)
     lifted: str | None = None
     lift_added: list = field(default_factory=list)
+    lifted_analysis: "Analysis | None" = None      # the lifted loop's analysis: its proved combine
     stability: dict = field(default_factory=dict)
     stability_notes: dict = field(default_factory=dict)
     bird_detail: str = ""
@@ -124,6 +126,7 @@ class Analysis:
             "witness_params": {k: plain(v) for k, v in self.witness_params.items()},
             "lifted": self.lifted,
             "lift_added": self.lift_added,
+            "lifted_combine": self.lifted_analysis.to_json()["combine"] if self.lifted_analysis else None,
             "transport": self.transport or None,
             "stability": dict(self.stability),
             "stability_notes": dict(self.stability_notes),
@@ -312,19 +315,19 @@ def _show(xs) -> str:
 
 
 def lift_step(a: Analysis, deadline: float):
+    """The lifting search, with this analyzer as its prover: a lifted loop counts only
+    when its combine is synthesized and every law proved.  The lifted loop then gets the
+    right fold that combine gives; its text is rendered once, here."""
 
-    accepted: list = []
-
-    def proves(lifted: Loop) -> bool:
+    def proves(lifted: Loop):
         b = analyze_loop(lifted, timeout=max(1.0, min(10.0, deadline - time.monotonic())), lift=False)
         ok = b.verdict == "homomorphism" and all(b.proofs.get(k) == "proved" for k in LAWS)
-        if ok:
-            accepted.append(b)
-        return ok
+        return b if ok else None
 
     res = lift(a.loop, timeout=max(1.0, deadline - time.monotonic()), prove=proves)
-    if res.loop_text is None:
+    if res.loop is None:
         return "none", res.reason
-    a.lifted = with_right_fold(res.loop_text, accepted[-1]) if accepted else res.loop_text
+    a.lifted_analysis = res.proof
+    a.lifted = loop_text(with_right_fold(res.loop, res.proof.combine_fn))
     a.lift_added = list(res.added)
     return "found", "; ".join(res.added)

@@ -87,6 +87,10 @@ def render_report(a) -> str:
         if a.lifted:
             w(f"{n}. A lift exists: add " + "; ".join(a.lift_added))
             w("     (`thm3 lift FILE -o OUT` writes it; the lifted loop is a proved homomorphism)")
+            if a.lifted_analysis is not None:
+                w("     its combine (every law proved):")
+                for line in combine_code(a.lifted_analysis).splitlines():
+                    w("       " + line)
             for line in a.lifted.splitlines():
                 w("       | " + line)
         elif lift_step is not None:

@@ -129,6 +129,8 @@ class Loop:
     result_type: Type | None = None
     preconditions: tuple[Expr, ...] = ()        # assert conditions over elements and params
     field_lines: dict = field(default_factory=dict, compare=False)
+    doc: str = field(default="", compare=False)             # the docstring after its title line
+    param_comments: dict = field(default_factory=dict, compare=False)   # loop parameter -> its comment
 
     @property
     def field_names(self) -> tuple[str, ...]:

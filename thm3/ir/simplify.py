@@ -1,6 +1,8 @@
 """Local rewrites that keep IEEE meaning: constant folding, units of max/min/+/*, and
 selects on constant conditions.  Used where thm3 writes terms for people to read
-(the right fold it derives for a lifted loop)."""
+(the right fold it derives for a lifted loop).  Given the names that hold finite numbers
+(elements, loop parameters), `x - x` and `x * 0` over them are 0 as well (over the reals
+of the proofs; IEEE would differ only where x overflows)."""
 from __future__ import annotations
 
 import math
@@ -8,15 +10,33 @@ import math
 import numpy as np
 
 from thm3.semantics.evaluate import NUMPY, evaluate, quiet
-from thm3.ir import Expr, Op, Type, const
+from thm3.ir import Expr, Op, Type, const, same, walk
 
 
 def _is(x: Expr, v) -> bool:
     return x.op is Op.CONST and not isinstance(x.arg, bool) and x.arg == v and not isinstance(v, bool)
 
 
-def simplify(e: Expr) -> Expr:
+# Operations that keep finite operands finite over the reals.
+_CLOSED = {Op.VAR, Op.CONST, Op.ADD, Op.SUB, Op.MUL, Op.NEG, Op.MAX, Op.MIN, Op.ABS, Op.WHERE,
+           Op.LT, Op.LE, Op.GT, Op.GE, Op.EQ, Op.NE, Op.AND, Op.OR, Op.NOT}
+
+
+def _finite(x: Expr, finite) -> bool:
+    """Whether `x` is a finite number whenever the names in `finite` are."""
+    for n in walk([x]):
+        if n.op not in _CLOSED or n.type is Type.VEC:
+            return False
+        if n.op is Op.VAR and n.arg not in finite and n.type is Type.REAL:
+            return False
+        if n.op is Op.CONST and not isinstance(n.arg, bool) and not math.isfinite(float(n.arg)):
+            return False
+    return True
+
+
+def simplify(e: Expr, finite=frozenset()) -> Expr:
     memo: dict[int, Expr] = {}
+    zero = {Type.REAL: const(0.0, Type.REAL), Type.INT: const(0, Type.INT)}
 
     def go(x: Expr) -> Expr:
         if id(x) in memo:
@@ -50,6 +70,19 @@ def simplify(e: Expr) -> Expr:
                 case Op.MUL if _is(src[0], 1) and src[1].type is out.type:
                     out = src[1]
                 case Op.MUL if _is(src[1], 1) and src[0].type is out.type:
+                    out = src[0]
+                case Op.SUB if out.type in zero and same(src[0], src[1]) and _finite(src[0], finite):
+                    out = zero[out.type]
+                case Op.MUL if out.type in zero and (_is(src[0], 0) and _finite(src[1], finite)
+                                                     or _is(src[1], 0) and _finite(src[0], finite)):
+                    out = zero[out.type]
+                case Op.WHERE if same(src[1], src[2]):
+                    out = src[1]
+                case Op.MAX | Op.MIN if same(src[0], src[1]):
+                    out = src[0]
+                case Op.MAX | Op.MIN if src[1].op is out.op and any(same(src[0], t) for t in src[1].src):
+                    out = src[1]                    # max(a, max(a, b)) = max(a, b)
+                case Op.MAX | Op.MIN if src[0].op is out.op and any(same(src[1], t) for t in src[0].src):
                     out = src[0]
                 case Op.WHERE if src[0].op is Op.CONST:
                     out = src[1] if src[0].arg else src[2]
