@@ -125,6 +125,24 @@ SAMPLES: list[Sample] = [
          "adds w = (1 - alpha)**len (as in ema_lifted); witness [] vs [0], ys = [1]"),
     _not("majority", "none",
          "Boyer-Moore vote: no small exact lift; witness [1, 2] vs [1, 3], ys = [2]"),
+    _not("signs_alternate", "expected",
+         "assert x != 0; adds the first element (inf while empty): one field; "
+         "witness [-1] vs [1, -1], ys = [1]"),
+    _not("longest_increasing", "expected",
+         "adds three fields: whether the whole list increases, its leading increasing run, "
+         "and the first element (inf while empty); witness [0] vs [1, 0], ys = [0]; the "
+         "lifted combine is for synthesis to find (issue 14)"),
+    _not("recurrence2", "expected",
+         "y' = a*y + b*z + x, z' = y: adds the product of the step matrices (companion "
+         "matrix power, four fields m_y_y, m_y_z, m_z_y, m_z_z); the length alone tells every "
+         "pair of lists apart but gives no combine in the IR's operations; the matrix "
+         "combine is for synthesis to find (issue 14)"),
+    _not("blocks_of_ones_run", "expected",
+         "blocks of ones with the current run instead of a previous-element field: adds an "
+         "all-ones flag and the leading run of ones; witness [1] vs [0, 1], ys = [1]"),
+    _not("positive_block_sum", "expected",
+         "largest sum of a maximal block of positive elements: adds an all-positive flag and "
+         "the sum of the leading positive block; witness [] vs [0], ys = [1]"),
 ]
 
 _BY_NAME = {s.name: s for s in SAMPLES}

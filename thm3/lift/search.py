@@ -228,7 +228,9 @@ class _LiftSearch:
         lifted, names = self.lifted(cands)
         self.tested += 1
         budget = max(0.05, min(3.0, self.deadline - time.monotonic()))
-        ws = find_witnesses(lifted, timeout=budget, limit=8, **_CHECK)
+        # Loop parameters: every small value, 0 and 1 too (a = 1 makes a^len say nothing).
+        check = _CHECK | ({"settings": 8} if self.loop.params else {})
+        ws = find_witnesses(lifted, timeout=budget, limit=8, **check)
         if ws:
             for w in ws:
                 self.add(w)
@@ -371,7 +373,9 @@ class _Candidates:
             if e.type in (Type.REAL, Type.INT):
                 more += self.extrema(e)
         more += [self.lead(c) for c in self.alls if c.key in kept]
-        return base + self.dedupe(more, base)
+        more += [self.lead_sum(c, x) for c in self.alls if c.key in kept
+                 for x in xs if x.type in (Type.REAL, Type.INT)]
+        return base + self.dedupe(more, base) + self.step_matrix()
 
     def subterms(self) -> tuple[list[Expr], list[Expr], list[Expr]]:
         """Numeric terms and predicates over the element (and the loop parameters), and
@@ -401,11 +405,13 @@ class _Candidates:
                 if over_x(e):
                     add(preds, e)
                 elif free_vars([e]) & self.elements:
-                    # the loop's own condition, read at the initial state
+                    # the loop's own condition, read at the initial state, and as it
+                    # stands: a flag or a run over "x > acc.last" reads the state it had
                     (g,) = substitute([e], initial)
                     g = simplify(g)
                     if over_x(g):
                         add(preds, g)
+                    add(preds, e)
             elif e.type in (Type.REAL, Type.INT, Type.VEC) and over_x(e):
                 add(terms, e)
             if e.op is Op.MUL:
@@ -521,6 +527,48 @@ class _Candidates:
                         "the leading run, which joins the left part's trailing run at the split", _LEAD,
                         needs=(all_p.key,))
 
+    def lead_sum(self, all_p: _Aux, x: Expr) -> _Aux:
+        p = all_p.update.src[1]
+        flag = var(f"acc.{all_p.key}", Type.BOOL)
+        grow = Expr(Op.AND, Type.BOOL, (flag, p))
+        return self.new("lead_s", x.type, 0.0 if x.type is Type.REAL else 0,
+                        lambda me: Expr(Op.WHERE, x.type, (grow, _arith(Op.ADD, me, x), me)),
+                        f"sum of {to_text(x)} over the leading run with {to_text(p)}",
+                        "the leading run's sum, which joins the left part's trailing run at the split",
+                        _LEAD, needs=(all_p.key,))
+
+    def step_matrix(self) -> list[_Aux]:
+        """Where `left` maps several Real fields linearly, s' = A(x) s + c(x), the
+        product of the step matrices so far, M' = A(x) M from the identity: the
+        factor by which the later elements carry the fields that came before them (a
+        linear recurrence's companion matrix power).  One group, taken whole."""
+        block, rows = _linear_block(self.loop)
+        if len(block) < 2 or all(_is_const(rows[f][g], 1.0 if f == g else 0.0) for f in block for g in block):
+            return []
+        keys = {(i, j): f"c{self.serial + 1}_m_{i}_{j}" for i in block for j in block}
+        self.serial += 1
+        group = f"m{self.serial}"
+        out = []
+        for i in block:
+            for j in block:
+                terms = []
+                for k in block:
+                    a = rows[i][k]
+                    if _is_const(a, 0.0):
+                        continue
+                    m = var(f"acc.{keys[(k, j)]}", Type.REAL)
+                    terms.append(m if _is_const(a, 1.0) else _arith(Op.MUL, as_real(a), m))
+                update = const(0.0, Type.REAL)
+                for t in terms:
+                    update = t if update.op is Op.CONST else _arith(Op.ADD, update, t)
+                out.append(_Aux(keys[(i, j)], f"m_{i}_{j}", Type.REAL, 1.0 if i == j else 0.0, update,
+                                f"how {i} depends on the {j} before the list: an entry of the "
+                                f"product of the step matrices so far",
+                                "the step matrix product, by which the later elements carry the "
+                                "fields that came before them", _POWER,
+                                needs=tuple(keys[(k, j)] for k in block), group=group))
+        return out
+
     # --- deduplication by values
 
     def dedupe(self, cands: list[_Aux], before: tuple | list = ()) -> list[_Aux]:
@@ -576,6 +624,60 @@ def _with_fields(loop: Loop, cands: list[_Aux]) -> Loop:
               tuple(loop.left.outputs) + tuple(c.update for c in cands))
     result = None if loop.result is None else Fn(state + params, loop.result.outputs)
     return replace(loop, source="", fields=fields, left=left, right=None, result=result, field_lines={})
+
+
+def _linear_block(loop: Loop) -> tuple[list[str], dict]:
+    """The largest set B of Real fields whose new values are linear in B with
+    coefficients (and a constant part) that read no state: field -> {field in B ->
+    coefficient}."""
+    block = [f.name for f in loop.fields if f.type is Type.REAL]
+    outputs = dict(zip(loop.field_names, loop.left.outputs))
+    while True:
+        rows = {f: _linear(outputs[f], {f"acc.{g}": g for g in block}) for f in block}
+        keep = [f for f in block if rows[f] is not None]
+        if keep == block:
+            return block, {f: {g: rows[f].get(g, const(0.0, Type.REAL)) for g in block} for f in block}
+        block = keep
+
+
+def _linear(e: Expr, names: dict[str, str]) -> dict | None:
+    """`e` as sum of coefficient * field (the constant part under ""), each part free
+    of state; None where `e` is not of that form."""
+    def state_free(x: Expr) -> bool:
+        return not any(n.startswith("acc.") for n in free_vars([x]))
+
+    if state_free(e):
+        return {"": e}
+    match e.op:
+        case Op.VAR if e.arg in names:
+            return {names[e.arg]: const(1.0, Type.REAL)}
+        case Op.ADD | Op.SUB:
+            a, b = (_linear(s, names) for s in e.src)
+            if a is None or b is None:
+                return None
+            out = dict(a)
+            for k, v in b.items():
+                v = v if e.op is Op.ADD else Expr(Op.NEG, v.type, (v,))
+                out[k] = _arith(Op.ADD, out[k], v) if k in out else v
+            return out
+        case Op.NEG:
+            a = _linear(e.src[0], names)
+            return None if a is None else {k: Expr(Op.NEG, v.type, (v,)) for k, v in a.items()}
+        case Op.MUL:
+            x, y = e.src
+            if state_free(y):
+                x, y = y, x
+            a = _linear(y, names) if state_free(x) else None
+            return None if a is None else {k: simplify(_arith(Op.MUL, x, v)) for k, v in a.items()}
+        case Op.DIV if state_free(e.src[1]):
+            a = _linear(e.src[0], names)
+            return None if a is None else {k: _arith(Op.DIV, v, e.src[1]) for k, v in a.items()}
+        case _:
+            return None
+
+
+def _is_const(e: Expr, v: float) -> bool:
+    return e.op is Op.CONST and not isinstance(e.arg, bool) and float(e.arg) == v
 
 
 def _arith(op: Op, a: Expr, b: Expr) -> Expr:
