@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from thm3.analysis.bird import bird_check
+from thm3.errors import BackendUnavailable, SolverTimeout, UsageError
 from thm3.analysis.invariants import infer
 from thm3.analysis.stability import stability
 from thm3.ir import Fn, Loop, Type
@@ -19,7 +20,7 @@ from thm3.prove.laws import Setting
 from thm3.prove.combine import LAWS, prove_combine
 from thm3.semantics.evaluate import NUMPY, evaluate, quiet
 from thm3.semantics.samples import make_triples, plain
-from thm3.synth.sketch import SearchTimeout, synthesize
+from thm3.synth.sketch import synthesize
 from thm3.synth.tidy import tidy_combine
 from thm3.analysis.witness import find_witness
 from thm3.lift import lift, with_right_fold
@@ -88,17 +89,22 @@ class Analysis:
 
     def run(self, *arrays, backend: str = "numpy", **params):
         if self.combine_fn is None:
-            raise ValueError(f"{self.loop.name}: no combine ({self.verdict}): {self.reason}")
+            raise UsageError(f"{self.loop.name}: no combine ({self.verdict}): {self.reason}")
         match backend:
             case "numpy":
                 from thm3.backends.numpy_tree import apply_result, run_parallel
                 state = run_parallel(self.loop, self.combine_fn, list(arrays), params)
                 return apply_result(self.loop, state, params)
             case "cupy":
+                try:
+                    import cupy  # noqa: F401
+                except ImportError:
+                    raise BackendUnavailable("backend='cupy' needs CuPy: pip install 'thm3[cuda12]' "
+                                             "(or [cuda13])") from None
                 from thm3.gpu.runtime import run_cupy       # renders CUDA; imports CuPy lazily
                 return run_cupy(self, *arrays, **params)
             case _:
-                raise ValueError(f"backend must be 'numpy' or 'cupy', not {backend!r}")
+                raise UsageError(f"backend must be 'numpy' or 'cupy', not {backend!r}")
 
     def to_json(self) -> dict:
         from thm3.syntax.printer import to_text
@@ -224,7 +230,7 @@ def analyze_loop(loop: Loop, *, timeout: float = 60.0, lift: bool = True) -> Ana
     def synth():
         try:
             cands, tried = synthesize(loop, triples, deadline=deadline, methods=methods)
-        except SearchTimeout:
+        except SolverTimeout:
             return "timeout", "the search for a combine ran out of time"
         tidy = tidy_combine(loop, cands[0], triples) if cands else None
         if tidy is not None:
