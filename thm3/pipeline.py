@@ -229,7 +229,7 @@ def search_witness(ctx: Context, a: Analysis) -> Done:
         "proofs": a.proofs | dict.fromkeys(LAWS, Status.SKIPPED)})
 
 
-def _lift_prover(deadline: float):
+def lift_prover(deadline: float):
     """The `prove` callback of `lift`: a lifted loop counts when its own analysis
     (without lifting) proves it a homomorphism; that analysis is the answer."""
 
@@ -244,7 +244,7 @@ def _lift_prover(deadline: float):
 def lift_state(ctx: Context, a: Analysis) -> Done:
     """The lifting search with this analyzer as prover; the lifted loop gets the right
     fold its proved combine gives, and its text is rendered once, here."""
-    res = lift(ctx.loop, timeout=max(1.0, ctx.deadline - time.monotonic()), prove=_lift_prover(ctx.deadline))
+    res = lift(ctx.loop, timeout=max(1.0, ctx.deadline - time.monotonic()), prove=lift_prover(ctx.deadline))
     if res.loop is None:
         return Done(Status.NONE, res.reason)
     text = loop_text(with_right_fold(res.loop, res.proof.combine_fn))
