@@ -100,6 +100,8 @@ def test_lift_keeps_the_original_fields(sample, lifts):
     assert lifted.preconditions or not loop.preconditions
     for xs, params in _random_lists(loop):
         assert states_close(fold_left(loop, xs, params), fold_left(lifted, xs, params)[:k]), xs
+        # the text, rendered once from the IR the search checked, computes the same
+        assert states_close(fold_left(res.loop, xs, params), fold_left(lifted, xs, params)), xs
         if loop.result is not None:
             a = call(loop.result, *fold_left(loop, xs, params), *params.values())
             b = call(lifted.result, *fold_left(lifted, xs, params), *params.values())
@@ -221,6 +223,22 @@ def test_derived_right_fold_is_simplified():
     e = _add(_expr(Op.MUL, Type.REAL, x, zero), _expr(Op.MUL, Type.REAL, b, x))
     assert same(simplify(e, finite={"x"}), _expr(Op.MUL, Type.REAL, b, x))
     assert simplify(_expr(Op.MUL, Type.REAL, a, zero), finite={"x"}).op is Op.MUL   # acc.a may be inf
+
+
+def test_lifted_text_keeps_the_docstring_and_parameter_comments(lifts):
+    """The frontend keeps the docstring body and the loop parameters' comments, so the
+    lifted file carries them without re-reading the source."""
+    loop = parse_file(SAMPLES_DIR / "horner.py")
+    assert loop.param_comments == {"t": "the point at which the polynomial is evaluated"}
+    text = lifts["horner"][0].loop_text
+    assert "t: Real     # the point at which the polynomial is evaluated\n" in text
+    assert lifts["horner"][0].loop.path == "<lifted horner>"
+    text = LINEAR_RECURRENCE.replace('keeping y only."""', 'keeping y only.\n\nThe body stays."""')
+    loop = parse_source(text)
+    assert loop.doc == "The body stays."
+    res = lift(loop)
+    doc = ast.get_docstring(ast.parse(res.loop_text))
+    assert doc.startswith("Linear recurrence y' = a * y + b, keeping y only.\n\nThe body stays.\n\nLifted by thm3")
 
 
 def test_nothing_to_lift_for_a_homomorphism():

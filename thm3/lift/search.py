@@ -36,6 +36,7 @@ MAX_ADDED = 3           # candidate units (a field, or a group such as a step ma
 # The budget on which a lifted loop must show no witness: more lists and parameter
 # values than the first search.
 _CHECK = dict(max_lists=12000, max_len=7, prefix_len=2, settings=3)
+_QUICK = dict(max_lists=1500, max_len=5, prefix_len=2, settings=2)
 
 
 @dataclass(frozen=True)
@@ -228,9 +229,13 @@ class _LiftSearch:
         lifted, names = self.lifted(cands)
         self.tested += 1
         budget = max(0.05, min(3.0, self.deadline - time.monotonic()))
-        # Loop parameters: every small value, 0 and 1 too (a = 1 makes a^len say nothing).
-        check = _CHECK | ({"settings": 8} if self.loop.params else {})
-        ws = find_witnesses(lifted, timeout=budget, limit=8, **check)
+        # Most sets fail on short lists: a quick search first, the larger budget (with
+        # every small value of the loop parameters, 0 and 1 too: a = 1 makes a**len
+        # say nothing) only for a set that survives it.
+        ws = find_witnesses(lifted, timeout=budget, limit=8, **_QUICK)
+        if not ws:
+            check = _CHECK | ({"settings": 8} if self.loop.params else {})
+            ws = find_witnesses(lifted, timeout=budget, limit=8, **check)
         if ws:
             for w in ws:
                 self.add(w)
