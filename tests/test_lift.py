@@ -223,6 +223,16 @@ def test_derived_right_fold_is_simplified():
     e = _add(_expr(Op.MUL, Type.REAL, x, zero), _expr(Op.MUL, Type.REAL, b, x))
     assert same(simplify(e, finite={"x"}), _expr(Op.MUL, Type.REAL, b, x))
     assert simplify(_expr(Op.MUL, Type.REAL, a, zero), finite={"x"}).op is Op.MUL   # acc.a may be inf
+    inf = const(float("inf"), Type.REAL)
+    assert repr(simplify(_expr(Op.EQ, Type.BOOL, x, inf), finite={"x"})) == "False"
+    assert simplify(_expr(Op.EQ, Type.BOOL, a, inf), finite={"x"}).op is Op.EQ
+    flag, c = var("acc.f", Type.BOOL), _expr(Op.GT, Type.BOOL, x, zero)
+    e = Expr(Op.WHERE, Type.BOOL, (c, const(True, Type.BOOL), flag))
+    assert same(simplify(e), _expr(Op.OR, Type.BOOL, c, flag))
+    assert same(simplify(_expr(Op.EQ, Type.BOOL, flag, const(False, Type.BOOL))), _expr(Op.NOT, Type.BOOL, flag))
+    guarded = Expr(Op.WHERE, Type.REAL, (c, x, zero))          # x if x > 0 else 0 is at least 0
+    assert same(simplify(_expr(Op.MAX, Type.REAL, zero, guarded)), guarded)
+    assert simplify(_expr(Op.MAX, Type.REAL, zero, x)).op is Op.MAX
 
 
 def test_lifted_text_keeps_the_docstring_and_parameter_comments(lifts):

@@ -10,7 +10,7 @@ import math
 import numpy as np
 
 from thm3.semantics.evaluate import NUMPY, evaluate, quiet
-from thm3.ir import Expr, Op, Type, const, same, walk
+from thm3.ir import COMPARISONS, Expr, Op, Type, const, same, walk
 
 
 def _is(x: Expr, v) -> bool:
@@ -32,6 +32,34 @@ def _finite(x: Expr, finite) -> bool:
         if n.op is Op.CONST and not isinstance(n.arg, bool) and not math.isfinite(float(n.arg)):
             return False
     return True
+
+
+def _is_inf(x: Expr) -> bool:
+    return x.op is Op.CONST and x.type is Type.REAL and math.isinf(float(x.arg))
+
+
+def _lower(x: Expr) -> float:
+    """A lower bound of `x` from its constants and the guards of its selects
+    (`x if x > 0 else 0` is at least 0); -inf where none is known."""
+    match x.op:
+        case Op.CONST if not isinstance(x.arg, bool):
+            return float(x.arg)
+        case Op.MAX:
+            return max(_lower(s) for s in x.src)
+        case Op.MIN:
+            return min(_lower(s) for s in x.src)
+        case Op.ADD:
+            return _lower(x.src[0]) + _lower(x.src[1])
+        case Op.WHERE:
+            c, a, b = x.src
+            low_a, low_b = _lower(a), _lower(b)
+            if c.op in (Op.GT, Op.GE) and same(c.src[0], a) and c.src[1].op is Op.CONST:
+                low_a = max(low_a, float(c.src[1].arg))
+            if c.op in (Op.LT, Op.LE) and same(c.src[0], b) and c.src[1].op is Op.CONST:
+                low_b = max(low_b, float(c.src[1].arg))
+            return min(low_a, low_b)
+        case _:
+            return -math.inf
 
 
 def simplify(e: Expr, finite=frozenset()) -> Expr:
@@ -78,6 +106,23 @@ def simplify(e: Expr, finite=frozenset()) -> Expr:
                     out = zero[out.type]
                 case Op.WHERE if same(src[1], src[2]):
                     out = src[1]
+                case op if op in COMPARISONS and any(_is_inf(t) for t in src) and all(
+                        _is_inf(t) or _finite(t, finite) for t in src):
+                    # a finite number against +-inf: the answer is that of any finite number
+                    probe = Expr(op, Type.BOOL, tuple(t if _is_inf(t) else const(0.0, Type.REAL) for t in src))
+                    out = const(bool(np.asarray(evaluate([probe], {}, NUMPY)[0]).item()), Type.BOOL)
+                case Op.EQ | Op.NE if src[0].type is Type.BOOL and src[1].op is Op.CONST:
+                    out = src[0] if src[1].arg == (out.op is Op.EQ) else Expr(Op.NOT, Type.BOOL, (src[0],))
+                case Op.WHERE if out.type is Type.BOOL and src[1].op is Op.CONST:
+                    c = src[0] if src[1].arg else Expr(Op.NOT, Type.BOOL, (src[0],))
+                    out = Expr(Op.OR if src[1].arg else Op.AND, Type.BOOL, (c, src[2]))
+                case Op.WHERE if out.type is Type.BOOL and src[2].op is Op.CONST:
+                    c = src[0] if not src[2].arg else Expr(Op.NOT, Type.BOOL, (src[0],))
+                    out = Expr(Op.AND if not src[2].arg else Op.OR, Type.BOOL, (c, src[1]))
+                case Op.MAX if src[0].op is Op.CONST and _lower(src[1]) >= _lower(src[0]):
+                    out = src[1]
+                case Op.MAX if src[1].op is Op.CONST and _lower(src[0]) >= _lower(src[1]):
+                    out = src[0]
                 case Op.MAX | Op.MIN if same(src[0], src[1]):
                     out = src[0]
                 case Op.MAX | Op.MIN if src[1].op is out.op and any(same(src[0], t) for t in src[1].src):
