@@ -21,7 +21,7 @@ from thm3.analysis.stability import stability
 from thm3.ir import Fn, Loop, Type
 from thm3.prove.laws import Setting
 from thm3.prove.combine import LAWS, prove_combine, verdict_of
-from thm3.semantics.evaluate import NUMPY, evaluate, quiet
+from thm3.semantics.evaluate import NUMPY, evaluate, numpy_value, quiet
 from thm3.semantics.samples import make_triples, plain
 from thm3.synth.sketch import synthesize
 from thm3.status import Status, Verdict
@@ -88,8 +88,8 @@ class Analysis:
         fn, loop, State = self.combine_fn, self.loop, self.State
 
         def combine(a, b, **params):
-            args = [_value(v, f.type) for v, f in zip(tuple(a), loop.fields)] + \
-                   [_value(v, f.type) for v, f in zip(tuple(b), loop.fields)]
+            args = [numpy_value(v, f.type) for v, f in zip(tuple(a), loop.fields)] + \
+                   [numpy_value(v, f.type) for v, f in zip(tuple(b), loop.fields)]
             env = {name: v for (name, _), v in zip(fn.inputs, args)}
             env.update({k: np.asarray(v, dtype=np.float64) if isinstance(v, (list, np.ndarray)) else v
                         for k, v in params.items()})
@@ -120,7 +120,7 @@ class Analysis:
                 raise UsageError(f"backend must be 'numpy' or 'cupy', not {backend!r}")
 
     def to_json(self) -> dict:
-        from thm3.syntax.printer import to_text
+        from thm3.ir.printer import to_text
         combine_text = None
         if self.combine_fn is not None:
             combine_text = {f.name: to_text(e) for f, e in zip(self.loop.fields, self.combine_fn.outputs)}
@@ -154,16 +154,6 @@ def _json_num(v):
     if isinstance(v, float) and v in (float("inf"), float("-inf")):
         return "inf" if v > 0 else "-inf"
     return v
-
-
-def _value(v, type_: Type):
-    if type_ is Type.VEC:
-        return np.asarray(v, dtype=np.float64)
-    if type_ is Type.BOOL:
-        return np.bool_(v)
-    if type_ is Type.INT:
-        return np.int64(v)
-    return np.float64(v)
 
 
 def _plain_value(v, type_: Type):

@@ -14,25 +14,19 @@ from __future__ import annotations
 import itertools
 import math
 import time
-from dataclasses import dataclass
+
 
 import numpy as np
 
 from thm3.errors import SolverTimeout
-from thm3.ir import Expr, Fn, Loop, Op, Type, const, var, walk
+from thm3.ir import Expr, Fn, Loop, Op, Type, const, initial_state, var, walk
 from thm3.semantics.evaluate import NUMPY, evaluate, quiet
-from thm3.semantics.samples import Triples, batch_close, batch_combine
+from thm3.semantics.equality import SAMPLED, close, rows_close
+from thm3.semantics.samples import Triples, batch_combine
 
 MAX_ALTERNATIVES = 4000
 ONE = const(1.0)
 ZERO = const(0.0)
-
-
-@dataclass
-class Found:
-    combine: Fn
-    method: str
-    candidates_tried: int
 
 
 def _deps(exprs) -> dict[int, tuple[bool, bool]]:
@@ -131,10 +125,9 @@ class Sketch:
         folds = [(op, _b(g)) for op in monoid for g in self.loop.fields
                  if _compatible(f.type, g.type) or f.type is g.type]
         guards = []
-        for g in self.loop.fields:
+        for g, d in zip(self.loop.fields, initial_state(self.loop)):
             if g.type is Type.VEC:
                 continue
-            d = const(g.default if g.type is not Type.REAL else float(g.default), g.type)
             guards.append((_mk(Op.EQ, Type.BOOL, _b(g), d), af))
             guards.append((_mk(Op.EQ, Type.BOOL, _a(g), d), bf))
         return plain, folds, guards
@@ -382,14 +375,11 @@ class Checker:
                     try:
                         ops = np.stack([np.broadcast_to(self.leaf(folds[j][1])[t_i], want.shape) for j in js], axis=1)
                         got = NUMPY[op](np.broadcast_to(v, want.shape)[:, None], ops)
-                        w = np.broadcast_to(want[:, None], got.shape).astype(np.float64)
-                        g = got.astype(np.float64)
-                        close = (g == w) | (np.isnan(g) & np.isnan(w)) | (np.isfinite(g) & np.isfinite(w) & (
-                            np.abs(g - w) <= 1e-9 + 1e-7 * np.maximum(np.abs(g), np.abs(w))))
+                        same = close(got, np.broadcast_to(want[:, None], got.shape), SAMPLED)
                     except (ValueError, TypeError):
                         ok[:] = False
                         break
-                    ok &= close.reshape(close.shape[0], close.shape[1], -1).all(axis=(0, 2))
+                    ok &= same.reshape(same.shape[0], same.shape[1], -1).all(axis=(0, 2))
                     if not ok.any():
                         break
                 hits += [j for j, good in zip(js, ok) if good]
@@ -460,7 +450,7 @@ class Checker:
         for v, t in zip(vals, self.triples):
             want = t.c[self.field]
             try:
-                if not bool(np.all(batch_close(np.broadcast_to(v, want.shape), want))):
+                if not bool(np.all(rows_close(np.broadcast_to(v, want.shape), want))):
                     return False
             except ValueError:
                 return False
@@ -479,6 +469,6 @@ def _agrees(e: Expr, i: int, names, triples: list[Triples]) -> bool:
             got = batch_combine(fn, t.a, t.b, t.params)[0]
         except (ValueError, TypeError, FloatingPointError, OverflowError):
             return False
-        if not bool(np.all(batch_close(got, t.c[i]))):
+        if not bool(np.all(rows_close(got, t.c[i]))):
             return False
     return True
