@@ -19,6 +19,7 @@ import time
 import numpy as np
 
 from thm3.errors import SolverTimeout
+from thm3.ir.simplify import simplify
 from thm3.ir import Expr, Fn, Loop, Op, Type, const, initial_state, var, walk
 from thm3.semantics.evaluate import NUMPY, evaluate, quiet
 from thm3.semantics.equality import SAMPLED, close, rows_close
@@ -177,40 +178,6 @@ def guard_for_stability(e: Expr, loop: Loop, memo: dict | None = None) -> Expr:
     return go(e)
 
 
-def fold_constants(e: Expr, memo: dict | None = None) -> Expr:
-    """Selects and connectives on constant conditions, left by holes filled with True."""
-    memo = {} if memo is None else memo
-
-    def is_c(x, v):
-        return x.op is Op.CONST and x.type is Type.BOOL and x.arg is v
-
-    def go(x: Expr) -> Expr:
-        got = memo.get(id(x))
-        if got is not None and got[0] is x:
-            return got[1]
-        src = tuple(go(s) for s in x.src)
-        out = x if all(a is b for a, b in zip(src, x.src)) else Expr(x.op, x.type, src, x.arg)
-        match out.op:
-            case Op.WHERE if is_c(src[0], True):
-                out = src[1]
-            case Op.WHERE if is_c(src[0], False):
-                out = src[2]
-            case Op.AND if is_c(src[0], True) or is_c(src[1], False):
-                out = src[1]
-            case Op.AND if is_c(src[1], True) or is_c(src[0], False):
-                out = src[0]
-            case Op.OR if is_c(src[0], False) or is_c(src[1], True):
-                out = src[1]
-            case Op.OR if is_c(src[1], False) or is_c(src[0], True):
-                out = src[0]
-            case Op.NOT if src[0].op is Op.CONST and src[0].type is Type.BOOL:
-                out = const(not src[0].arg)
-        memo[id(x)] = (x, out)
-        return out
-
-    return go(e)
-
-
 def field_order(loop: Loop) -> list[int]:
     """Fields whose new value another field's update reads come first."""
     outs = loop.left.outputs
@@ -255,7 +222,7 @@ def synthesize(loop: Loop, triples: list[Triples], *, limit: int = 3,
         def spell(e: Expr) -> Expr:
             got = spelled.get(id(e))
             if got is None or got[0] is not e:
-                got = spelled[id(e)] = (e, fold_constants(guard_for_stability(e, loop, g_memo), f_memo))
+                got = spelled[id(e)] = (e, simplify(guard_for_stability(e, loop, g_memo), arithmetic=False, memo=f_memo))
             return got[1]
 
         found: list[tuple[int, Expr]] = []
