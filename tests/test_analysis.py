@@ -31,6 +31,19 @@ def test_verdict(sample):
             assert bird == "skipped"
 
 
+@pytest.mark.parametrize("sample", SAMPLES, ids=lambda s: s.name)
+def test_catalog_combine_and_invariants(sample):
+    """The combine and the invariants are the catalog's, field by field."""
+    a = analysis(str(sample.path))
+    got = a.to_json()["combine"]
+    if sample.combine is None:
+        assert got is None
+    else:
+        assert list(got.items()) == list(sample.combine), got
+    assert set(a.invariants) == set(sample.invariants), a.invariants
+    assert len(a.invariants) == len(set(a.invariants))
+
+
 @pytest.mark.parametrize("sample", HOMOMORPHISMS, ids=lambda s: s.name)
 def test_laws_proved(sample):
     a = analysis(str(sample.path))
