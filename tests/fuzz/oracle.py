@@ -38,17 +38,19 @@ def constants(loop) -> list:
     return list(dict.fromkeys(found))
 
 
-def element_domain(loop, size: int = 10) -> list:
-    """Values that make the loop's comparisons and equalities switch: each constant, a
-    value on either side, its negation, the differences of two constants (x + c == d),
-    then a few small numbers; at most `size` values."""
+def element_domain(loop, size: int = 14) -> list:
+    """Values that make the loop's comparisons and equalities switch: each constant, the
+    differences of two constants (x + c == d) and their quotients by a third (m x + c == d),
+    negations, a value on either side of each constant, then a few small numbers; at most
+    `size` values."""
     cs = constants(loop)
     values = list(cs)
     values += [c - d for c, d in itertools.permutations(cs, 2)]
+    values += [(c - d) / m for c, d in itertools.permutations(cs, 2) for m in cs if m not in (0, 1)]
     values += [-c for c in cs]
     values += [c + d for c in cs for d in (Fraction(1, 2), Fraction(-1, 2))]
     values += [c + 1 for c in cs] + [c - 1 for c in cs]
-    values = list(dict.fromkeys(values))[: size - 4]
+    values = list(dict.fromkeys(values))[: size - 3]
     values = list(dict.fromkeys(values + list(BASE)))[:size]
     element = next(p for p in loop.elements if not p.index)
     if element.type is Type.INT:
@@ -66,7 +68,7 @@ def _fold(folder: Folder, xs, start: int = 0, state=None):
     return None if has_nan(s) else s
 
 
-def counterexample(loop, params: dict | None = None, *, max_len: int = 3, size: int = 10,
+def counterexample(loop, params: dict | None = None, *, max_len: int = 3, size: int = 14,
                    prefix_len: int = 2, pair_budget: int = 80):
     """(xs1, xs2, ys) with h(xs1) == h(xs2) and h(ys + xs1) != h(ys + xs2), exactly, or
     None where the lists searched show none."""
