@@ -163,6 +163,7 @@ def _difference(x, y) -> float:
         with np.errstate(all="ignore"):
             same = (u == v) | (np.isnan(u) & np.isnan(v))
             rel = np.where(same, 0.0, np.abs(u - v) / np.maximum(1.0, np.abs(v)))
+            rel = np.where(np.isnan(rel), np.inf, rel)     # NaN against a number, inf against inf
         worst = max(worst, float(np.max(rel)) if rel.size else 0.0)
     return worst
 

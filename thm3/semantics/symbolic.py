@@ -259,7 +259,8 @@ class SymbolicTable(dict):
     def _sign(self, x: Fin) -> int:
         n = _fin_num(x)
         if n is not None:
-            return (n > 0) - (n < 0)
+            # SymPy compares numbers to its own booleans (sympy.true), not Python's
+            return int(bool(n > 0)) - int(bool(n < 0))
         if self.ex.decide(x.z3 > 0):
             return 1
         return -1 if self.ex.decide(x.z3 < 0) else 0
