@@ -67,3 +67,98 @@ def test_run_difference_counts_nan_against_inf():
     assert _difference((1.0, math.nan), (1.0, 2.0)) == math.inf
     assert _difference(math.nan, math.nan) == 0.0
     assert _difference(math.inf, math.inf) == 0.0
+
+
+# -- samples and witnesses reach the values where the loop switches ------------------------
+
+def test_critical_values_are_the_roots_of_the_loops_comparisons():
+    from thm3.semantics.critical import counter_length, element_values
+    loop = thm3.parse_source(HEAD + """class State(NamedTuple):
+    v: Real = 0
+
+def left(acc: State, x: Real) -> State:
+    return State(x + 3)
+""")
+    assert -3.0 in element_values(loop)["x"]           # left(init, -3) == init
+    loop = thm3.parse_source(HEAD + """class State(NamedTuple):
+    n: Int = 0
+    reached: Bool = False
+
+def left(acc: State, x: Real) -> State:
+    return State(acc.n + 1, acc.n + 1 >= 9)
+""")
+    assert counter_length(loop) >= 9
+
+
+def test_identity_returning_element_gives_a_witness():
+    """x + 3 returns the initial state at x = -3: h([]) == h([-3]), h([1]) != h([1, -3])."""
+    a = analyze("""class State(NamedTuple):
+    v: Real = 0
+
+def left(acc: State, x: Real) -> State:
+    return State(x + 3)
+""")
+    assert a.verdict == "not-homomorphism", (a.reason, a.proofs)
+    assert -3.0 in a.witness[0] + a.witness[1]
+
+
+@pytest.mark.parametrize("guard", ["not acc.has and x == 7", "x >= 10"])
+def test_flag_set_by_a_constant_is_kept_by_the_combine(guard):
+    """The sampler drew no 7 (no 10), so a combine dropping the flag passed every sample."""
+    a = analyze(f"""class State(NamedTuple):
+    has: Bool = False
+    v: Real = 0
+    n: Int = 0
+
+def left(acc: State, x: Real) -> State:
+    if {guard}:
+        return State(True, x, acc.n + 1)
+    return acc
+""")
+    assert a.verdict == "homomorphism", (a.reason, a.proofs)
+    assert all(s == "proved" for s in a.proofs.values() if s != "skipped"), a.proofs
+    combine = a.to_json()["combine"]
+    assert "a." in combine["has"] and "b." in combine["has"], combine
+
+
+def test_parameter_on_both_sides_of_zero():
+    """max(m, min(x, beta)): `a.m + b.m` is right only where beta <= 0."""
+    a = analyze("""beta: Real
+
+class State(NamedTuple):
+    m: Real = 0
+
+def left(acc: State, x: Real, b: Bool) -> State:
+    return State(max(acc.m, min(x, beta)))
+""")
+    assert a.verdict == "homomorphism" and a.proofs["homomorphism"] == "proved"
+    assert "max" in a.to_json()["combine"]["m"]
+
+
+def test_run_inside_an_open_interval_has_a_witness():
+    """The longest run of 0 < x < 1 needs a value inside (0, 1) in the witness search."""
+    a = analyze("""class State(NamedTuple):
+    cur: Int = 0
+    best: Int = 0
+
+def left(acc: State, x: Real) -> State:
+    if 0 < x and x < 1:
+        return State(acc.cur + 1, max(acc.best, acc.cur + 1))
+    return State(0, acc.best)
+""")
+    assert a.verdict == "not-homomorphism", a.reason
+    assert any(0 < v < 1 for v in a.witness[2] + a.witness[0] + a.witness[1])
+
+
+def test_compared_constant_is_not_cut_from_the_witness_domain():
+    """Three element parameters leave three values a column; 2 (from x >= 2) must stay."""
+    a = analyze("""class State(NamedTuple):
+    inside: Bool = False
+    count: Int = 0
+
+def left(acc: State, x: Real, w: Real, i: Index) -> State:
+    if x >= 2:
+        return State(True, acc.count + (0 if acc.inside else 1))
+    return State(False, acc.count)
+""")
+    assert a.verdict == "not-homomorphism", a.reason
