@@ -16,7 +16,7 @@ from thm3.analysis.invariants import infer
 from thm3.analysis.stability import stability
 from thm3.ir import Fn, Loop, Type
 from thm3.prove.laws import Setting
-from thm3.prove.combine import LAWS, prove_combine
+from thm3.prove.combine import LAWS, prove_combine, verdict_of
 from thm3.semantics.evaluate import NUMPY, evaluate, quiet
 from thm3.semantics.samples import make_triples, plain
 from thm3.synth.sketch import SearchTimeout, synthesize
@@ -161,7 +161,8 @@ def _plain_value(v, type_: Type):
 
 # -- the steps ----------------------------------------------------------------------
 
-def analyze_loop(loop: Loop, *, timeout: float = 60.0, lift: bool = True) -> Analysis:
+def analyze_loop(loop: Loop, *, timeout: float = 60.0, lift: bool = True,
+                 accept_tested: bool = False) -> Analysis:
     t_start = time.monotonic()
     deadline = t_start + timeout
     a = Analysis(loop)
@@ -247,13 +248,15 @@ def analyze_loop(loop: Loop, *, timeout: float = 60.0, lift: bool = True) -> Ana
         return a
 
     def prove_laws():
+        # a candidate that fails a law on a folded list is rejected; the next is tried
         best = None
         for cand in found:
             statuses, details, timed_out = prove_combine(loop, setting, cand, triples, deadline)
-            score = sum(s == "proved" for s in statuses.values())
+            score = (not any(s == "failed" for s in statuses.values()),
+                     sum(s == "proved" for s in statuses.values()))
             if best is None or score > best[0]:
                 best = (score, cand, statuses, details, timed_out)
-            if score == len(LAWS) or time.monotonic() > deadline:
+            if score == (True, len(LAWS)) or time.monotonic() > deadline:
                 break
         _, cand, statuses, details, timed_out = best
         a.combine_fn = cand
@@ -264,20 +267,11 @@ def analyze_loop(loop: Loop, *, timeout: float = 60.0, lift: bool = True) -> Ana
         a.method += " (each term checked on batched reachable states, then proved)"
         a.proofs.update(statuses)
         a.law_details.update(details)
+        a.verdict, a.reason = verdict_of(statuses, timed_out, accept_tested)
         if any(s == "failed" for s in statuses.values()):
-            a.verdict = "unknown"
-            a.reason = "the candidate combine failed a law: " + "; ".join(
-                f"{k}: {details[k]}" for k, s in statuses.items() if s == "failed")
+            a.reason += ": " + "; ".join(f"{k}: {details[k]}" for k, s in statuses.items() if s == "failed")
             a.combine_fn = None
-        elif all(s == "proved" for s in statuses.values()):
-            a.verdict = "homomorphism"
-        elif timed_out:
-            a.verdict = "unknown"
-            a.reason = "solver time ran out before the laws were proved (they pass on random lists)"
-        else:
-            a.verdict = "homomorphism"
-            a.reason = "laws " + ", ".join(k for k, s in statuses.items() if s != "proved") + \
-                " tested on random lists, not proved"
+        # a candidate only tested keeps its combine (shown, and callable as a.combine)
         return a.verdict, ", ".join(f"{k} {v}" for k, v in statuses.items())
 
     step("prove", prove_laws)
