@@ -162,3 +162,82 @@ def left(acc: State, x: Real, w: Real, i: Index) -> State:
     return State(False, acc.count)
 """)
     assert a.verdict == "not-homomorphism", a.reason
+
+
+# -- a verdict no solver stands behind --------------------------------------------------------
+
+LENGTH_REACHED = """class State(NamedTuple):
+    n: Int = 0
+    reached: Bool = False
+
+def left(acc: State, x: Real) -> State:
+    return State(acc.n + 1, acc.n + 1 >= 9)
+"""
+
+
+def test_verdict_of_tested_law_is_unknown_unless_accepted():
+    from thm3.prove.combine import verdict_of
+    statuses = {"identity": "proved", "associativity": "tested", "homomorphism": "proved"}
+    details = {k: "" for k in statuses}
+    judged = verdict_of(statuses, details, False)
+    assert judged.verdict == "unknown" and judged.keeps_combine and "--accept-tested" in judged.reason
+    assert verdict_of(statuses, details, False, accept_tested=True).verdict == "homomorphism"
+    assert verdict_of(dict.fromkeys(statuses, "proved"), details, False).verdict == "homomorphism"
+    failed = statuses | {"identity": "failed"}
+    assert not verdict_of(failed, details, False, accept_tested=True).keeps_combine
+
+
+def test_counter_reaching_a_constant_needs_long_lists():
+    """A flag "the length reached 9": the samples reach it, so the combine keeps it."""
+    a = analyze(LENGTH_REACHED)
+    combine = a.to_json()["combine"]
+    assert "9" in combine["reached"], combine
+    if a.verdict == "homomorphism":
+        assert all(a.proofs[k] == "proved" for k in ("identity", "associativity", "homomorphism"))
+    else:
+        assert a.verdict == "unknown" and "tested" in a.reason
+        b = analyze(LENGTH_REACHED, accept_tested=True)
+        assert b.verdict == "homomorphism" and b.combine is not None
+        s = b.combine((3, False), (7, True))
+        assert s.n == 10 and s.reached
+
+
+def _wrong_combine(loop, outputs):
+    from thm3.ir import Fn, var
+    inputs = tuple((f"{side}.{f.name}", f.type) for side in "ab" for f in loop.fields)
+    env = {name: var(name, t) for name, t in inputs}
+    return Fn(inputs, tuple(env[o] for o in outputs))
+
+
+def test_refutation_reaches_the_identity_returning_element():
+    """`v = b.v` for State(x + 3) holds on every list without -3: the refutation lists
+    come from the critical values and fold to the violation h([1, -3]) != h([1]) ⊙ h([-3])."""
+    from thm3.prove.combine import refutation_triples, violation_on_samples
+    loop = thm3.parse_source(HEAD + """class State(NamedTuple):
+    v: Real = 0
+
+def left(acc: State, x: Real) -> State:
+    return State(x + 3)
+""")
+    combine = _wrong_combine(loop, ["b.v"])
+    assert violation_on_samples("identity", loop, combine, refutation_triples(loop, [{}], {}))
+
+
+def test_refutation_uses_the_counter_models_constants():
+    """The flag set by x == 7 only: Z3's counter-model of the unproved identity is a
+    state with the flag set, and lists over 7 realise it."""
+    from thm3.prove import laws
+    from thm3.prove.combine import refutation_triples, violation_on_samples
+    loop = thm3.parse_source(HEAD + """class State(NamedTuple):
+    has: Bool = False
+    v: Real = 0
+
+def left(acc: State, x: Real) -> State:
+    if not acc.has and x == 7:
+        return State(True, x)
+    return acc
+""")
+    combine = _wrong_combine(loop, ["b.has", "b.v"])
+    out = laws.prove_identity(laws.Setting(loop, []), combine, deadline=float("inf"))
+    assert not out.proved and out.model.get("a.has") is True
+    assert violation_on_samples("identity", loop, combine, refutation_triples(loop, [{}], out.model))

@@ -7,6 +7,7 @@ verdict: a law only "tested" is no homomorphism unless the caller accepts it."""
 from __future__ import annotations
 
 import itertools
+from typing import NamedTuple
 
 import numpy as np
 
@@ -15,27 +16,9 @@ from thm3.prove import laws as prove
 from thm3.semantics import critical
 from thm3.semantics.samples import (Domain, Triples, batch_close, batch_combine, batch_fold, batch_init,
                                     plain, stack_elements)
+from thm3.status import Status, Verdict
 
 LAWS = ("identity", "associativity", "homomorphism")
-
-
-def verdict_of(statuses: dict, timed_out: bool, accept_tested: bool = False) -> tuple[str, str]:
-    """The verdict and reason for a candidate whose laws have these statuses: every law
-    proved makes a homomorphism; a failed law or a solver timeout leaves it unknown; a
-    law only tested on lists makes it unknown too, unless `accept_tested`."""
-    failed = [k for k, s in statuses.items() if s == "failed"]
-    tested = [k for k, s in statuses.items() if s not in ("proved", "failed")]
-    if failed:
-        return "unknown", "the candidate combine failed " + ", ".join(failed)
-    if not tested:
-        return "homomorphism", ""
-    if timed_out:
-        return "unknown", "solver time ran out before the laws were proved (they pass on random lists)"
-    laws = ", ".join(tested)
-    if accept_tested:
-        return "homomorphism", f"laws {laws} tested on lists, not proved (accepted as tested)"
-    return "unknown", (f"laws {laws} only tested on lists, not proved: the candidate combine is shown "
-                       "(accept it with --accept-tested)")
 
 
 def prove_combine(loop, setting, combine, triples, deadline):
@@ -45,15 +28,47 @@ def prove_combine(loop, setting, combine, triples, deadline):
                     ("homomorphism", prove.prove_homomorphism)):
         out = fn(setting, combine, deadline)
         if out.proved:
-            statuses[law] = "proved"
+            statuses[law] = Status.PROVED
             details[law] = f"{out.paths} path(s), {out.seconds:.2f} s"
             continue
-        timed_out |= out.status == "timeout"
+        timed_out |= out.status == Status.TIMEOUT
         bad = violation_on_samples(law, loop, combine, triples) or violation_on_samples(
             law, loop, combine, refutation_triples(loop, [t.params for t in triples], out.model))
-        statuses[law] = "failed" if bad else "tested"
+        statuses[law] = Status.FAILED if bad else Status.TESTED
         details[law] = bad or f"not proved ({out.detail}); holds on {sum(t.a[0].shape[0] for t in triples)} random cases"
     return statuses, details, timed_out
+
+
+class Judgement(NamedTuple):
+    """The verdict on one candidate combine, why (empty for a proved homomorphism), and
+    whether the combine stays in the analysis."""
+    verdict: Verdict
+    reason: str
+    keeps_combine: bool
+
+
+def verdict_of(statuses: dict, details: dict, timed_out: bool, accept_tested: bool = False) -> Judgement:
+    """The verdict for a candidate whose laws got `statuses` (law -> Status), with
+    `details` per law and `timed_out` when a prover ran out of time.
+
+    A failed law drops the candidate; every law proved makes a homomorphism; a timeout
+    leaves it unknown; a law only tested leaves it unknown too, with the candidate kept
+    (shown, and callable), unless `accept_tested`."""
+    failed = [law for law, s in statuses.items() if s == Status.FAILED]
+    if failed:
+        return Judgement(Verdict.UNKNOWN, "the candidate combine failed a law: " +
+                         "; ".join(f"{law}: {details[law]}" for law in failed), False)
+    if all(s == Status.PROVED for s in statuses.values()):
+        return Judgement(Verdict.HOMOMORPHISM, "", True)
+    if timed_out:
+        return Judgement(Verdict.UNKNOWN,
+                         "solver time ran out before the laws were proved (they pass on random lists)", True)
+    laws = ", ".join(law for law, s in statuses.items() if s != Status.PROVED)
+    if accept_tested:
+        return Judgement(Verdict.HOMOMORPHISM, f"laws {laws} tested on lists, not proved (accepted as tested)",
+                         True)
+    return Judgement(Verdict.UNKNOWN, f"laws {laws} only tested on lists, not proved: the candidate combine "
+                                      "is shown (accept it with --accept-tested)", True)
 
 
 def violation_on_samples(law: str, loop: Loop, combine: Fn, triples) -> str:
