@@ -224,8 +224,8 @@ def left(acc: State, x: Real) -> State:
 
 
 def test_refutation_uses_the_counter_models_constants():
-    """The flag set by x == 7 only: Z3's counter-model of the unproved identity is a
-    state with the flag set, and lists over 7 realise it."""
+    """The flag set by x == 7 only: the unproved identity comes with Z3's counter-model
+    (a state the wrong combine breaks), and lists over its constants and 7 realise one."""
     from thm3.prove import laws
     from thm3.prove.combine import refutation_triples, violation_on_samples
     loop = thm3.parse_source(HEAD + """class State(NamedTuple):
@@ -239,5 +239,5 @@ def left(acc: State, x: Real) -> State:
 """)
     combine = _wrong_combine(loop, ["b.has", "b.v"])
     out = laws.prove_identity(laws.Setting(loop, []), combine, deadline=float("inf"))
-    assert not out.proved and out.model.get("a.has") is True
+    assert not out.proved and {"a.has", "a.v"} <= set(out.model)
     assert violation_on_samples("identity", loop, combine, refutation_triples(loop, [{}], out.model))
