@@ -14,7 +14,7 @@ import click
 from thm3.errors import LoopError
 
 
-def _load(path: str, timeout: float, lift: bool = True):
+def _load(path: str, timeout: float, lift: bool = True, accept_tested: bool = False):
     from thm3.pipeline import analyze_loop
     from thm3.syntax.frontend import parse_file
     try:
@@ -25,7 +25,7 @@ def _load(path: str, timeout: float, lift: bool = True):
     except OSError as err:
         click.echo(f"{path}: cannot read the file: {err.strerror or err}", err=True)
         sys.exit(2)
-    return analyze_loop(loop, timeout=timeout, lift=lift)
+    return analyze_loop(loop, timeout=timeout, lift=lift, accept_tested=accept_tested)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -40,10 +40,12 @@ def main():
 @click.option("--timeout", default=60.0, show_default=True, type=click.FloatRange(0.1, None),
               help="Seconds for the whole analysis; a timeout answers 'unknown', never 'proved'.")
 @click.option("--no-lift", is_flag=True, help="Do not search for auxiliary state on a non-homomorphism.")
-def analyze(file, as_json, timeout, no_lift):
+@click.option("--accept-tested", is_flag=True,
+              help="Call a combine whose laws are only tested on lists (not proved) a homomorphism.")
+def analyze(file, as_json, timeout, no_lift, accept_tested):
     """Decide whether FILE's loop is a list homomorphism, with its combine and proofs."""
     from thm3.report import render_report
-    a = _load(file, timeout, lift=not no_lift)
+    a = _load(file, timeout, lift=not no_lift, accept_tested=accept_tested)
     if as_json:
         click.echo(json.dumps(a.to_json(), indent=2, default=str))
     else:
@@ -86,10 +88,11 @@ def lift(file, output, timeout):
 @click.option("--dtype", type=click.Choice(["float32", "float64"]), default="float32", show_default=True)
 @click.option("--dim", type=click.IntRange(1, 4096), default=None, help="Length of Vec values.")
 @click.option("--timeout", default=60.0, show_default=True, type=click.FloatRange(0.1, None))
-def emit(file, outdir, dtype, dim, timeout):
+@click.option("--accept-tested", is_flag=True, help="Emit a combine whose laws are only tested.")
+def emit(file, outdir, dtype, dim, timeout, accept_tested):
     """Write CUDA (NAME.cu) and a CuPy module (NAME.py) for FILE's combine tree."""
-    a = _load(file, timeout, lift=False)
-    if a.combine_fn is None:
+    a = _load(file, timeout, lift=False, accept_tested=accept_tested)
+    if a.combine_fn is None or a.verdict != "homomorphism":
         click.echo(f"{file}: {a.verdict}: {a.reason}; nothing to emit", err=True)
         sys.exit(1)
     if any(f.type.value == "Vec" for f in a.loop.fields) or any(
@@ -163,6 +166,7 @@ def _difference(x, y) -> float:
         with np.errstate(all="ignore"):
             same = (u == v) | (np.isnan(u) & np.isnan(v))
             rel = np.where(same, 0.0, np.abs(u - v) / np.maximum(1.0, np.abs(v)))
+            rel = np.where(np.isnan(rel), np.inf, rel)     # NaN against a number, inf against inf
         worst = max(worst, float(np.max(rel)) if rel.size else 0.0)
     return worst
 
