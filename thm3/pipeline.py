@@ -54,6 +54,36 @@ class Analysis:
     steps: list = field(default_factory=list)
     seconds: float = 0.0
 
+    def __repr__(self) -> str:
+        from thm3.report import one_line
+        return one_line(self)
+
+    def report(self) -> str:
+        """The human report, as `thm3 analyze` prints it."""
+        from thm3.report import render_report
+        return render_report(self)
+
+    def _repr_markdown_(self) -> str:
+        from thm3.notebook import markdown
+        return markdown(self)
+
+    def _repr_html_(self) -> str:
+        from thm3.notebook import html
+        return html(self)
+
+    def emit(self, outdir, *, dtype: str = "float32", dim: int | None = None) -> list:
+        """Write the kernel source and its CuPy module into `outdir`; returns their paths."""
+        if self.combine_fn is None:
+            raise ValueError(f"{self.loop.name}: nothing to emit ({self.verdict}): {self.reason}"
+                             + ("; `thm3 lift` (or a.lifted) gives a loop with a combine" if self.witness else ""))
+        from thm3.analysis.attention import recognize
+        shape = recognize(self.loop, self.transport_map)
+        if shape is not None:                   # attention: tiles of K/V merged by the combine
+            from thm3.gpu.emit_attention import emit_attention
+            return list(emit_attention(self, shape, outdir, dim=dim or 64))
+        from thm3.gpu.emit import emit as emit_files
+        return list(emit_files(self.loop, self.combine_fn, outdir, dtype=dtype, dim=dim))
+
     # -- the spec's API --------------------------------------------------------------
     @property
     def invariants(self) -> list[str]:
@@ -89,11 +119,12 @@ class Analysis:
     def run(self, *arrays, backend: str = "numpy", **params):
         if self.combine_fn is None:
             raise ValueError(f"{self.loop.name}: no combine ({self.verdict}): {self.reason}")
+        real = _check_run_inputs(self.loop, arrays, params)
         match backend:
             case "numpy":
                 from thm3.backends.numpy_tree import apply_result, run_parallel
-                state = run_parallel(self.loop, self.combine_fn, list(arrays), params)
-                return apply_result(self.loop, state, params)
+                state = run_parallel(self.loop, self.combine_fn, list(arrays), params, dtype=real)
+                return _in_dtype(apply_result(self.loop, state, params), real)
             case "cupy":
                 from thm3.gpu.runtime import run_cupy       # renders CUDA; imports CuPy lazily
                 return run_cupy(self, *arrays, **params)
@@ -147,6 +178,45 @@ def _value(v, type_: Type):
     return np.float64(v)
 
 
+def _check_run_inputs(loop: Loop, arrays, params: dict):
+    """`a.run`'s inputs against the loop: one array per element parameter (an Index is
+    implicit), known loop parameters, and the `assert` preconditions on every element.
+    Returns the dtype the Real values are computed in: float32 when every Real array is."""
+    unknown = sorted(set(params) - {p.name for p in loop.params})
+    if unknown:
+        known = ", ".join(p.name for p in loop.params) or "none"
+        raise TypeError(f"{loop.name}: unknown keyword(s) {', '.join(unknown)}; the loop parameters are {known}")
+    given = [d for d in loop.elements if not d.index]
+    if len(arrays) != len(given):
+        raise TypeError(f"{loop.name}: {len(arrays)} array(s) given, one per element parameter expected: "
+                        + ", ".join(d.name for d in given))
+    data = [np.asarray(x) for x in arrays]
+    if loop.preconditions and data and data[0].shape[0]:
+        n = data[0].shape[0]
+        env = {d.name: np.arange(n) for d in loop.elements if d.index}
+        env.update({d.name: (x if d.type is Type.VEC else x.reshape(n, 1)) for d, x in zip(given, data)})
+        env.update({p.name: np.asarray(params[p.name], dtype=np.float64) for p in loop.params if p.name in params})
+        from thm3.syntax.printer import to_text
+        for cond in loop.preconditions:
+            with quiet():
+                ok = np.broadcast_to(np.asarray(evaluate([cond], env, NUMPY)[0]).reshape(n, -1).all(axis=1), (n,))
+            if not ok.all():
+                i = int(np.argmin(ok))
+                values = ", ".join(f"{d.name} = {plain(x[i])}" for d, x in zip(given, data))
+                raise ValueError(f"{loop.name}: element {i} ({values}) breaks the precondition `assert {to_text(cond)}`")
+    reals = [x for d, x in zip(given, data) if d.type in (Type.REAL, Type.VEC)]
+    return np.float32 if reals and all(x.dtype == np.float32 for x in reals) else np.float64
+
+
+def _in_dtype(value, real):
+    """The result with its floats in the dtype the run computed in."""
+    if real is np.float64:
+        return value
+    if isinstance(value, tuple):
+        return tuple(_in_dtype(v, real) for v in value)
+    return real(value) if isinstance(value, (float, np.floating)) else value
+
+
 def _plain_value(v, type_: Type):
     arr = np.asarray(v)
     if type_ is Type.VEC:
@@ -161,15 +231,21 @@ def _plain_value(v, type_: Type):
 
 # -- the steps ----------------------------------------------------------------------
 
-def analyze_loop(loop: Loop, *, timeout: float = 60.0, lift: bool = True) -> Analysis:
+def analyze_loop(loop: Loop, *, timeout: float = 60.0, lift: bool = True, progress=None) -> Analysis:
+    """`progress(name, step)`, where given, is called as each step starts (step None)
+    and ends (its `Step`)."""
     t_start = time.monotonic()
     deadline = t_start + timeout
     a = Analysis(loop)
 
     def step(name, fn):
         t0 = time.monotonic()
+        if progress:
+            progress(name, None)
         status, detail = fn()
         a.steps.append(Step(name, status, time.monotonic() - t0, detail))
+        if progress:
+            progress(name, a.steps[-1])
 
     triples: list = []
 
