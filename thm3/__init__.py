@@ -45,3 +45,9 @@ def sample_names() -> list[str]:
         if names:
             return names
     return []
+
+
+def load_ipython_extension(ipython) -> None:
+    """`%load_ext thm3` registers the `%%thm3` cell magic (see thm3.notebook)."""
+    from thm3.notebook import load_ipython_extension as load
+    load(ipython)
