@@ -67,8 +67,9 @@ class _nothing:
 
 
 class _Steps:
-    """Each analysis step on stderr as it runs: a spinner with the running step on a
-    terminal, one line per finished step with its status and time."""
+    """Each analysis step on stderr as it runs, on a terminal only (a pipe or a log gets
+    the report's own steps line): a spinner naming the running step, one line per
+    finished step with its status and time."""
 
     def __init__(self, console=None):
         from rich.console import Console
@@ -88,12 +89,14 @@ class _Steps:
 
     def __call__(self, name: str, step) -> None:
         from rich.text import Text
+        if not self.console.is_terminal:
+            return
         if step is None:
             if self.status is not None:
                 self.status.update(f"{name} ...")
             return
         line = Text(f"  {name:<11} ", style="bold")
-        line.append(f"{step.status[:40]:<12}", style=_STYLE.get(step.status, ""))
+        line.append(f"{step.status:<12}", style=_STYLE.get(step.status, ""))
         line.append(f" {step.seconds:6.2f} s  ")
         line.append(step.detail[:100], style="dim")
         self.console.print(line)
@@ -310,13 +313,11 @@ def _difference(x, y) -> float:
               help="Type both forms compute in; the reference is the float64 sequential fold.")
 @click.option("--max-n", "max_n", default=10**6, show_default=True, type=click.IntRange(100, 10**8),
               help="Largest list length (n = 10^2, 10^3, ... up to it).")
-@click.option("--data", type=click.Choice(["random", "constant"]), default="random", show_default=True,
-              help="random: drawn honouring the preconditions; constant: every element the first random one.")
 @click.option("--plot", type=click.Path(dir_okay=False), default=None,
               help="Draw the errors against n into this PNG (needs matplotlib: pip install 'thm3[plot]').")
 @click.option("--seed", default=0, show_default=True, help="Seed of the random data.")
 @click.option("--timeout", default=60.0, show_default=True, type=click.FloatRange(0.1, None), help=TIMEOUT_HELP)
-def accuracy(file, sample, dtype, max_n, data, plot, seed, timeout):
+def accuracy(file, sample, dtype, max_n, plot, seed, timeout):
     """Measure the relative error of the sequential fold and of the blocked combine tree,
     both in --dtype, against a float64 reference, for n = 10^2 up to --max-n."""
     from thm3.accuracy import measure, plot_errors, table
@@ -326,8 +327,8 @@ def accuracy(file, sample, dtype, max_n, data, plot, seed, timeout):
         click.echo(f"{path}: {a.verdict}: {a.reason}; no tree to measure", err=True)
         sys.exit(1)
     with _Bar("accuracy", 2 * max_n) as bar:
-        rows = measure(a, dtype=dtype, max_n=max_n, seed=seed, data=data, progress=bar.advance)
-    click.echo(f"{a.loop.title}: relative error against the float64 sequential fold ({dtype}, {data} data)")
+        rows = measure(a, dtype=dtype, max_n=max_n, seed=seed, progress=bar.advance)
+    click.echo(f"{a.loop.title}\nrelative error against the float64 sequential fold ({dtype}, random data):")
     click.echo(table(rows))
     if plot:
         try:
