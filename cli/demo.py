@@ -112,7 +112,7 @@ def run_demo(outdir: str, dim: int, timeout: float) -> int:
             nvrtc.compile_cuda(cu.read_text(), arch=arch, name=cu.name)
             say(f"     NVRTC {arch}: compiled in {time.perf_counter() - t:.2f} s")
     else:
-        say("     NVRTC not installed (pip install -e '.[test]'): compile check skipped")
+        say("     NVRTC not installed (pip install 'thm3[test]' adds it): compile check skipped")
 
     mod = _import(py)
     rng = np.random.default_rng(0)

@@ -17,11 +17,12 @@ def analyze(path, *, timeout: float = 60.0, lift: bool = True, progress=None):
     return analyze_loop(parse_file(path), timeout=timeout, lift=lift, progress=progress)
 
 
-def analyze_source(text: str, *, path: str = "<string>", timeout: float = 60.0, lift: bool = True,
-                   progress=None):
-    """Analyze a loop given as text (a notebook cell, a string), never running it."""
+def analyze_source(text: str, *, path: str = "<string>", name: str | None = None, timeout: float = 60.0,
+                   lift: bool = True, progress=None):
+    """Analyze a loop given as text (a notebook cell, a string), never running it; `name`
+    names the loop (emitted files are NAME.cu, NAME.py), by default `path`'s stem."""
     from thm3.pipeline import analyze_loop
-    return analyze_loop(parse_source(text, path), timeout=timeout, lift=lift, progress=progress)
+    return analyze_loop(parse_source(text, path, name), timeout=timeout, lift=lift, progress=progress)
 
 
 def sample_path(name: str):

@@ -43,7 +43,8 @@ def thm3_cell(line: str, cell: str, user_ns: dict | None = None):
     import thm3
     args = _arguments().parse_args(shlex.split(line))
     try:
-        a = thm3.analyze_source(cell, path=f"<{args.name}>", timeout=args.timeout, lift=not args.no_lift)
+        a = thm3.analyze_source(cell, path=f"<{args.name}>", name=args.name, timeout=args.timeout,
+                                lift=not args.no_lift)
     except thm3.LoopError as err:
         print(err)
         return None

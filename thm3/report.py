@@ -36,10 +36,10 @@ def invariant_text(e) -> str:
 
 def one_line(a) -> str:
     """`repr(a)`: the loop, the verdict, the proofs in brief, the time."""
-    proved = sum(v == "proved" for v in a.proofs.values())
+    laws = [a.proofs.get(k, "skipped") for k in ("identity", "associativity", "homomorphism")]
     fields = ", ".join(a.loop.field_names)
     return (f"<Analysis {a.loop.name}: {a.verdict}, state ({fields}), "
-            f"{proved}/{len(a.proofs)} laws proved, {a.seconds:.2f} s>")
+            f"laws proved {laws.count('proved')}/3, bird {a.proofs.get('bird', 'skipped')}, {a.seconds:.2f} s>")
 
 
 def _default(f) -> str:
