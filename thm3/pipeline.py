@@ -197,14 +197,15 @@ def _check_run_inputs(loop: Loop, arrays, params: dict):
         env = {d.name: np.arange(n) for d in loop.elements if d.index}
         env.update({d.name: (x if d.type is Type.VEC else x.reshape(n, 1)) for d, x in zip(given, data)})
         env.update({p.name: np.asarray(params[p.name], dtype=np.float64) for p in loop.params if p.name in params})
-        from thm3.syntax.printer import to_text
+        from thm3.report import invariant_text
         for cond in loop.preconditions:
             with quiet():
                 ok = np.broadcast_to(np.asarray(evaluate([cond], env, NUMPY)[0]).reshape(n, -1).all(axis=1), (n,))
             if not ok.all():
                 i = int(np.argmin(ok))
                 values = ", ".join(f"{d.name} = {plain(x[i])}" for d, x in zip(given, data))
-                raise ValueError(f"{loop.name}: element {i} ({values}) breaks the precondition `assert {to_text(cond)}`")
+                raise ValueError(f"{loop.name}: element {i} ({values}) breaks the precondition "
+                                 f"`assert {invariant_text(cond)}`")
     reals = [x for d, x in zip(given, data) if d.type in (Type.REAL, Type.VEC)]
     return np.float32 if reals and all(x.dtype == np.float32 for x in reals) else np.float64
 
