@@ -332,7 +332,7 @@ def accuracy(file, sample, dtype, max_n, plot, seed, timeout):
     click.echo(table(rows))
     if plot:
         try:
-            plot_errors(rows, plot, title=f"{a.loop.title} ({dtype})")
+            plot_errors(rows, plot, title=f"{a.loop.title.split(':')[0]} ({dtype})")
         except ImportError:
             raise click.ClickException("--plot needs matplotlib: pip install 'thm3[plot]'") from None
         click.echo(f"wrote {plot}")
