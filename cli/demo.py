@@ -38,7 +38,7 @@ def _steps_table(steps) -> str:
     table.add_column("seconds", justify="right")
     table.add_column("detail", overflow="fold")
     for s in steps:                 # Text: a detail such as "[x]" is not rich markup
-        table.add_row(Text(s.name), Text(s.status), Text(f"{s.seconds:.2f}"), Text(s.detail))
+        table.add_row(Text(s.name), Text(str(s.status)), Text(f"{s.seconds:.2f}"), Text(s.detail))
     console = Console(width=120, record=True, file=io.StringIO(), color_system=None)
     console.print(table)
     return "\n".join("     " + line.rstrip() for line in console.export_text().splitlines())

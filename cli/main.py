@@ -96,7 +96,7 @@ class _Steps:
                 self.status.update(f"{name} ...")
             return
         line = Text(f"  {name:<11} ", style="bold")
-        line.append(f"{step.status:<12}", style=_STYLE.get(step.status, ""))
+        line.append(f"{str(step.status):<12}", style=_STYLE.get(str(step.status), ""))
         line.append(f" {step.seconds:6.2f} s  ")
         line.append(step.detail[:100], style="dim")
         self.console.print(line)

@@ -3,10 +3,11 @@
 `analyze(path)` reads a loop file (never running it), checks Bird's precondition,
 synthesizes the combine with its identity, proves the laws, analyses numerical
 stability, and runs the parallel form.  See README.md and the loop-file spec."""
-from thm3.errors import LoopError
+from thm3.errors import BackendUnavailable, LoopError, SolverTimeout, Thm3Error, UsageError
 from thm3.syntax.frontend import parse_file, parse_source
 
-__all__ = ["analyze", "analyze_source", "LoopError", "parse_file", "parse_source", "sample_names", "sample_path"]
+__all__ = ["analyze", "analyze_source", "parse_file", "parse_source", "sample_names", "sample_path",
+           "Thm3Error", "LoopError", "SolverTimeout", "BackendUnavailable", "UsageError"]
 __version__ = "0.1.0"
 
 

@@ -1,13 +1,17 @@
 """The laws of a candidate combine: identity, associativity and the homomorphism law,
 each proved by `thm3.prove.laws`, or where no proof is reached, checked on sampled
-reachable states ("failed" with the violating states, or "tested")."""
+reachable states ("failed" with the violating states, or "tested"); `verdict_of` turns
+the law statuses of a candidate into the verdict."""
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import numpy as np
 
 from thm3.ir import Fn, Loop, Type
 from thm3.prove import laws as prove
 from thm3.semantics.samples import batch_close, batch_combine, batch_init, plain
+from thm3.status import Status, Verdict
 
 LAWS = ("identity", "associativity", "homomorphism")
 
@@ -19,14 +23,43 @@ def prove_combine(loop, setting, combine, triples, deadline):
                     ("homomorphism", prove.prove_homomorphism)):
         out = fn(setting, combine, deadline)
         if out.proved:
-            statuses[law] = "proved"
+            statuses[law] = Status.PROVED
             details[law] = f"{out.paths} path(s), {out.seconds:.2f} s"
             continue
-        timed_out |= out.status == "timeout"
+        timed_out |= out.status == Status.TIMEOUT
         bad = violation_on_samples(law, loop, combine, triples)
-        statuses[law] = "failed" if bad else "tested"
+        statuses[law] = Status.FAILED if bad else Status.TESTED
         details[law] = bad or f"not proved ({out.detail}); holds on {sum(t.a[0].shape[0] for t in triples)} random cases"
     return statuses, details, timed_out
+
+
+class Judgement(NamedTuple):
+    """The verdict on one candidate combine, why (empty for a proved homomorphism), and
+    whether the combine stays in the analysis."""
+    verdict: Verdict
+    reason: str
+    keeps_combine: bool
+
+
+def verdict_of(statuses: dict, details: dict, timed_out: bool) -> Judgement:
+    """The verdict for a candidate whose laws got `statuses` (law -> Status), with
+    `details` per law and `timed_out` when a prover ran out of time.
+
+    A failed law drops the candidate; every law proved makes a homomorphism; a timeout
+    leaves it unknown; laws only tested still make a homomorphism, saying so in the
+    reason."""
+    failed = [law for law, s in statuses.items() if s == Status.FAILED]
+    if failed:
+        return Judgement(Verdict.UNKNOWN, "the candidate combine failed a law: " +
+                         "; ".join(f"{law}: {details[law]}" for law in failed), False)
+    if all(s == Status.PROVED for s in statuses.values()):
+        return Judgement(Verdict.HOMOMORPHISM, "", True)
+    if timed_out:
+        return Judgement(Verdict.UNKNOWN,
+                         "solver time ran out before the laws were proved (they pass on random lists)", True)
+    return Judgement(Verdict.HOMOMORPHISM, "laws " + ", ".join(law for law, s in statuses.items()
+                                                               if s != Status.PROVED) +
+                     " tested on random lists, not proved", True)
 
 
 def violation_on_samples(law: str, loop: Loop, combine: Fn, triples) -> str:

@@ -16,9 +16,10 @@ from dataclasses import dataclass, field
 import sympy as sp
 import z3
 
+from thm3.errors import SolverTimeout
 from thm3.semantics.evaluate import evaluate
 from thm3.ir import Expr, Fn, Loop, Op, TRANSCENDENTAL, Type, walk
-from thm3.semantics.symbolic import (Explorer, Inf, SymbolicTable, Symbols, Timeout, _const, _zb, is_bool,
+from thm3.semantics.symbolic import (Explorer, Inf, SymbolicTable, Symbols, _const, _zb, is_bool,
                            isnan)
 
 
@@ -142,7 +143,7 @@ class Law:
                         path = " and ".join(str(c) for c in ex.path) or "every ordering"
                         return Outcome("unproved", f"not shown on the case {where or 'all finite'}; "
                                                    f"path: {path}", time.monotonic() - t0, npaths)
-        except Timeout:
+        except SolverTimeout:
             return Outcome("timeout", "solver time ran out", time.monotonic() - t0, npaths)
         return Outcome("proved", "", time.monotonic() - t0, npaths)
 

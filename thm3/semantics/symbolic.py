@@ -15,12 +15,9 @@ from dataclasses import dataclass, field
 import sympy as sp
 import z3
 
+from thm3.errors import SolverTimeout
 from thm3.semantics.evaluate import COMPARE
 from thm3.ir import Op, Type
-
-
-class Timeout(Exception):
-    """The solver budget ran out: the answer is "unknown", never "proved"."""
 
 
 @dataclass(frozen=True)
@@ -84,7 +81,7 @@ class Explorer:
 
     def _tick(self):
         if time.monotonic() > self.deadline:
-            raise Timeout()
+            raise SolverTimeout()
 
     def feasible(self, extra) -> bool:
         self._tick()

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from thm3.errors import SolverTimeout
 from thm3.ir import Expr, Fn, Loop, Op, Type, const, var, walk
 from thm3.semantics.evaluate import NUMPY, evaluate, quiet
 from thm3.semantics.samples import Triples, batch_close, batch_combine
@@ -234,10 +235,6 @@ def field_order(loop: Loop) -> list[int]:
     return order
 
 
-class SearchTimeout(Exception):
-    """The synthesis ran out of its time budget."""
-
-
 def synthesize(loop: Loop, triples: list[Triples], *, limit: int = 3,
                deadline: float | None = None, methods: dict | None = None) -> tuple[list[Fn], int]:
     """Combines that agree with h(xs + ys) on every sampled pair, smallest first (at
@@ -273,7 +270,7 @@ def synthesize(loop: Loop, triples: list[Triples], *, limit: int = 3,
         # stage 1: plain terms and the sketch itself
         def tick():
             if deadline is not None and time.monotonic() > deadline:
-                raise SearchTimeout()
+                raise SolverTimeout()
 
         for e in plain + base:
             tick()
