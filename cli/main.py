@@ -241,7 +241,7 @@ def run(file, sample, n, backend, dtype, dim, seed, timeout):
     t0 = time.perf_counter()
     par = a.run(*arrays, backend=backend, **params)
     t1 = time.perf_counter()
-    seq = _sequential_with_progress(a.loop, arrays, params)
+    seq = _sequential_with_progress(a.loop, arrays, params, n)
     t2 = time.perf_counter()
     diff = _difference(par, seq)
     click.echo(f"{a.loop.title}  n = {n}  backend = {backend}  dtype = {dtype}")
@@ -252,11 +252,10 @@ def run(file, sample, n, backend, dtype, dim, seed, timeout):
     sys.exit(0 if diff <= tol or diff != diff and _short(par) == _short(seq) else 1)
 
 
-def _sequential_with_progress(loop, arrays, params):
+def _sequential_with_progress(loop, arrays, params, n: int):
     """The float64 sequential fold, with a progress bar on a terminal for long lists."""
     from thm3.accuracy import sequential_prefixes
     from thm3.backends.numpy_tree import apply_result
-    n = len(arrays[0]) if arrays else 0
     with _Bar("sequential fold", n) as bar:
         state = sequential_prefixes(loop, arrays, params, [n], progress=bar.advance)[-1]
     return apply_result(loop, state, params)
