@@ -140,3 +140,15 @@ def test_accuracy_command_and_plot(tmp_path):
     assert r.exit_code == 0, r.output
     assert "sequential / tree" in r.output
     assert png.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_json_error_for_a_missing_file(tmp_path):
+    r = CliRunner().invoke(main, ["analyze", str(tmp_path / "nope.py"), "--json"])
+    assert r.exit_code == 2
+    assert "cannot read" in json.loads(r.stdout)["error"]
+
+
+def test_emit_on_a_non_homomorphism_suggests_lift(tmp_path):
+    r = CliRunner().invoke(main, ["emit", "--sample", "majority", "-o", str(tmp_path)])
+    assert r.exit_code == 1
+    assert "nothing to emit" in r.output and "thm3 lift" in r.output
