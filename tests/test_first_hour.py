@@ -22,9 +22,11 @@ def _commands():
 
 @pytest.mark.parametrize("name,command", _commands())
 def test_every_option_has_help(name, command):
-    for param in command.params:
-        if isinstance(param, type(command.params[0])) and param.param_type_name == "option":
-            assert param.help, f"thm3 {name} {param.opts[0]} has no help text"
+    import click
+    options = [p for p in command.params if isinstance(p, click.Option)]
+    assert options or name == "format"
+    for param in options:
+        assert param.help, f"thm3 {name} {param.opts[0]} has no help text"
 
 
 def test_subcommand_summaries_are_not_cut():
