@@ -12,7 +12,8 @@ from analyzed import analysis
 from catalog import NOT_HOMOMORPHISMS
 from thm3.ir import Op, same, walk
 from thm3.report import render_report
-from thm3.semantics.samples import Domain, fold_left, states_close
+from thm3.semantics.equality import states_close
+from thm3.semantics.samples import Domain, fold_left
 
 # Analyses of more than a few seconds (the prover refuses smaller sets first) run in the
 # slow tier.  Two lifts are found by the search (test_lift.py) but their combines are

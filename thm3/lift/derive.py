@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from thm3.ir import Expr, Fn, Loop, Type, const, substitute, var
+from thm3.ir import Expr, Fn, Loop, initial_state, substitute, var
 from thm3.ir.simplify import simplify
 
 DERIVED = "The right fold is derived from the proved combine: right(e, acc) = combine(left(init, e), acc)."
@@ -13,9 +13,7 @@ DERIVED = "The right fold is derived from the proved combine: right(e, acc) = co
 def derived_right(loop: Loop, combine: Fn) -> list[Expr]:
     """right(e, acc) = combine(left(init, e), acc), simplified: the right fold that a
     combine gives (over "acc.<field>", the element and the loop parameters)."""
-    init = {f"acc.{f.name}": const(f.default if f.type is not Type.REAL else float(f.default),
-                                   f.type if f.type is not Type.VEC else Type.REAL)
-            for f in loop.fields}
+    init = {f"acc.{f.name}": e for f, e in zip(loop.fields, initial_state(loop))}
     single = substitute(loop.left.outputs, init)
     mapping = {f"a.{f.name}": e for f, e in zip(loop.fields, single)}
     mapping |= {f"b.{f.name}": var(f"acc.{f.name}", f.type) for f in loop.fields}

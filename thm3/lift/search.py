@@ -22,13 +22,13 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from thm3.semantics.evaluate import quiet
 from thm3.ir import (COMPARISONS, Expr, FieldDecl, Fn, Loop, Op, Type, as_real, const, free_vars, promote, same,
                      substitute, var, walk)
 from thm3.ir.simplify import simplify
-from thm3.syntax.frontend import RESERVED
 from thm3.syntax.loopfile import expression_text as to_text, loop_text
-from thm3.semantics.samples import Domain, states_close
+from thm3.syntax.names import fresh
+from thm3.semantics.equality import close, states_close
+from thm3.semantics.samples import Domain
 from thm3.analysis.witness import (ShortLists, Witness, element_domain, find_witnesses, fold, from_plain,
                           parameter_settings, show, states_far, to_elements, vec_dim)
 
@@ -291,10 +291,9 @@ class _LiftSearch:
         """The loop with `cands` added under fresh names, its docstring saying why."""
         loop = self.loop
         taken = set(loop.field_names) | {p.name for p in loop.params} | {p.name for p in loop.elements}
-        taken |= RESERVED
         names = {}
         for c in cands:
-            names[c.key] = _fresh(c.hint, taken)
+            names[c.key] = fresh(c.hint, taken)
             taken.add(names[c.key])
         mapping = {f"acc.{c.key}": var(f"acc.{names[c.key]}", c.type) for c in cands}
         named = [replace(c, key=names[c.key], update=u)
@@ -694,10 +693,7 @@ def _arith(op: Op, a: Expr, b: Expr) -> Expr:
 
 def _eq(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Equal values, to round-off (infinities equal only to themselves, NaN to NaN)."""
-    with quiet():
-        finite = np.isfinite(a) & np.isfinite(b)
-        near = finite & (np.abs(a - b) <= 1e-9 * (1.0 + np.maximum(np.abs(a), np.abs(b))))
-        return (a == b) | near | (np.isnan(a) & np.isnan(b))
+    return close(a, b)
 
 
 def _pred_name(p: Expr) -> str:
@@ -723,15 +719,6 @@ def _name_part(e: Expr) -> str:
         text = str(int(v)) if v == int(v) else str(v)
         return text.replace("-", "m").replace(".", "_")
     return ""
-
-
-def _fresh(base: str, taken: set[str]) -> str:
-    if base not in taken:
-        return base
-    i = 2
-    while f"{base}{i}" in taken:
-        i += 1
-    return f"{base}{i}"
 
 
 def _default_text(c: _Aux) -> str:
