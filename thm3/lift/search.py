@@ -88,7 +88,7 @@ def lift(loop: Loop, *, timeout: float = 10.0, prove=None) -> Lift:
     def done(lifted, added, reason, witness=None, proof=None) -> Lift:
         return Lift(lifted, tuple(added), reason, time.monotonic() - t0, witness, proof)
 
-    first = find_witnesses(loop, timeout=min(2.0, timeout / 4), limit=8)
+    first = find_witnesses(loop, timeout=min(5.0, timeout / 2), limit=8)
     if not first:
         return done(None, [], "no witness: no two lists with equal state were told apart, "
                               "so there is nothing to lift")
@@ -627,7 +627,7 @@ def _with_fields(loop: Loop, cands: list[_Aux]) -> Loop:
     left = Fn(state + tuple((d.name, d.type) for d in loop.elements) + params,
               tuple(loop.left.outputs) + tuple(c.update for c in cands))
     result = None if loop.result is None else Fn(state + params, loop.result.outputs)
-    return replace(loop, source="", fields=fields, left=left, right=None, result=result, field_lines={})
+    return replace(loop, source="", fields=fields, left=left, right=None, result=result)
 
 
 def _linear_block(loop: Loop) -> tuple[list[str], dict]:
