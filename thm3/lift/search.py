@@ -100,7 +100,7 @@ def lift(loop: Loop, *, timeout: float = 10.0, prove=None) -> Lift:
                   f"({search.tested} lifted loops checked"
                   + (", time ran out" if search.timed_out else "") + ")"
                   + (f"; {search.refused} had no witness but no combine was proved for them "
-                     f"(first: {', '.join(search.refused_names[0])})" if search.refused else "")
+                     f"({'; '.join(', '.join(n) for n in search.refused_names[:3])})" if search.refused else "")
                   + (f" (the prover failed: {search.prover_errors[0]})" if search.prover_errors else "")
                   + f"; the witness {witness.describe()} stands")
         return done(None, [], reason, witness)
