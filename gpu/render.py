@@ -636,6 +636,9 @@ _KERNELS = Template(r"""// ---- the reduction, in list order -------------------
 #define THM3_ITEMS ${items}
 #endif
 #define THM3_VECTOR ${vector}
+#ifndef THM3_FULL_TILES
+#define THM3_FULL_TILES 0   // 1 only to read the fast path's machine code (gpu/sass.py)
+#endif
 #define THM3_WARPS (THM3_BLOCK / 32)
 #define THM3_WARP_TILE (32 * THM3_ITEMS)
 static_assert(THM3_BLOCK >= 32 && THM3_BLOCK <= 1024 && (THM3_BLOCK & (THM3_BLOCK - 1)) == 0,
@@ -689,7 +692,7 @@ ${sig_fold} {
     for (long long tile = tiles * warp / THM3_WARPS; tile < tile_end; ++tile) {
         const long long i0 = tile * THM3_WARP_TILE + (long long)lane * THM3_ITEMS;
         State s = thm3_identity();
-        if (aligned && i0 + THM3_ITEMS <= count) {
+        if (THM3_FULL_TILES || (aligned && i0 + THM3_ITEMS <= count)) {
 ${fold_full}
         } else {
             // the end of the range (or arrays off 16-byte alignment): one element at a time
