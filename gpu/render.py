@@ -645,6 +645,17 @@ static_assert(THM3_BLOCK >= 32 && THM3_BLOCK <= 1024 && (THM3_BLOCK & (THM3_BLOC
               "THM3_BLOCK: a power of two from 32 to 1024");
 static_assert(THM3_ITEMS % THM3_VECTOR == 0, "THM3_ITEMS: a multiple of the vector width");
 
+// a / b for 0 <= a < 2^53, 0 < b, without a 64-bit integer division: its subroutine call
+// would cap the kernel at 64 registers and spill float64 states.  A double estimate, off
+// by at most a few units, corrected with integer arithmetic.
+__device__ __forceinline__ long long thm3_div(long long a, int b) {
+    long long q = (long long)((double)a * __drcp_rn((double)b));
+    long long r = a - q * b;
+    while (r < 0) { --q; r += b; }
+    while (r >= b) { ++q; r -= b; }
+    return q;
+}
+
 // 16 bytes of Reals, for vectorised loads.
 struct alignas(16) thm3_vec { ${real} v[THM3_VECTOR]; };
 
@@ -712,14 +723,18 @@ ${sig_store} {
 ${store}
 }
 
-// Pass 1: block b reduces the warp tiles [tiles * b / grid, tiles * (b + 1) / grid)
-// and writes its partial state.
-extern "C" __global__ void __launch_bounds__(THM3_BLOCK)
+// Pass 1: block b reduces a contiguous range of warp tiles (ranges in block order)
+// and writes its partial state.  (Launch bounds with a minimum of one block: a kernel that
+// calls a subroutine, such as a division's slow path, is otherwise held to 80 registers,
+// and float64 states spill.)
+extern "C" __global__ void __launch_bounds__(THM3_BLOCK, 1)
 ${sig_blocks} {
     const long long tiles = (n + THM3_WARP_TILE - 1) / THM3_WARP_TILE;
-    const long long b = blockIdx.x, grid = gridDim.x;
-    const long long begin = tiles * b / grid * THM3_WARP_TILE;
-    const long long end_tile = tiles * (b + 1) / grid * THM3_WARP_TILE;
+    const int b = blockIdx.x, grid = gridDim.x;
+    // blocks [0, extra) take per + 1 tiles, the others per
+    const long long thm3_per = thm3_div(tiles, grid), thm3_extra = tiles - thm3_per * grid;
+    const long long begin = (b * thm3_per + (b < thm3_extra ? b : thm3_extra)) * THM3_WARP_TILE;
+    const long long end_tile = begin + (thm3_per + (b < thm3_extra ? 1 : 0)) * THM3_WARP_TILE;
     const long long end = end_tile < n ? end_tile : n;
     const long long count = begin < end ? end - begin : 0;
     const State s = thm3_fold_range(${range_begin}, count, begin${params});
@@ -742,7 +757,7 @@ ${sig_partials} {
 // One reduction per row of a (rows, n) input, one block per row (Index: the position in
 // the row).  The 16-byte loads need each row at a 16-byte boundary (n * sizeof a multiple
 // of 16); other rows take the scalar path.
-extern "C" __global__ void __launch_bounds__(THM3_BLOCK)
+extern "C" __global__ void __launch_bounds__(THM3_BLOCK, 1)
 ${sig_rows} {
     const long long row = blockIdx.x;
     const State s = thm3_fold_range(${range_row}, n, 0${params});
@@ -889,7 +904,7 @@ def render_kernels(spec: Spec) -> str:
         fold_full=_indent(fold_full, 12),
         left_scalar=_left_call(spec, scalar_element),
         store=_indent(_store_lines(spec)),
-        sig_fold=_signature("__device__ State thm3_fold_range",
+        sig_fold=_signature("__device__ __forceinline__ State thm3_fold_range",
                             range_decls + ["long long count", "long long first"] + param_decls),
         sig_store=_signature("__device__ __forceinline__ void thm3_store",
                              ["const State& s", "long long row"] + param_decls + out_decls),
