@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from thm3.errors import LoopError
+from thm3.errors import BackendUnavailable, LoopError
 
 
 def _load(path: str, timeout: float, lift: bool = True):
@@ -133,7 +133,11 @@ def run(file, n, backend, dim, seed, timeout):
     rng = np.random.default_rng(seed)
     arrays, params = random_arrays(a.loop, n, dim, rng)
     t0 = time.perf_counter()
-    par = a.run(*arrays, backend=backend, **params)
+    try:
+        par = a.run(*arrays, backend=backend, **params)
+    except BackendUnavailable as err:
+        click.echo(f"{file}: backend {backend}: {err}", err=True)
+        sys.exit(2)
     t1 = time.perf_counter()
     seq = apply_result(a.loop, run_sequential(a.loop, arrays, params), params)
     t2 = time.perf_counter()

@@ -876,15 +876,40 @@ def render_attention(combine_lane_src: str, *, dim: int, dtype: str, causal: boo
 # CuPy runner
 # --------------------------------------------------------------------------------------
 
+
+class BackendUnavailable(RuntimeError):
+    """CuPy is not installed here, or it sees no CUDA device."""
+
+
+def _cupy():
+    """CuPy, or BackendUnavailable naming the extra that installs it."""
+    try:
+        import cupy
+    except ImportError as err:
+        raise BackendUnavailable(
+            f"CuPy is not installed ({err}): pip install 'thm3[cuda12]' for CUDA 12 or "
+            f"'thm3[cuda13]' for CUDA 13, or run with backend='numpy'") from None
+    return cupy
+
+
+def _device(cupy) -> int:
+    """The current device's id; BackendUnavailable when CuPy sees none."""
+    try:
+        return cupy.cuda.runtime.getDevice()
+    except Exception as err:          # no driver, no device, or CuPy built for another CUDA
+        raise BackendUnavailable(f"CuPy sees no CUDA device ({type(err).__name__}: {err}); check "
+                                 f"the driver, and that the extra (thm3[cuda12] / thm3[cuda13]) "
+                                 f"matches it") from None
+
 _KERNELS: dict[tuple[int, str], tuple] = {}
 
 
 def _kernels(source: str, shared_bytes: int):
     """(forward, merge) of a source, compiled once per device; keyed by the text itself
     (a str caches its hash, so a caller that keeps its source pays nothing to look up)."""
-    import cupy
+    cupy = _cupy()
 
-    key = (cupy.cuda.runtime.getDevice(), source)
+    key = (_device(cupy), source)
     got = _KERNELS.get(key)
     if got is None:
         module = cupy.RawModule(code=source, options=("-std=c++17",))
@@ -903,7 +928,7 @@ def _rendered(lane: str, dim: int, dtype: str, causal: bool, num_warps: int) -> 
 
 @functools.lru_cache(maxsize=16)
 def _num_sms(device: int) -> int:
-    import cupy
+    cupy = _cupy()
     return cupy.cuda.runtime.getDeviceProperties(device)["multiProcessorCount"]
 
 
@@ -917,7 +942,7 @@ class _Frame:
             import torch
             self.lib = torch
         else:
-            import cupy
+            cupy = _cupy()
             self.lib = cupy
 
     def dtype_name(self, x) -> str:
@@ -940,7 +965,7 @@ class _Frame:
         return np.uint64(x.data_ptr() if self.torch else x.data.ptr)
 
     def stream(self):
-        import cupy
+        cupy = _cupy()
         if self.torch:
             return cupy.cuda.ExternalStream(self.lib.cuda.current_stream().cuda_stream)
         return cupy.cuda.get_current_stream()
@@ -975,9 +1000,9 @@ def attention_cupy(q, k, v, *, causal: bool = False, scale: float | None = None,
     kv_tiles = -(-n_kv // cfg.block_n)
     q_tiles = -(-n_q // cfg.block_m)
     if splits is None:
-        import cupy
+        cupy = _cupy()
         splits = choose_splits(q_tiles, b * h, kv_tiles,
-                               num_sms=_num_sms(cupy.cuda.runtime.getDevice()),
+                               num_sms=_num_sms(_device(cupy)),
                                blocks_per_sm=_blocks_per_sm(cfg))
     splits = normalize_splits(kv_tiles, int(splits))
     per_split = tiles_per_split(kv_tiles, splits)
@@ -1026,7 +1051,7 @@ def attention(q, k, v, *, causal: bool = False, scale: float | None = None,
             raise ValueError(f"backend must be 'numpy' or 'cupy', not {backend!r}")
 
 
-__all__ = ["attention", "attention_numpy", "attention_cupy", "render_attention",
+__all__ = ["attention", "attention_numpy", "attention_cupy", "BackendUnavailable", "render_attention",
            "ptx_primitives", "kernel_config", "KernelConfig", "choose_splits",
            "normalize_splits", "tiles_per_split", "key_tile_range", "variant_name",
            "combine_mdo", "rowwise", "round_to_bfloat16", "FALLBACK_COMBINE_LANE", "LOG2E", "LN2"]

@@ -50,12 +50,37 @@ MAX_BLOCKS = 4096  # cap on pass 1's grid: pass 2 combines that many partials
 
 SOURCE = ${source}
 
+
+class BackendUnavailable(RuntimeError):
+    """CuPy is not installed here, or it sees no CUDA device."""
+
+
+def _cupy():
+    """CuPy, or BackendUnavailable naming the extra that installs it."""
+    try:
+        import cupy
+    except ImportError as err:
+        raise BackendUnavailable(
+            f"CuPy is not installed ({err}): pip install 'thm3[cuda12]' for CUDA 12 or "
+            f"'thm3[cuda13]' for CUDA 13, or run with backend='numpy'") from None
+    return cupy
+
+
+def _device(cupy) -> int:
+    """The current device's id; BackendUnavailable when CuPy sees none."""
+    try:
+        return cupy.cuda.Device().id
+    except Exception as err:          # no driver, no device, or CuPy built for another CUDA
+        raise BackendUnavailable(f"CuPy sees no CUDA device ({type(err).__name__}: {err}); check "
+                                 f"the driver, and that the extra (thm3[cuda12] / thm3[cuda13]) "
+                                 f"matches it") from None
+
 _modules: dict = {}
 
 
 def _kernel(name: str):
-    import cupy
-    device = cupy.cuda.Device().id
+    cupy = _cupy()
+    device = _device(cupy)
     module = _modules.get(device)
     if module is None:
         module = _modules[device] = cupy.RawModule(code=SOURCE)
@@ -69,7 +94,8 @@ def _real_type(type_: str):
 def _arrays(arrays, lead: int):
     """The element arrays on the device, contiguous, in their dtypes; and their length.
     `lead` is 1 for reduce (shape (n,) or (n, DIM)) and 2 for reduce_rows."""
-    import cupy
+    cupy = _cupy()
+    _device(cupy)
     data = [(name, t) for name, t in ELEMENTS if t != "Index"]
     if len(arrays) != len(data):
         names = ", ".join(name for name, _ in data)
@@ -90,7 +116,7 @@ def _arrays(arrays, lead: int):
 
 
 def _params(params: dict) -> list:
-    import cupy
+    cupy = _cupy()
     missing = [name for name, _ in PARAMS if name not in params]
     extra = sorted(set(params) - {name for name, _ in PARAMS})
     if missing or extra:
@@ -108,14 +134,14 @@ def _params(params: dict) -> list:
 
 
 def _outputs(count: int) -> list:
-    import cupy
+    cupy = _cupy()
     kinds = list(FIELDS) + ([("result", RESULT)] if RESULT else [])
     return [cupy.empty((count, DIM) if t == "Vec" else (count,), dtype=_real_type(t)) for _, t in kinds]
 
 
 def _grid_cap(kernel) -> int:
     """Blocks that fit on the device at once (a persistent grid, one wave); cached."""
-    import cupy
+    cupy = _cupy()
     device = cupy.cuda.Device()
     cap = _grid_caps.get(device.id)
     if cap is None:
@@ -135,7 +161,7 @@ _grid_caps: dict = {}
 def reduce_device(*arrays, **params) -> list:
     """Launch the reduction and return its outputs on the device without waiting: one
     CuPy array of length 1 per field (1 x DIM for a Vec), then the result's."""
-    import cupy
+    cupy = _cupy()
     if any(t != "Index" for _, t in ELEMENTS):
         xs, shape = _arrays(arrays, 1)
         n = shape[0]
