@@ -617,6 +617,31 @@ def render_combine_lane(loop: Loop, combine: Fn, dtype: str = "float32", *,
             f"{_function(sig, printer.lines, comment)}\n#endif\n")
 
 
+def render_lane_struct_function(loop: Loop, combine: Fn, name: str, struct: str,
+                                inputs: dict[str, str], outputs: list[tuple[str, Expr]],
+                                comment: str, dtype: str = "float32") -> str:
+    """`struct name(inputs...)`: each output expression (of the combine's variables, Vec
+    values as one lane's scalar) stored in member `member` of a `struct` value, all printed
+    by one Printer, so a subterm that several outputs share is computed once.  `inputs`
+    maps the variables read (e.g. "a.m") to C parameter names; reading any other variable
+    raises ValueError.  Helpers and the function are guarded, like `render_combine_lane`."""
+    spec = make_spec(loop, combine, dtype, dim=1)
+    exprs = [e for _, e in outputs]
+    unknown = {e.arg for e in walk(exprs) if e.op is Op.VAR} - set(inputs)
+    if unknown:
+        raise ValueError(f"{loop.name}: {name} would read {sorted(unknown)}, which it is not given")
+    printer = Printer(spec, dict(inputs), lanes=True)
+    printer.lines.append(f"{struct} r;")
+    for (member, _), e in zip(outputs, printer.prepare(exprs)):
+        printer.assign(f"r.{member}", e, Type.REAL)
+    printer.lines.append("return r;")
+    sig = _signature(f"__host__ __device__ __forceinline__ {struct} {name}",
+                     [f"{spec.real.ctype} {c}" for c in inputs.values()])
+    guard = f"THM3_STRUCT_{name.upper()}_{dtype.upper()}"
+    return (f"{_HELPERS}\n\n#ifndef {guard}\n#define {guard}\n"
+            f"{_function(sig, printer.lines, comment)}\n#endif\n")
+
+
 # --- the kernels ----------------------------------------------------------------------------
 
 _KERNELS = Template(r"""// ---- the reduction, in list order ---------------------------------------------------

@@ -75,6 +75,14 @@ class Function:
             return None
         return (max if outermost else min)(holding, key=len)
 
+    def body(self) -> range:
+        """The kernel's own code: addresses before the first subroutine it calls (a
+        division's or a math function's slow path, placed after the kernel's exit)."""
+        targets = [int(m.group(1), 16) for i in self.code if i.opcode.startswith("CALL")
+                   for m in [re.search(r"0x([0-9a-f]+)\s*$", i.text)] if m]
+        end = min(targets) if targets else (self.code[-1].address + 1 if self.code else 0)
+        return range(0, end)
+
     def instructions(self, within: range) -> int:
         return sum(1 for i in self.code if i.address in within and i.opcode != "NOP")
 
