@@ -18,21 +18,28 @@ cd "$(dirname "$0")/.."
 out=${1:-${OUT:-bench/results/gpu}}
 mkdir -p "$out"
 work=$(mktemp -d)
-# thm3 from this tree, not installed: thm3/ by PYTHONPATH, gpu/ as the top-level package
-# `gpu` (the tests and benchmarks fall back to it where thm3.gpu is not installed)
-export PYTHONUNBUFFERED=1 PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
+# thm3 from this tree, not installed: a folder of links lays the tree out as the install
+# names it (thm3/ with thm3.gpu = gpu/ and thm3.cli = cli/), first on PYTHONPATH; pytest
+# runs from inside it, so that the repository's own thm3/ (without gpu) does not shadow it
+root=$PWD
+path="$root/.thm3-path"
+rm -rf "$path" && mkdir -p "$path/thm3"
+for part in thm3/*; do ln -s "$root/$part" "$path/thm3/$(basename "$part")"; done
+ln -s "$root/gpu" "$path/thm3/gpu"
+ln -s "$root/cli" "$path/thm3/cli"
+export PYTHONUNBUFFERED=1 PYTHONPATH="$path${PYTHONPATH:+:$PYTHONPATH}"
 # the attention tests take the derived combine from the carried files (no z3 there)
 export THM3_DERIVED_ATTENTION="$PWD/bench/kernels"
 py=$(command -v python3 || command -v python)
 
-fail() { echo "gpu_check: $*" | tee "$out/gpu_check.md" >&2; exit 3; }
+fail() { echo "gpu_check: $*" | tee "$out/gpu_check.md" >&2; rm -rf "$path"; exit 3; }
 
 # what must have been carried
 [ -f bench/kernels/MANIFEST ] || fail "bench/kernels/MANIFEST missing: run python bench/prepare_gpu.py and carry bench/kernels"
 while read -r f; do
     [ -f "bench/kernels/$f" ] || fail "bench/kernels/$f listed in MANIFEST was not carried"
 done < bench/kernels/MANIFEST
-"$py" -c "import cupy, numpy, gpu.emit, gpu.attention, thm3.backends.numpy_tree" 2>"$work/import.log" \
+(cd "$path" && "$py" -c "import cupy, numpy, thm3.gpu.emit, thm3.gpu.attention, thm3.backends.numpy_tree") 2>"$work/import.log" \
     || fail "imports failed: $(tail -3 "$work/import.log")"
 
 {
@@ -41,8 +48,8 @@ done < bench/kernels/MANIFEST
     "$py" -c "import torch; print('torch', torch.__version__, torch.version.cuda)"
 } > "$work/environment.txt" 2>&1
 
-timeout 100 "$py" -m pytest tests/test_kernels.py tests/test_attention.py -m "gpu and not slow" -q -rs \
-    -p no:cacheprovider > "$work/pytest.log" 2>&1
+(cd "$path" && timeout 100 "$py" -m pytest "$root/tests/test_kernels.py" "$root/tests/test_attention.py" \
+    -m "gpu and not slow" -q -rs -p no:cacheprovider --rootdir "$root") > "$work/pytest.log" 2>&1
 tests=$?
 timeout 200 "$py" bench/gpu_reduce.py --kernels bench/kernels --out "$work" --budget 110 \
     > "$work/reduce.log" 2>&1
@@ -67,6 +74,6 @@ attn=$?
     if [ -f "$work/attention.md" ]; then cat "$work/attention.md"; else echo "attention: no table; log tail:"; tail -5 "$work/attention.log"; fi
 } > "$out/gpu_check.md"
 tar -czf "$out/gpu_check.tar.gz" -C "$work" .
-rm -rf "$work"
+rm -rf "$work" "$path"
 cat "$out/gpu_check.md"
 exit $(( tests != 0 ? tests : (reduce != 0 ? reduce : attn) ))

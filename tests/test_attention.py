@@ -21,10 +21,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-try:
-    from thm3.gpu import attention as fa
-except ImportError:
-    from gpu import attention as fa
+import thm3
+from thm3.gpu import attention as fa
 
 
 FLASH = Path(__file__).resolve().parents[1] / "samples" / "flash_attention.py"
@@ -256,14 +254,6 @@ def test_numpy_takes_the_combine_it_is_given():
 def test_numpy_with_the_derived_combine():
     """The combine thm3 derives from samples/flash_attention.py, evaluated from Python,
     drives the same tiles and splits."""
-    thm3 = pytest.importorskip("thm3")
-    pytest.importorskip("z3")
-    if not hasattr(thm3, "analyze"):
-        pytest.skip("thm3.analyze is not there yet")
-    try:
-        import thm3.pipeline  # noqa: F401
-    except ImportError:
-        pytest.skip("thm3.pipeline is not there yet")
     analysis = thm3.analyze(Path(__file__).resolve().parents[1] / "samples" / "flash_attention.py")
     assert analysis.verdict == "homomorphism", analysis.reason
 
