@@ -1067,3 +1067,26 @@ def test_cli_run_without_cupy_exits_2(monkeypatch):
     result = CliRunner().invoke(main, ["run", str(sample), "--backend", "cupy", "--n", "100"])
     assert result.exit_code == 2, result.output
     assert "thm3[cuda12]" in result.output
+
+
+@pytest.mark.parametrize("name", sorted(LOOPS))
+def test_emitted_module_runs_on_numpy_without_cupy(name, tmp_path, monkeypatch):
+    """backend="numpy": the emitted module's own NumPy twin (runs folded with left side by
+    side, neighbours combined level by level), against the sequential fold; CuPy blocked."""
+    loop, combine = LOOPS[name]()
+    dim = DIM if any(x.type is V for x in loop.fields + loop.elements + loop.params) else None
+    _, py = emit_mod.emit(loop, combine, tmp_path, dim=dim)
+    monkeypatch.setitem(sys.modules, "cupy", None)
+    module = _import(py)
+    rng = np.random.default_rng(11)
+    for n in (0, 1, 1000, 5000 + 3):
+        arrays, params = data(name, n, rng)
+        dev = [a.astype(np.float32) if a.dtype == np.float64 else a for a in arrays]
+        state = module.reduce_state(*(dev or [n]), backend="numpy", **params)
+        want = run_sequential(loop, [a.astype(np.float64) if a.dtype == np.float32 else a for a in dev], params)
+        assert_states(state, want, 2e-4, 2e-4, what=f"{name} n={n}")
+        answer = module.reduce(*(dev or [n]), backend="numpy", **params)
+        if loop.result is not None:
+            np.testing.assert_allclose(answer, apply_result(loop, want, params), 2e-4, 2e-4)
+    with pytest.raises(ValueError, match="backend"):
+        module.reduce(*(dev or [n]), backend="torch", **params)
