@@ -12,7 +12,7 @@ from pathlib import Path
 
 import click
 
-from thm3.errors import LoopError
+from thm3.errors import BackendUnavailable, LoopError
 
 FORMAT_DOC = "docs/loop-format.md"
 TIMEOUT_HELP = "Seconds for the whole analysis; a timeout answers 'unknown', never 'proved'."
@@ -244,7 +244,11 @@ def run(file, sample, n, backend, dtype, dim, seed, timeout):
     arrays, params = random_arrays(a.loop, n, dim, rng)
     arrays = [x.astype(dtype) if x.dtype.kind == "f" else x for x in arrays]
     t0 = time.perf_counter()
-    par = a.run(*arrays, backend=backend, **params)
+    try:
+        par = a.run(*arrays, backend=backend, **params)
+    except BackendUnavailable as err:
+        click.echo(f"{file}: backend {backend}: {err}", err=True)
+        sys.exit(2)
     t1 = time.perf_counter()
     seq = _sequential_with_progress(a.loop, arrays, params, n)
     t2 = time.perf_counter()
