@@ -79,7 +79,7 @@ def test_reference_combine_agrees_with_the_fold(entry):
     loop = loop_of(entry.name)
     folders = [(params, Folder(loop, params)) for params in entry.params]
 
-    @settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck))
+    @settings(max_examples=20, deadline=None, suppress_health_check=list(HealthCheck))
     @given(st.data())
     def check(data):
         params, folder = data.draw(st.sampled_from(folders))

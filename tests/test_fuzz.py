@@ -13,7 +13,8 @@ from hypothesis import HealthCheck, Phase, given, settings
 
 import thm3
 from fuzz.generate import (FAMILIES, affine_map, counter_with_constant, first_or_last_with_flag,
-                           forgetful, from_seed, loops, prefix_suffix_max, reciprocal, scripted)
+                           forgetful, from_seed, infinite_default_scaled, loops, prefix_suffix_max,
+                           reciprocal, scripted)
 from fuzz.oracle import counterexample, judge
 
 TIMEOUT = 8.0
@@ -25,6 +26,7 @@ FINDINGS = {
     "flag_x_ge_10": first_or_last_with_flag(scripted(">=", 10, True)),
     "length_reached_9": counter_with_constant(scripted(9, "reached")),
     "minus_one_over_x": reciprocal(scripted(-1, "last", "-inf")),
+    "inf_default_halved": infinite_default_scaled(scripted("-inf", "min(acc.a, x) / 2 + x")),
 }
 QUICK_SEEDS = list(range(6))
 
@@ -40,6 +42,8 @@ KNOWN_WRONG: dict[str, str] = {
                         "the combine drops the flag",
     "minus_one_over_x": "issue 15 witness outside the semantics: h([]) == h([0]) only in IEEE "
                         "arithmetic (-1/0 = -inf); in the reals [0] has no state",
+    "inf_default_halved": "issue 15 internal error: an -inf default divided by a constant raises "
+                          "TypeError: BooleanAtom not allowed (symbolic _sign)",
 }
 
 
@@ -96,6 +100,9 @@ def test_quick_fuzz_case(name):
 
 
 @pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="issue 15's classes, found by the first failing draw "
+                   "(derandomized): today the BooleanAtom TypeError on an -inf default divided "
+                   "by 2; behind it the wrong homomorphisms of the quick tier")
 @settings(max_examples=60, deadline=None, derandomize=True, database=None,
           phases=[Phase.explicit, Phase.generate],     # no shrinking: each example costs seconds
           suppress_health_check=list(HealthCheck))
