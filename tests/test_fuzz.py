@@ -9,11 +9,12 @@ the finding named; the slow tier draws loops with hypothesis (derandomized)."""
 from __future__ import annotations
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, given, settings
 
 import thm3
 from fuzz.generate import (FAMILIES, affine_map, counter_with_constant, first_or_last_with_flag,
-                           forgetful, from_seed, loops, prefix_suffix_max, scripted)
+                           forgetful, from_seed, infinite_default_scaled, loops, prefix_suffix_max,
+                           reciprocal, scripted)
 from fuzz.oracle import counterexample, judge
 
 TIMEOUT = 8.0
@@ -24,6 +25,8 @@ FINDINGS = {
     "first_equal_7": first_or_last_with_flag(scripted("==", 7, True)),
     "flag_x_ge_10": first_or_last_with_flag(scripted(">=", 10, True)),
     "length_reached_9": counter_with_constant(scripted(9, "reached")),
+    "minus_one_over_x": reciprocal(scripted(-1, "last", "-inf")),
+    "inf_default_halved": infinite_default_scaled(scripted("-inf", "min(acc.a, x) / 2 + x")),
 }
 QUICK_SEEDS = list(range(6))
 
@@ -37,6 +40,10 @@ KNOWN_WRONG: dict[str, str] = {
                     "not the first, element >= 10",
     "length_reached_9": "issue 15 wrong homomorphism 3: no sampled list reaches length 9; "
                         "the combine drops the flag",
+    "minus_one_over_x": "issue 15 witness outside the semantics: h([]) == h([0]) only in IEEE "
+                        "arithmetic (-1/0 = -inf); in the reals [0] has no state",
+    "inf_default_halved": "issue 15 internal error: an -inf default divided by a constant raises "
+                          "TypeError: BooleanAtom not allowed (symbolic _sign)",
 }
 
 
@@ -93,7 +100,11 @@ def test_quick_fuzz_case(name):
 
 
 @pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="issue 15's classes, found by the first failing draw "
+                   "(derandomized): today the BooleanAtom TypeError on an -inf default divided "
+                   "by 2; behind it the wrong homomorphisms of the quick tier")
 @settings(max_examples=60, deadline=None, derandomize=True, database=None,
+          phases=[Phase.explicit, Phase.generate],     # no shrinking: each example costs seconds
           suppress_health_check=list(HealthCheck))
 @given(loops())
 def test_fuzz_hypothesis(case):
