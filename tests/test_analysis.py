@@ -14,7 +14,7 @@ from thm3.semantics.samples import Domain, fold_left
 
 # Laws whose proof needs more algebra than the prover has (log of a sum of exps):
 # they must come out "tested", never "failed" and never a false "proved".
-ONLY_TESTED = {("logsumexp_lse", "associativity")}
+ONLY_TESTED: set = set()    # logsumexp_lse associativity is proved through exp of both sides
 
 
 @pytest.mark.parametrize("sample", SAMPLES, ids=lambda s: s.name)

@@ -66,9 +66,9 @@ def bounded_bird(loop: Loop, max_lists: int = 4000):
     for n in range(1, 6):
         if len(elems) ** n > max_lists:
             break
-        lists = [[tuple(i if v is None else v for i, v in enumerate(e)) for e in combo]
+        # an Index element (None in the domain) is the element's position in the list
+        lists = [[tuple(pos if v is None else v for v in e) for pos, e in enumerate(combo)]
                  for combo in itertools.product(elems, repeat=n)]
-        lists = [[tuple(pos if v is None else v for v in e) for pos, e in enumerate(xs)] for xs in lists]
         steps = stack_elements(loop, lists)
         rows = len(lists)
         left_state = batch_fold(loop, steps, params, batch_init(loop, rows, 3))

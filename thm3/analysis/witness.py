@@ -17,6 +17,7 @@ import numpy as np
 
 from thm3.semantics.evaluate import DTYPES, NUMPY, evaluate, numpy_value, quiet
 from thm3.ir import Loop, Op, Type, free_vars, walk
+from thm3.semantics import critical
 from thm3.semantics.equality import ROUND_OFF_NO_NAN, apart, close, states_close
 from thm3.semantics.samples import Domain, init_state, step
 
@@ -81,14 +82,14 @@ def find_witnesses(loop: Loop, *, timeout: float = 1.0, rng_seed=0, max_lists: i
     for params in parameter_settings(loop, settings, rng):
         if time.monotonic() > deadline:
             break
-        elements = element_domain(loop, params, rng)
-        if not elements:
-            continue
-        search = ShortLists(loop, params, elements, max_lists, max_len)
-        for w in search.witnesses(prefix_len, limit - len(out), deadline):
-            out.append(w)
-        if len(out) >= limit:
-            break
+        for elements in (element_domain(loop, params, rng), critical_domain(loop, params)):
+            if not elements or time.monotonic() > deadline:
+                continue
+            search = ShortLists(loop, params, elements, max_lists, max_len)
+            for w in search.witnesses(prefix_len, limit - len(out), deadline):
+                out.append(w)
+            if len(out) >= limit:
+                return out
     return out
 
 
@@ -231,6 +232,37 @@ def element_domain(loop: Loop, params: dict, rng: np.random.Generator) -> list[t
             return []
         tuples = [tuple(np.asarray(v) if np.ndim(v) else v for v in t) for t in tuples]
     return tuples
+
+
+def critical_domain(loop: Loop, params: dict) -> list[tuple]:
+    """A second domain, from the loop's own comparisons: for each scalar element the
+    values that make a comparison or a field's value switch, a value on either side and
+    one inside each interval (`thm3.semantics.critical`), with 0 and 1; empty when the
+    loop has no such values beyond the first domain's."""
+    values = critical.element_values(loop, params)
+    if not any(values.values()):
+        return []
+    per = {1: 10, 2: 6}.get(len(loop.elements), 4)
+    columns = []
+    for d in loop.elements:
+        match d.type:
+            case Type.BOOL:
+                vals = [np.bool_(False), np.bool_(True)]
+            case Type.VEC:
+                vals = [np.array(v) for v in _VECS[:3]]
+            case Type.INT if d.index:
+                vals = [np.int64(v) for v in range(min(per, 4))]
+            case Type.INT:
+                vals = [np.int64(v) for v in dict.fromkeys(int(v) for v in values.get(d.name, []) + [0, 1])]
+            case _:
+                vals = [np.float64(v) for v in dict.fromkeys(values.get(d.name, []) + [0.0, 1.0])]
+        if loop.elements and d.type is not Type.BOOL:
+            vals = _filter_column(loop, loop.elements.index(d), vals, params)[:per]
+        columns.append(vals)
+    tuples = [()]
+    for vals in columns:
+        tuples = [t + (v,) for t in tuples for v in vals]
+    return [t for t in tuples if _holds(loop, t, params)]
 
 
 def _filter_column(loop: Loop, i: int, vals: list, params: dict) -> list:

@@ -3,6 +3,7 @@ preconditions, folds over them, and state comparison.  Used by the witness searc
 the numeric filter of synthesis, the `tested` fallback of proofs and the lifting search."""
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -56,11 +57,21 @@ class Domain:
             elif d.type is Type.VEC:
                 cols.append([self._draw(d.type, rng, small) for _ in range(k)])
             elif small or d.type is Type.BOOL:
-                pool = self._pool(d.type)
+                pool = self._pool(d.type) + self._critical.get(d.name, ())
                 cols.append([pool[i] for i in rng.integers(0, len(pool), size=k)])
             else:
                 cols.append([self._draw(d.type, rng, False) for _ in range(k)])
         return cols
+
+    @functools.cached_property
+    def _critical(self) -> dict[str, tuple]:
+        """Per element, the values that make the loop's comparisons switch
+        (`thm3.semantics.critical`), drawn among the small values."""
+        from thm3.semantics import critical
+        return {name: tuple(int(v) if type_ is Type.INT else v for v in vals
+                            if type_ is not Type.INT or float(v).is_integer())
+                for name, vals in critical.element_values(self.loop).items()
+                for type_ in [next(d.type for d in self.loop.elements if d.name == name)]}
 
     def _pool(self, type_: Type) -> tuple:
         """Small values plus the constants the preconditions mention (bits, digits)."""
@@ -228,29 +239,40 @@ def make_triples(loop: Loop, *, seed: int = 0, rows: int = 24, max_len: int = 5,
     """Pairs of lists of every length combination up to `max_len` (empty lists
     included), small integer-like values and general reals mixed.  An `Index`
     parameter is part of the element: ys keep their positions in xs + ys."""
+    from thm3.semantics.critical import counter_length
     rng = np.random.default_rng(seed)
     dom = Domain(loop, dim)
     out = []
+    # lists long enough for a counter to reach the constant it is compared with
+    long = counter_length(loop)
+    lengths = [(la, lb) for la in range(max_len + 1) for lb in range(max_len + 1) if la + lb <= max_len + 2]
+    if long > max_len:
+        lengths += [(long, 0), (0, long), (long, 1), (1, long), (long // 2, long - long // 2), (long, long)]
     for p_i in range(param_sets):
-        params = dom.params(rng, small=p_i < 2)
+        params = _signed(dom, dom.params(rng, small=p_i < 2), (1, -1, 1)[p_i % 3])
         params = {k: (np.asarray(v) if isinstance(v, np.ndarray) else v) for k, v in params.items()}
         parts_a, parts_b, parts_c = [], [], []
-        for la in range(max_len + 1):
-            for lb in range(max_len + 1):
-                if la + lb > max_len + 2:
-                    continue
-                small = (la + lb) % 2 == 0 or p_i == 0
-                xs = [dom.random_list(rng, params, la, small) for _ in range(rows)]
-                ys = [dom.random_list(rng, params, lb, small, start=la) for _ in range(rows)]
-                init = batch_init(loop, rows, dim)
-                a = batch_fold(loop, stack_elements(loop, xs), params, init)
-                c = batch_fold(loop, stack_elements(loop, ys), params, a)
-                b = batch_fold(loop, stack_elements(loop, ys), params, batch_init(loop, rows, dim))
-                parts_a.append(a)
-                parts_b.append(b)
-                parts_c.append(c)
+        for la, lb in lengths:
+            small = (la + lb) % 2 == 0 or p_i == 0
+            xs = [dom.random_list(rng, params, la, small) for _ in range(rows)]
+            ys = [dom.random_list(rng, params, lb, small, start=la) for _ in range(rows)]
+            init = batch_init(loop, rows, dim)
+            a = batch_fold(loop, stack_elements(loop, xs), params, init)
+            c = batch_fold(loop, stack_elements(loop, ys), params, a)
+            b = batch_fold(loop, stack_elements(loop, ys), params, batch_init(loop, rows, dim))
+            parts_a.append(a)
+            parts_b.append(b)
+            parts_c.append(c)
         out.append(Triples(params, _concat(parts_a), _concat(parts_b), _concat(parts_c)))
     return out
+
+
+def _signed(dom: Domain, params: dict, sign: int) -> dict:
+    """The drawn scalar loop parameters with the given sign (so that the settings see
+    both sides of 0), where the preconditions allow it."""
+    out = {k: (sign * abs(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v)
+           for k, v in params.items()}
+    return out if dom._precondition_holds(None, out, params_only=True) else params
 
 
 def random_arrays(loop: Loop, n: int, dim: int, rng: np.random.Generator) -> tuple[list, dict]:

@@ -86,7 +86,7 @@ class Explorer:
     def feasible(self, extra) -> bool:
         self._tick()
         self.solver.push()
-        self.solver.add(*self.side, *self.path, extra)
+        self.solver.add(*self.path, extra)
         r = self.solver.check()
         self.solver.pop()
         if r == z3.unknown:
@@ -100,7 +100,7 @@ class Explorer:
         if isinstance(claim, bool):
             return claim
         self.solver.push()
-        self.solver.add(*self.side, *self.path, z3.Not(claim))
+        self.solver.add(*self.path, z3.Not(claim))
         r = self.solver.check()
         self.solver.pop()
         return True if r == z3.unsat else False if r == z3.sat else None
@@ -141,6 +141,7 @@ class Explorer:
         if key not in self._side_ids:
             self._side_ids.add(key)
             self.side.append(fact)
+            self.solver.add(fact)        # an axiom: true on every path, asserted once
 
 
 @dataclass
@@ -256,7 +257,8 @@ class SymbolicTable(dict):
     def _sign(self, x: Fin) -> int:
         n = _fin_num(x)
         if n is not None:
-            return (n > 0) - (n < 0)
+            # SymPy compares numbers to its own booleans (sympy.true), not Python's
+            return int(bool(n > 0)) - int(bool(n < 0))
         if self.ex.decide(x.z3 > 0):
             return 1
         return -1 if self.ex.decide(x.z3 < 0) else 0
@@ -348,9 +350,12 @@ class SymbolicTable(dict):
         self.ex.add_side(t > 0)
         self.ex.add_side(z3.Implies(a.z3 <= 0, t <= 1))
         self.ex.add_side(z3.Implies(a.z3 >= 0, t >= 1))
+        self.ex.add_side(z3.Implies(a.z3 < 0, t < 1))         # strictly increasing
+        self.ex.add_side(z3.Implies(a.z3 > 0, t > 1))
         for other_arg, other in self.instances.setdefault(name, []):
             self.ex.add_side(z3.Implies(a.z3 <= other_arg, t <= other))
             self.ex.add_side(z3.Implies(a.z3 >= other_arg, t >= other))
+            self.ex.add_side(z3.Implies(a.z3 < other_arg, t < other))
         self.instances[name].append((a.z3, t))
         return Fin(S(sp.exp if base is None else (lambda x: sp.Integer(2) ** x), a.sp), t)
 
@@ -379,6 +384,8 @@ class SymbolicTable(dict):
         t = self._uf(name)(a.z3)
         self.ex.add_side(z3.Implies(a.z3 >= 1, t >= 0))
         self.ex.add_side(z3.Implies(z3.And(a.z3 > 0, a.z3 <= 1), t <= 0))
+        self.ex.add_side(z3.Implies(a.z3 > 1, t > 0))          # strictly increasing
+        self.ex.add_side(z3.Implies(z3.And(a.z3 > 0, a.z3 < 1), t < 0))
         return Fin(S(sp.log if base is None else (lambda x: sp.log(x, 2)), a.sp), t)
 
     def op_log(self, a):
