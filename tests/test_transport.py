@@ -2,7 +2,7 @@
 combine, found on samples and proved."""
 from __future__ import annotations
 
-import thm3
+from analyzed import analysis
 from catalog import SAMPLES_DIR
 from stages import a, add, b, combine_of, later, mps_combine, prepared
 from thm3.analysis.transport import find
@@ -23,7 +23,7 @@ def test_mps_has_no_transport():
 
 
 def test_welford_moves_to_power_sums():
-    an = thm3.analyze(SAMPLES_DIR / "welford.py", lift=False)
+    an = analysis(str(SAMPLES_DIR / "welford.py"))
     loop, triples, setting = prepared("welford")
     t = find(loop, an.combine_fn, triples, setting, later())
     assert isinstance(an.combine_fn, Fn) and t is not None and not t.trivial
