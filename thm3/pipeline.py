@@ -191,16 +191,6 @@ def _json_num(v):
     return v
 
 
-def _value(v, type_: Type):
-    if type_ is Type.VEC:
-        return np.asarray(v, dtype=np.float64)
-    if type_ is Type.BOOL:
-        return np.bool_(v)
-    if type_ is Type.INT:
-        return np.int64(v)
-    return np.float64(v)
-
-
 def _check_run_inputs(loop: Loop, arrays, params: dict):
     """`a.run`'s inputs against the loop: one array per element parameter (an Index is
     implicit), known loop parameters, and the `assert` preconditions on every element.
