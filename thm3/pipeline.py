@@ -22,7 +22,7 @@ from thm3.ir import Fn, Loop, Type
 from thm3.prove.laws import Setting
 from thm3.semantics.critical import division_guards
 from thm3.prove.combine import LAWS, prove_combine, verdict_of
-from thm3.semantics.evaluate import NUMPY, evaluate, quiet
+from thm3.semantics.evaluate import NUMPY, evaluate, numpy_value, quiet
 from thm3.semantics.samples import make_triples, plain
 from thm3.synth.sketch import synthesize
 from thm3.status import Status, Verdict
@@ -69,10 +69,41 @@ class Analysis:
     tidied: Fn | None = field(default=None, repr=False)      # the candidate tidied with SymPy
     methods: dict = field(default_factory=dict, repr=False)  # field -> synthesis stage
 
+    def __repr__(self) -> str:
+        from thm3.report import one_line
+        return one_line(self)
+
+    def report(self) -> str:
+        """The human report, as `thm3 analyze` prints it."""
+        from thm3.report import render_report
+        return render_report(self)
+
+    def _repr_markdown_(self) -> str:
+        from thm3.notebook import markdown
+        return markdown(self)
+
+    def _repr_html_(self) -> str:
+        from thm3.notebook import html
+        return html(self)
+
+    def emit(self, outdir, *, dtype: str = "float32", dim: int | None = None) -> list:
+        """Write the kernel source and its CuPy module into `outdir`; returns their paths."""
+        if self.combine_fn is None:
+            raise UsageError(f"{self.loop.name}: nothing to emit ({self.verdict}): {self.reason}"
+                             + ("; `thm3 lift` (or a.lifted) gives a loop with a combine" if self.witness else ""))
+        from thm3.analysis.attention import recognize
+        shape = recognize(self.loop, self.transport_map)
+        if shape is not None:                   # attention: tiles of K/V merged by the combine
+            from thm3.gpu.emit_attention import emit_attention
+            return list(emit_attention(self, shape, outdir, dim=dim or 64))
+        from thm3.gpu.emit import emit as emit_files
+        return list(emit_files(self.loop, self.combine_fn, outdir, dtype=dtype, dim=dim))
+
     # -- the spec's API --------------------------------------------------------------
     @property
     def invariants(self) -> list[str]:
-        return [repr(e).replace("acc.", "") for e in self.invariant_exprs]
+        from thm3.report import invariant_text
+        return [invariant_text(e) for e in self.invariant_exprs]
 
     @property
     def State(self):
@@ -89,8 +120,8 @@ class Analysis:
         fn, loop, State = self.combine_fn, self.loop, self.State
 
         def combine(a, b, **params):
-            args = [_value(v, f.type) for v, f in zip(tuple(a), loop.fields)] + \
-                   [_value(v, f.type) for v, f in zip(tuple(b), loop.fields)]
+            args = [numpy_value(v, f.type) for v, f in zip(tuple(a), loop.fields)] + \
+                   [numpy_value(v, f.type) for v, f in zip(tuple(b), loop.fields)]
             env = {name: v for (name, _), v in zip(fn.inputs, args)}
             env.update({k: np.asarray(v, dtype=np.float64) if isinstance(v, (list, np.ndarray)) else v
                         for k, v in params.items()})
@@ -104,11 +135,12 @@ class Analysis:
     def run(self, *arrays, backend: str = "numpy", **params):
         if self.combine_fn is None:
             raise UsageError(f"{self.loop.name}: no combine ({self.verdict}): {self.reason}")
+        real = _check_run_inputs(self.loop, arrays, params)
         match backend:
             case "numpy":
                 from thm3.backends.numpy_tree import apply_result, run_parallel
-                state = run_parallel(self.loop, self.combine_fn, list(arrays), params)
-                return apply_result(self.loop, state, params)
+                state = run_parallel(self.loop, self.combine_fn, list(arrays), params, dtype=real)
+                return _in_dtype(apply_result(self.loop, state, params), real)
             case "cupy":
                 try:
                     import cupy  # noqa: F401
@@ -121,7 +153,7 @@ class Analysis:
                 raise UsageError(f"backend must be 'numpy' or 'cupy', not {backend!r}")
 
     def to_json(self) -> dict:
-        from thm3.syntax.printer import to_text
+        from thm3.ir.printer import to_text
         combine_text = None
         if self.combine_fn is not None:
             combine_text = {f.name: to_text(e) for f, e in zip(self.loop.fields, self.combine_fn.outputs)}
@@ -165,6 +197,46 @@ def _value(v, type_: Type):
     if type_ is Type.INT:
         return np.int64(v)
     return np.float64(v)
+
+
+def _check_run_inputs(loop: Loop, arrays, params: dict):
+    """`a.run`'s inputs against the loop: one array per element parameter (an Index is
+    implicit), known loop parameters, and the `assert` preconditions on every element.
+    Returns the dtype the Real values are computed in: float32 when every Real array is."""
+    unknown = sorted(set(params) - {p.name for p in loop.params})
+    if unknown:
+        known = ", ".join(p.name for p in loop.params) or "none"
+        raise UsageError(f"{loop.name}: unknown keyword(s) {', '.join(unknown)}; the loop parameters are {known}")
+    given = [d for d in loop.elements if not d.index]
+    if len(arrays) != len(given):
+        raise UsageError(f"{loop.name}: {len(arrays)} array(s) given, one per element parameter expected: "
+                        + ", ".join(d.name for d in given))
+    data = [np.asarray(x) for x in arrays]
+    if loop.preconditions and data and data[0].shape[0]:
+        n = data[0].shape[0]
+        env = {d.name: np.arange(n) for d in loop.elements if d.index}
+        env.update({d.name: (x if d.type is Type.VEC else x.reshape(n, 1)) for d, x in zip(given, data)})
+        env.update({p.name: np.asarray(params[p.name], dtype=np.float64) for p in loop.params if p.name in params})
+        from thm3.report import invariant_text
+        for cond in loop.preconditions:
+            with quiet():
+                ok = np.broadcast_to(np.asarray(evaluate([cond], env, NUMPY)[0]).reshape(n, -1).all(axis=1), (n,))
+            if not ok.all():
+                i = int(np.argmin(ok))
+                values = ", ".join(f"{d.name} = {plain(x[i])}" for d, x in zip(given, data))
+                raise UsageError(f"{loop.name}: element {i} ({values}) breaks the precondition "
+                                 f"`assert {invariant_text(cond)}`")
+    reals = [x for d, x in zip(given, data) if d.type in (Type.REAL, Type.VEC)]
+    return np.float32 if reals and all(x.dtype == np.float32 for x in reals) else np.float64
+
+
+def _in_dtype(value, real):
+    """The result with its floats in the dtype the run computed in."""
+    if real is np.float64:
+        return value
+    if isinstance(value, tuple):
+        return tuple(_in_dtype(v, real) for v in value)
+    return real(value) if isinstance(value, (float, np.floating)) else value
 
 
 def _plain_value(v, type_: Type):
@@ -345,10 +417,12 @@ STEPS: tuple[PipelineStep, ...] = (
 )
 
 
-def analyze_loop(loop: Loop, *, timeout: float = 60.0, lift: bool = True,
-                 accept_tested: bool = False) -> Analysis:
+def analyze_loop(loop: Loop, *, timeout: float = 60.0, lift: bool = True, accept_tested: bool = False,
+                 progress=None) -> Analysis:
     """Run `STEPS` on `loop` within `timeout` seconds; `lift=False` skips lifting;
-    `accept_tested` lets laws only tested on lists make a homomorphism."""
+    `accept_tested` lets laws only tested on lists make a homomorphism.
+    `progress(name, step)`, where given, is called as each step starts (step None) and
+    ends (its `Step`)."""
     t_start = time.monotonic()
     ctx = Context(loop, timeout, t_start + timeout, lift, accept_tested)
     a = Analysis(loop)
@@ -356,7 +430,11 @@ def analyze_loop(loop: Loop, *, timeout: float = 60.0, lift: bool = True,
         if not step.applies(ctx, a):
             continue
         t0 = time.monotonic()
+        if progress:
+            progress(step.name, None)
         done = step.run(ctx, a)
         a = replace(a, **done.changes,
                     steps=a.steps + (Step(step.name, done.status, time.monotonic() - t0, done.detail),))
+        if progress:
+            progress(step.name, a.steps[-1])
     return replace(a, seconds=time.monotonic() - t_start)

@@ -10,7 +10,8 @@ import numpy as np
 from thm3.prove import laws as prove
 from thm3.ir import Loop, Type
 from thm3.prove.laws import Setting
-from thm3.semantics.samples import (SMALL_INTS, SMALL_REALS, Domain, batch_close, batch_fold, batch_init,
+from thm3.semantics.equality import rows_close
+from thm3.semantics.samples import (SMALL_INTS, SMALL_REALS, Domain, batch_fold, batch_init,
                                     batch_step, plain, stack_elements)
 
 
@@ -76,7 +77,7 @@ def bounded_bird(loop: Loop, max_lists: int = 4000):
             right_state = batch_step(loop.right, right_state, e, params)
         ok = np.ones(rows, dtype=bool)
         for x, y in zip(left_state, right_state):
-            ok &= batch_close(x, y)
+            ok &= rows_close(x, y)
         checked += rows
         if not ok.all():
             r = int(np.argmin(ok))

@@ -14,8 +14,9 @@ import numpy as np
 from thm3.ir import Fn, Loop, Type
 from thm3.prove import laws as prove
 from thm3.semantics import critical
-from thm3.semantics.samples import (Domain, Triples, batch_close, batch_combine, batch_fold, batch_init,
-                                    plain, stack_elements)
+from thm3.semantics.equality import LAW, rows_close
+from thm3.semantics.samples import (Domain, Triples, batch_combine, batch_fold, batch_init, plain,
+                                    stack_elements)
 from thm3.status import Status, Verdict
 
 LAWS = ("identity", "associativity", "homomorphism")
@@ -90,7 +91,7 @@ def violation_on_samples(law: str, loop: Loop, combine: Fn, triples) -> str:
                 checks = [(batch_combine(combine, t.a, t.b, t.params), t.c)]
         for got, want in checks:
             for i, (g, w) in enumerate(zip(got, want)):
-                ok = batch_close(np.broadcast_to(g, np.shape(w)) if np.ndim(g) else g, w, rtol=1e-6, atol=1e-8)
+                ok = rows_close(np.broadcast_to(g, np.shape(w)) if np.ndim(g) else g, w, LAW)
                 if not bool(np.all(ok)):
                     r = int(np.argmin(ok))
                     return (f"field {loop.fields[i].name}: {plain(np.asarray(g)[r] if np.ndim(g) else g)} != "

@@ -18,8 +18,8 @@ import z3
 
 from thm3.errors import SolverTimeout
 from thm3.semantics.evaluate import evaluate
-from thm3.ir import Expr, Fn, Loop, Op, TRANSCENDENTAL, Type, walk
-from thm3.semantics.symbolic import (Explorer, Inf, SymbolicTable, Symbols, _const, _zb, is_bool,
+from thm3.ir import Expr, Fn, Loop, Op, TRANSCENDENTAL, Type, initial_state, walk
+from thm3.semantics.symbolic import (Explorer, Inf, SymbolicTable, Symbols, as_z3_bool, constant, is_bool,
                            isnan)
 
 
@@ -165,7 +165,7 @@ def counter_model(ex: Explorer, values, syms: Symbols, env: dict) -> dict:
                 differ.append(z3.BoolVal(True))
         elif is_bool(l) or is_bool(r):
             if is_bool(l) and is_bool(r):
-                differ.append(_zb(l) != _zb(r))
+                differ.append(as_z3_bool(l) != as_z3_bool(r))
         else:
             differ.append(l.z3 != r.z3)
     if not differ:
@@ -349,7 +349,7 @@ def values_equal(ex: Explorer, l, r, syms: Symbols):
     if isinstance(l, Inf) or isinstance(r, Inf):
         return isinstance(l, Inf) and isinstance(r, Inf) and l.sign == r.sign
     if is_bool(l) or is_bool(r):
-        return ex.valid(_zb(l) == _zb(r)) is True
+        return ex.valid(as_z3_bool(l) == as_z3_bool(r)) is True
     if l.sp is not None and r.sp is not None:
         # logs first through exp of both sides (cheap), then SymPy's general route
         if l.sp.has(sp.log) or r.sp.has(sp.log):
@@ -371,9 +371,9 @@ def _state(env, prefix, loop):
     return [env[f"{prefix}.{f.name}"] for f in loop.fields]
 
 
-def _init(loop: Loop) -> list:
-    return [_const(float(f.default) if f.type is Type.REAL else f.default,
-                   f.type if f.type is not Type.VEC else Type.REAL) for f in loop.fields]
+def initial(loop: Loop) -> list:
+    """The initial state as symbolic values."""
+    return [constant(e.arg, e.type) for e in initial_state(loop)]
 
 
 def apply_fn(table, fn: Fn, args: list, params: dict):
@@ -395,8 +395,8 @@ def prove_identity(setting: Setting, combine: Fn, deadline: float) -> Outcome:
 
     def build(table, env):
         a, p = _state(env, "a", loop), _params(env, loop)
-        left_id = apply_fn(table, combine, _init(loop) + a, p)
-        right_id = apply_fn(table, combine, a + _init(loop), p)
+        left_id = apply_fn(table, combine, initial(loop) + a, p)
+        right_id = apply_fn(table, combine, a + initial(loop), p)
         return list(zip(left_id, a)) + list(zip(right_id, a))
 
     return Law(setting, ["a"], [], deadline, combine.outputs).run(build, check_equal_pairs)
@@ -423,7 +423,7 @@ def prove_homomorphism(setting: Setting, combine: Fn, deadline: float) -> Outcom
 
     def build(table, env):
         s, x, p = _state(env, "s", loop), _elem(env, "x", loop), _params(env, loop)
-        single = apply_fn(table, loop.left, _init(loop) + x, p)
+        single = apply_fn(table, loop.left, initial(loop) + x, p)
         lhs = apply_fn(table, combine, s + single, p)
         rhs = apply_fn(table, loop.left, s + x, p)
         return list(zip(lhs, rhs))
@@ -441,8 +441,8 @@ def prove_bird(setting: Setting, deadline: float) -> Outcome:
     def build(table, env):
         s, x, y, p = (_state(env, "s", loop), _elem(env, "x", loop), _elem(env, "y", loop),
                       _params(env, loop))
-        base_l = apply_fn(table, loop.left, _init(loop) + x, p)
-        base_r = apply_fn(table, right, _init(loop) + x, p)
+        base_l = apply_fn(table, loop.left, initial(loop) + x, p)
+        base_r = apply_fn(table, right, initial(loop) + x, p)
         lhs = apply_fn(table, right, apply_fn(table, loop.left, s + y, p) + x, p)
         rhs = apply_fn(table, loop.left, apply_fn(table, right, s + x, p) + y, p)
         return list(zip(base_l, base_r)) + list(zip(lhs, rhs))
@@ -529,8 +529,8 @@ def identity_nan_free(setting: Setting, combine: Fn, deadline: float) -> Outcome
 
     def build(table, env):
         a, p = _state(env, "a", loop), _params(env, loop)
-        return (apply_fn(table, combine, _init(loop) + a, p) + apply_fn(table, combine, a + _init(loop), p)
-                + apply_fn(table, combine, _init(loop) + _init(loop), p))
+        return (apply_fn(table, combine, initial(loop) + a, p) + apply_fn(table, combine, a + initial(loop), p)
+                + apply_fn(table, combine, initial(loop) + initial(loop), p))
 
     def check(ex, values, syms):
         return not any(isnan(v) for v in values)

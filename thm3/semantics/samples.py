@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from thm3.semantics.evaluate import NUMPY, evaluate, quiet
-from thm3.ir import Fn, Loop, Op, Type
+from thm3.ir import Fn, Loop, Op, Type, initial_state
 
 # Small values first: ties, zeros and signs are where wrong combines show.
 SMALL_REALS = (0.0, 1.0, -1.0, 2.0, -2.0, 3.0, 0.5, -0.5)
@@ -135,25 +135,15 @@ class Domain:
 
 
 def init_state(loop: Loop, dim: int = 3) -> tuple:
-    return tuple(np.zeros(dim) if f.type is Type.VEC else _typed(f.default, f.type) for f in loop.fields)
+    """The initial state as NumPy values (a Vec as `dim` zeros)."""
+    return tuple(np.zeros(dim) if f.type is Type.VEC else NUMPY[Op.CONST](e.arg, e.type)
+                 for f, e in zip(loop.fields, initial_state(loop)))
 
 
-def _typed(value, type_: Type):
-    return NUMPY[Op.CONST](value, type_)
-
-
-def step(fn: Fn, state: tuple, element: tuple, params: dict, *, element_first: bool = False) -> tuple:
+def step(fn: Fn, state: tuple, element: tuple, params: dict) -> tuple:
     names = [n for n, _ in fn.inputs]
-    k = len(state)
-    m = len(element)
-    env = {}
-    if element_first:
-        raise NotImplementedError
-    for name, v in zip(names[:k], state):
-        env[name] = v
-    for name, v in zip(names[k:k + m], element):
-        env[name] = v
-    env.update(params)
+    k, m = len(state), len(element)
+    env = dict(zip(names[:k], state)) | dict(zip(names[k:k + m], element)) | params
     with quiet():
         return tuple(np.asarray(v)[()] if np.ndim(v) == 0 else np.asarray(v) for v in evaluate(fn.outputs, env, NUMPY))
 
@@ -170,39 +160,6 @@ def fold_right(loop: Loop, xs: list, params: dict, dim: int = 3) -> tuple:
     for e in reversed(xs):
         s = step(loop.right, s, e, params)
     return s
-
-
-def apply_combine(combine: Fn, a: tuple, b: tuple, params: dict) -> tuple:
-    names = [n for n, _ in combine.inputs]
-    k = len(a)
-    env = dict(zip(names[:k], a)) | dict(zip(names[k:2 * k], b)) | params
-    with quiet():
-        return tuple(np.asarray(v)[()] if np.ndim(v) == 0 else np.asarray(v) for v in evaluate(combine.outputs, env, NUMPY))
-
-
-def value_close(a, b, rtol: float = 1e-9, atol: float = 1e-9) -> bool:
-    a = np.asarray(a, dtype=np.float64) if not isinstance(a, (bool, np.bool_)) else a
-    b = np.asarray(b, dtype=np.float64) if not isinstance(b, (bool, np.bool_)) else b
-    if isinstance(a, (bool, np.bool_)) or isinstance(b, (bool, np.bool_)):
-        return bool(a) == bool(b)
-    with quiet():
-        same_inf = (a == b)
-        both_nan = np.isnan(a) & np.isnan(b)
-        close = np.isfinite(a) & np.isfinite(b) & (np.abs(a - b) <= atol + rtol * np.maximum(np.abs(a), np.abs(b)))
-    return bool(np.all(same_inf | both_nan | close))
-
-
-def states_close(a: tuple, b: tuple, rtol: float = 1e-9, atol: float = 1e-9) -> bool:
-    return all(value_close(x, y, rtol, atol) for x, y in zip(a, b, strict=True))
-
-
-def state_key(state: tuple, digits: int = 9) -> tuple:
-    """A hashable key that groups equal states (rounded; infinities kept)."""
-    out = []
-    for v in state:
-        arr = np.atleast_1d(np.asarray(v, dtype=np.float64))
-        out.append(tuple(x if not math.isfinite(x) else round(float(x), digits) + 0.0 for x in arr))
-    return tuple(out)
 
 
 def plain(value):
@@ -235,13 +192,9 @@ def stack_elements(loop: Loop, lists: list[list]) -> list[tuple]:
 
 
 def batch_init(loop: Loop, rows: int, dim: int) -> tuple:
-    out = []
-    for f in loop.fields:
-        if f.type is Type.VEC:
-            out.append(np.zeros((rows, dim)))
-        else:
-            out.append(np.full((rows, 1), _typed(f.default, f.type)))
-    return tuple(out)
+    """The initial state for `rows` lists at once: (rows, dim) for a Vec, else (rows, 1)."""
+    return tuple(np.zeros((rows, dim)) if f.type is Type.VEC else np.full((rows, 1), v)
+                 for f, v in zip(loop.fields, init_state(loop, dim)))
 
 
 def batch_step(fn: Fn, state: tuple, element: tuple, params: dict) -> tuple:
@@ -320,18 +273,6 @@ def _signed(dom: Domain, params: dict, sign: int) -> dict:
     out = {k: (sign * abs(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v)
            for k, v in params.items()}
     return out if dom._precondition_holds(None, out, params_only=True) else params
-
-
-def batch_close(x, y, rtol: float = 1e-7, atol: float = 1e-9):
-    """Row-wise closeness (NaN equals NaN, infinities equal themselves)."""
-    x = np.asarray(x, dtype=np.float64)
-    y = np.asarray(y, dtype=np.float64)
-    x, y = np.broadcast_arrays(x, y)
-    with quiet():
-        # infinities must match exactly: |inf - 1| <= rtol * inf would hold
-        ok = (x == y) | (np.isnan(x) & np.isnan(y)) | (np.isfinite(x) & np.isfinite(y) & (
-            np.abs(x - y) <= atol + rtol * np.maximum(np.abs(x), np.abs(y))))
-    return ok.reshape(ok.shape[0], -1).all(axis=1) if ok.ndim > 1 else ok
 
 
 def random_arrays(loop: Loop, n: int, dim: int, rng: np.random.Generator) -> tuple[list, dict]:

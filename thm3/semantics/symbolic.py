@@ -169,7 +169,7 @@ class Symbols:
         return Fin(s, z)
 
 
-def _const(value, type_):
+def constant(value, type_):
     if type_ is Type.BOOL or isinstance(value, bool):
         return bool(value)
     if isinstance(value, float):
@@ -225,12 +225,12 @@ class SymbolicTable(dict):
                 return a
             return Fin(None, z3.If(c, a.z3, b.z3))
         if self.lazy and is_bool(a) and is_bool(b):
-            return z3.If(c, _zb(a), _zb(b))
+            return z3.If(c, as_z3_bool(a), as_z3_bool(b))
         return a if self.ex.decide(c) else b
 
     # -- leaves --------------------------------------------------------------
     def op_const(self, value, type_):
-        return _const(value, type_)
+        return constant(value, type_)
 
     # -- arithmetic ------------------------------------------------------------
     def op_neg(self, a):
@@ -279,7 +279,7 @@ class SymbolicTable(dict):
         if isnan(a) or isnan(b):
             return a if isnan(a) else b
         if isinstance(b, Inf):
-            return NAN if isinstance(a, Inf) else _const(0.0, Type.REAL)
+            return NAN if isinstance(a, Inf) else constant(0.0, Type.REAL)
         if isinstance(a, Inf):
             s = self._sign(b)
             return NAN if s == 0 else Inf(a.sign * s)
@@ -294,12 +294,12 @@ class SymbolicTable(dict):
             return a
         if isinstance(a, Inf):
             if n == 0:
-                return _const(1.0, Type.REAL)
+                return constant(1.0, Type.REAL)
             if n < 0:
-                return _const(0.0, Type.REAL)
+                return constant(0.0, Type.REAL)
             return Inf(1 if n % 2 == 0 else a.sign)
         if n < 0:
-            return self.op_div(_const(1.0, Type.REAL), self.op_pow(a, -n))
+            return self.op_div(constant(1.0, Type.REAL), self.op_pow(a, -n))
         z = z3.RealVal(1) if n == 0 else a.z3
         for _ in range(n - 1):
             z = z * a.z3
@@ -341,10 +341,10 @@ class SymbolicTable(dict):
         if isnan(a):
             return a
         if isinstance(a, Inf):
-            return Inf(1) if a.sign > 0 else _const(0.0, Type.REAL)
+            return Inf(1) if a.sign > 0 else constant(0.0, Type.REAL)
         n = _fin_num(a)
         if n is not None and n == 0:
-            return _const(1.0, Type.REAL)
+            return constant(1.0, Type.REAL)
         f = self._uf(name)
         t = f(a.z3)
         self.ex.add_side(t > 0)
@@ -441,7 +441,7 @@ class SymbolicTable(dict):
         if is_bool(a) and is_bool(b):
             if isinstance(a, bool) and isinstance(b, bool):
                 return a == b
-            return _zb(a) == _zb(b)
+            return as_z3_bool(a) == as_z3_bool(b)
         return self._compare(a, b, Op.EQ)
 
     def op_ne(self, a, b):
@@ -470,5 +470,5 @@ class SymbolicTable(dict):
         return self._select(c, a, b)
 
 
-def _zb(b):
+def as_z3_bool(b):
     return z3.BoolVal(b) if isinstance(b, bool) else b
