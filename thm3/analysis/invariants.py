@@ -76,7 +76,7 @@ def candidates(loop: Loop) -> list[Expr]:
     # Fields that never leave their default (over the reals: Kahan's compensation c == 0).
     for f in loop.fields:
         if f.type is not Type.VEC:
-            out.append(_cmp(Op.EQ, _field(f), _default(f)))
+            out.append(_cmp(Op.EQ, _field(f), initial[f.name]))
     # A flag that says where a counter stands (reached == (n >= 9), has == (n > 0)).
     for b in loop.fields:
         if b.type is not Type.BOOL:
@@ -97,7 +97,7 @@ def candidates(loop: Loop) -> list[Expr]:
             p = var(d.name, d.type)
             for op in (Op.LE, Op.GE):
                 out.append(_cmp(op, _field(f), p))
-                out.append(_or(_cmp(Op.EQ, _field(f), _default(f)), _cmp(op, _field(f), p)))
+                out.append(_or(_cmp(Op.EQ, _field(f), initial[f.name]), _cmp(op, _field(f), p)))
     # Facts a flag carries: while every element so far passed a test, two counters
     # agree (longest run of ones: all ones implies the leading run is the whole list).
     for b in loop.fields:

@@ -227,7 +227,7 @@ def division_guards(loop: Loop) -> list[str]:
     In the reals of the proofs a list that divides by zero has no state, so such a loop
     is analysed on the lists it is defined on only once the precondition says so."""
     from thm3.ir import free_vars
-    from thm3.syntax.printer import to_text
+    from thm3.ir.printer import to_text
     elements = {d.name for d in loop.elements} | {d.name for d in loop.params}
     asserted = {to_text(c) for c in loop.preconditions}
     out = []
