@@ -16,7 +16,7 @@ import click
 import numpy as np
 
 import thm3
-from thm3.syntax.printer import to_text
+from thm3.ir.printer import to_text
 from thm3.report import math_text, with_field_names
 
 

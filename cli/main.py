@@ -41,7 +41,8 @@ def _fail(message: str, as_json: bool, line: int | None = None, col: int | None 
     sys.exit(2)
 
 
-def _load(path: str, timeout: float, lift: bool = True, as_json: bool = False):
+def _load(path: str, timeout: float, lift: bool = True, as_json: bool = False,
+          accept_tested: bool = False):
     from thm3.pipeline import analyze_loop
     from thm3.syntax.frontend import parse_file
     try:
@@ -53,7 +54,8 @@ def _load(path: str, timeout: float, lift: bool = True, as_json: bool = False):
     progress = None if as_json else _Steps()
     try:
         with progress or _nothing():
-            return analyze_loop(loop, timeout=timeout, lift=lift, progress=progress)
+            return analyze_loop(loop, timeout=timeout, lift=lift, accept_tested=accept_tested,
+                                progress=progress)
     except RecursionError:                  # a last resort: the frontend bounds depth
         _fail(f"{path}: the loop is nested too deeply for thm3's passes", as_json, path=path)
 
@@ -133,13 +135,15 @@ def main():
               help="Print the analysis as JSON (`to_json()`); errors as JSON {error, line, col} on stdout.")
 @click.option("--timeout", default=60.0, show_default=True, type=click.FloatRange(0.1, None), help=TIMEOUT_HELP)
 @click.option("--no-lift", is_flag=True, help="Do not search for auxiliary state on a non-homomorphism.")
-def analyze(file, sample, as_json, timeout, no_lift):
+@click.option("--accept-tested", is_flag=True,
+              help="Call a combine whose laws are only tested on lists (not proved) a homomorphism.")
+def analyze(file, sample, as_json, timeout, no_lift, accept_tested):
     """Decide whether FILE's loop is a list homomorphism, with its combine and proofs.
 
     FILE is a loop file: see docs/loop-format.md (or `thm3 format`) for what it may hold.
     Exit 0 homomorphism, 1 not-homomorphism or unknown, 2 bad file or usage."""
     path = _path(file, sample)
-    a = _load(path, timeout, lift=not no_lift, as_json=as_json)
+    a = _load(path, timeout, lift=not no_lift, as_json=as_json, accept_tested=accept_tested)
     if as_json:
         click.echo(json.dumps(a.to_json(), indent=2, default=str))
     else:
@@ -187,11 +191,12 @@ def lift(file, sample, output, timeout):
 @click.option("--dim", type=click.IntRange(1, 4096), default=None,
               help="Length of Vec values (required when the loop has Vec values; 64 or 128 for attention).")
 @click.option("--timeout", default=60.0, show_default=True, type=click.FloatRange(0.1, None), help=TIMEOUT_HELP)
-def emit(file, sample, outdir, dtype, dim, timeout):
+@click.option("--accept-tested", is_flag=True, help="Emit a combine whose laws are only tested (not proved).")
+def emit(file, sample, outdir, dtype, dim, timeout, accept_tested):
     """Write CUDA (NAME.cu) and a CuPy module (NAME.py) for FILE's combine tree."""
     path = _path(file, sample)
-    a = _load(path, timeout, lift=False)
-    if a.combine_fn is None:
+    a = _load(path, timeout, lift=False, accept_tested=accept_tested)
+    if a.combine_fn is None or a.verdict != "homomorphism":
         click.echo(f"{path}: {a.verdict}: {a.reason}; nothing to emit", err=True)
         if a.witness is not None:
             click.echo(f"no combine over this state exists: `thm3 lift {path} -o LIFTED.py` adds the state "
@@ -301,6 +306,7 @@ def _difference(x, y) -> float:
         with np.errstate(all="ignore"):
             same = (u == v) | (np.isnan(u) & np.isnan(v))
             rel = np.where(same, 0.0, np.abs(u - v) / np.maximum(1.0, np.abs(v)))
+            rel = np.where(np.isnan(rel), np.inf, rel)     # NaN against a number, inf against inf
         worst = max(worst, float(np.max(rel)) if rel.size else 0.0)
     return worst
 

@@ -489,6 +489,20 @@ TWINS = [(e.name, e.twin) for e in CORPUS if e.twin]
 # the completeness test is xfail(strict=True) for these.  Measured with
 # tests/test_corpus.py; remove an entry when thm3 solves the loop.
 UNSOLVED: dict[str, str] = {
+    "sign_changes": "unknown: no sketch fits (the first sign from the parity of c)",
+    "autolifter_lis_lifted": "unknown: the combine search runs out of time",
+    "nrm2": "unknown: no sketch fits the rescaled ssq (issue 14, transport to (max, +))",
+    "moments_skewness": "unknown: the combine search runs out of time (Pebay M3)",
+    "moments_kurtosis": "unknown: the combine search runs out of time (Pebay M4)",
+    "shifted_variance": "unknown: the combine search runs out of time",
+    "horner_derivative_pow": "unknown: no sketch fits the derivative of p1 * pw2 + p2",
+    "recurrence2_matrix": "unknown: no sketch fits the matrix product",
+    "top2_indices": "unknown: no sketch fits (issue 14, Bird check proved)",
+    "three_smallest": "unknown: no sketch fits the merge of three",
+    "int_max_count": "unknown over an Int element (proved over Real)",
+    "int_softmax_normaliser": "unknown over an Int element (proved over Real)",
+    "product_init_two": "unknown: the combine a * b / 2 is not in the sketch",
+    "logsumexp_ifelse": "unknown with if/else; the max() twin is proved",
 }
 
 # Loops on which thm3 answers against the truth today (issue 15): the soundness test is

@@ -76,12 +76,12 @@ def test_parses(entry):
 @pytest.mark.parametrize("entry", HOMOMORPHISMS, ids=lambda e: e.name)
 def test_reference_combine_agrees_with_the_fold(entry):
     loop = loop_of(entry.name)
+    folders = [(params, Folder(loop, params)) for params in entry.params]
 
-    @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+    @settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck))
     @given(st.data())
     def check(data):
-        params = data.draw(st.sampled_from(entry.params))
-        folder = Folder(loop, params)
+        params, folder = data.draw(st.sampled_from(folders))
         xs = data.draw(lists(entry))
         ys = data.draw(lists(entry))
         if not (admitted(folder, xs) and admitted(folder, ys)):
@@ -118,12 +118,12 @@ def thm3_combine_agrees(entry: Entry, a) -> None:
     """The combine thm3 gives, checked against the sequential fold on random splits."""
     loop = loop_of(entry.name)
     combine = a.combine
+    folders = [(params, Folder(loop, params)) for params in entry.params]
 
     @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
     @given(st.data())
     def check(data):
-        params = data.draw(st.sampled_from(entry.params))
-        folder = Folder(loop, params)
+        params, folder = data.draw(st.sampled_from(folders))
         xs = data.draw(lists(entry))
         ys = data.draw(lists(entry))
         if not (admitted(folder, xs) and admitted(folder, ys)):

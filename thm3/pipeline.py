@@ -21,7 +21,7 @@ from thm3.analysis.stability import stability
 from thm3.ir import Fn, Loop, Type
 from thm3.prove.laws import Setting
 from thm3.prove.combine import LAWS, prove_combine, verdict_of
-from thm3.semantics.evaluate import NUMPY, evaluate, quiet
+from thm3.semantics.evaluate import NUMPY, evaluate, numpy_value, quiet
 from thm3.semantics.samples import make_triples, plain
 from thm3.synth.sketch import synthesize
 from thm3.status import Status, Verdict
@@ -119,8 +119,8 @@ class Analysis:
         fn, loop, State = self.combine_fn, self.loop, self.State
 
         def combine(a, b, **params):
-            args = [_value(v, f.type) for v, f in zip(tuple(a), loop.fields)] + \
-                   [_value(v, f.type) for v, f in zip(tuple(b), loop.fields)]
+            args = [numpy_value(v, f.type) for v, f in zip(tuple(a), loop.fields)] + \
+                   [numpy_value(v, f.type) for v, f in zip(tuple(b), loop.fields)]
             env = {name: v for (name, _), v in zip(fn.inputs, args)}
             env.update({k: np.asarray(v, dtype=np.float64) if isinstance(v, (list, np.ndarray)) else v
                         for k, v in params.items()})
@@ -152,7 +152,7 @@ class Analysis:
                 raise UsageError(f"backend must be 'numpy' or 'cupy', not {backend!r}")
 
     def to_json(self) -> dict:
-        from thm3.syntax.printer import to_text
+        from thm3.ir.printer import to_text
         combine_text = None
         if self.combine_fn is not None:
             combine_text = {f.name: to_text(e) for f, e in zip(self.loop.fields, self.combine_fn.outputs)}
@@ -254,11 +254,13 @@ def _plain_value(v, type_: Type):
 
 @dataclass(frozen=True)
 class Context:
-    """What every step reads and none changes: the loop, the time budget, whether to lift."""
+    """What every step reads and none changes: the loop, the time budget, whether to lift,
+    whether a combine whose laws are only tested counts as a homomorphism."""
     loop: Loop
     timeout: float
     deadline: float
     lift: bool
+    accept_tested: bool = False
 
 
 @dataclass(frozen=True)
@@ -345,14 +347,16 @@ def synthesize_combine(ctx: Context, a: Analysis) -> Done:
 
 def prove_laws(ctx: Context, a: Analysis) -> Done:
     """The laws of each candidate in turn, until one has all three proved (or time is
-    up); the candidate with the most proved laws is judged by `verdict_of`."""
+    up); a candidate that fails a law on a folded list is rejected for the next; the
+    best of the others (most proved laws) is judged by `verdict_of`."""
     best = None
     for cand in a.candidates:
         statuses, details, timed_out = prove_combine(ctx.loop, a.setting, cand, list(a.samples), ctx.deadline)
-        score = sum(s == Status.PROVED for s in statuses.values())
+        score = (not any(s == Status.FAILED for s in statuses.values()),
+                 sum(s == Status.PROVED for s in statuses.values()))
         if best is None or score > best[0]:
             best = (score, cand, statuses, details, timed_out)
-        if score == len(LAWS) or time.monotonic() > ctx.deadline:
+        if score == (True, len(LAWS)) or time.monotonic() > ctx.deadline:
             break
     _, cand, statuses, details, timed_out = best
     kinds = sorted(set(a.methods.values()))
@@ -360,7 +364,7 @@ def prove_laws(ctx: Context, a: Analysis) -> Done:
     if a.tidied is not None and cand is a.tidied:
         method += "; rational terms tidied with SymPy"
     method += " (each term checked on batched reachable states, then proved)"
-    judged = verdict_of(statuses, details, timed_out)
+    judged = verdict_of(statuses, details, timed_out, ctx.accept_tested)
     reason = judged.reason
     if a.proofs.get("bird") == Status.FAILED:
         reason = "; ".join(r for r in (reason, f"the given right fold is wrong: {a.bird_detail}") if r)
@@ -408,12 +412,14 @@ STEPS: tuple[PipelineStep, ...] = (
 )
 
 
-def analyze_loop(loop: Loop, *, timeout: float = 60.0, lift: bool = True, progress=None) -> Analysis:
-    """Run `STEPS` on `loop` within `timeout` seconds; `lift=False` skips lifting.
+def analyze_loop(loop: Loop, *, timeout: float = 60.0, lift: bool = True, accept_tested: bool = False,
+                 progress=None) -> Analysis:
+    """Run `STEPS` on `loop` within `timeout` seconds; `lift=False` skips lifting;
+    `accept_tested` lets laws only tested on lists make a homomorphism.
     `progress(name, step)`, where given, is called as each step starts (step None) and
     ends (its `Step`)."""
     t_start = time.monotonic()
-    ctx = Context(loop, timeout, t_start + timeout, lift)
+    ctx = Context(loop, timeout, t_start + timeout, lift, accept_tested)
     a = Analysis(loop)
     for step in STEPS:
         if not step.applies(ctx, a):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from thm3.ir import Type
-from thm3.syntax.printer import to_text
+from thm3.ir.printer import to_text
 
 _SUB = str.maketrans("12", "₁₂")
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
-from thm3.ir import Loop, Type
+from thm3.ir import Loop, Op, Type
 from thm3.semantics.evaluate import PYTHON, Compiled, evaluate, quiet
 
 
@@ -16,10 +16,10 @@ class Folder:
     loop with one non-Index element parameter, else a tuple with one value per non-Index
     parameter; an Index parameter is the element's position plus `start`."""
 
-    def __init__(self, loop: Loop, params: dict | None = None):
+    def __init__(self, loop: Loop, params: dict | None = None, table: dict = PYTHON):
         self.loop = loop
         self.params = dict(params or {})
-        self.step = Compiled(loop.left.outputs, PYTHON)
+        self.step = Compiled(loop.left.outputs, table)
         self.names = [f"acc.{f.name}" for f in loop.fields]
         self.data = [p for p in loop.elements if not p.index]
         self.index = [p for p in loop.elements if p.index]
@@ -98,6 +98,18 @@ def close_state(u, v, rel: float = 1e-6, abs_tol: float = 1e-6) -> bool:
         if not math.isclose(a, b, rel_tol=rel, abs_tol=abs_tol):
             return False
     return True
+
+
+def _strict_div(a, b):
+    # the reals of the proofs: a list that divides by zero has no state
+    if b == 0:
+        raise ZeroDivisionError("division by zero: outside the semantics")
+    return a / b
+
+
+# The reference table with division by zero outside the semantics (raises), for exact
+# folds of witnesses and of the oracle's lists.
+STRICT: dict = {**PYTHON, Op.DIV: _strict_div}
 
 
 def has_nan(state) -> bool:

@@ -17,19 +17,12 @@ import tokenize
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from thm3 import lang
 from thm3.errors import LoopError
+from thm3.syntax.names import FUNCTIONS, LANG_NAMES, NAMES_IN_USE, RESERVED
 from thm3.ir import Expr, FieldDecl, Fn, Loop, Op, ParamDecl, Type, as_real, const, free_vars, promote, var, walk
 
 TYPES = {"Real": Type.REAL, "Int": Type.INT, "Bool": Type.BOOL, "Vec": Type.VEC}
-LANG_NAMES = frozenset(lang.__all__)
-FUNCTIONS = ("left", "right", "result")
 CALLS = ("max", "min", "abs", "exp", "exp2", "log", "log2", "sqrt", "where", "dot")
-# Names a loop file may not bind: they already mean something in every loop file.
-# Locals and element parameters may reuse the function names (a local `result` is fine);
-# loop parameters may not, since they share the module's namespace with the defs.
-NAMES_IN_USE = LANG_NAMES | {"State", "NamedTuple", "max", "min", "abs"}
-RESERVED = NAMES_IN_USE | set(FUNCTIONS)
 
 ARITHMETIC = {ast.Add: (Op.ADD, "+"), ast.Sub: (Op.SUB, "-"), ast.Mult: (Op.MUL, "*"),
               ast.Div: (Op.DIV, "/"), ast.Pow: (Op.POW, "**")}
@@ -230,7 +223,7 @@ class _Module:
             path=self.src.path, source=self.src.text,
             fields=tuple(self.fields), elements=tuple(elements), params=tuple(self.params.values()),
             left=left_fn, right=right_fn, result=result_fn, result_type=result_type,
-            preconditions=tuple(body.preconditions), field_lines=dict(self.field_lines))
+            preconditions=tuple(body.preconditions))
 
     def bounded(self, fn: ast.FunctionDef, outputs: tuple[Expr, ...]) -> tuple[Expr, ...]:
         """`outputs`, unless they are deeper or larger than every later stage can take."""
