@@ -5,6 +5,7 @@ analysis answered no or could not tell, 2 a bad loop file or bad usage.  Reports
 to stdout; the steps, as they run, to stderr (never with --json)."""
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 import time
@@ -53,19 +54,11 @@ def _load(path: str, timeout: float, lift: bool = True, as_json: bool = False,
         _fail(f"{path}: cannot read the file: {err.strerror or err}", as_json, path=path)
     progress = None if as_json else _Steps()
     try:
-        with progress or _nothing():
+        with progress or contextlib.nullcontext():
             return analyze_loop(loop, timeout=timeout, lift=lift, accept_tested=accept_tested,
                                 progress=progress)
     except RecursionError:                  # a last resort: the frontend bounds depth
         _fail(f"{path}: the loop is nested too deeply for thm3's passes", as_json, path=path)
-
-
-class _nothing:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
 
 
 class _Steps:
