@@ -104,8 +104,7 @@ class Analysis:
     # -- the spec's API --------------------------------------------------------------
     @property
     def invariants(self) -> list[str]:
-        from thm3.report import invariant_text
-        return [invariant_text(e) for e in self.invariant_exprs]
+        return [repr(e).replace("acc.", "") for e in self.invariant_exprs]
 
     @property
     def State(self):
