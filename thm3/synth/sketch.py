@@ -239,7 +239,8 @@ class SearchTimeout(Exception):
 
 
 def synthesize(loop: Loop, triples: list[Triples], *, limit: int = 3,
-               deadline: float | None = None, methods: dict | None = None) -> tuple[list[Fn], int]:
+               deadline: float | None = None, methods: dict | None = None,
+               with_enumeration: bool = True) -> tuple[list[Fn], int]:
     """Combines that agree with h(xs + ys) on every sampled pair, smallest first (at
     most `limit` per field), and the number of candidate terms checked.  `methods`, if
     given, receives for each field the stage that found its term.
@@ -321,7 +322,7 @@ def synthesize(loop: Loop, triples: list[Triples], *, limit: int = 3,
                                 found.append((_size(term) + 4, whole))
                 if len(found) >= limit:
                     break
-        if not found:
+        if not found and with_enumeration:
             # stage 4: a combine of another shape, by bottom-up enumeration (enumerate.py)
             from thm3.synth.enumeration import FIELD_SECONDS, enumerate_field
             stage = "bottom-up enumeration with observational equivalence"
