@@ -19,8 +19,6 @@ from thm3.prove.laws import Setting
 from thm3.prove.combine import LAWS, prove_combine
 from thm3.semantics.evaluate import NUMPY, evaluate, quiet
 from thm3.semantics.samples import make_triples, plain
-from thm3.synth.sketch import SearchTimeout, synthesize
-from thm3.synth.tidy import tidy_combine
 from thm3.analysis.witness import find_witness
 from thm3.lift import lift, with_right_fold
 
@@ -217,29 +215,23 @@ def analyze_loop(loop: Loop, *, timeout: float = 60.0, lift: bool = True) -> Ana
         a.seconds = time.monotonic() - t_start
         return a
 
-    found: list = []
-    tidied: list = []
-    methods: dict = {}
+    outcome: list = []
 
     def synth():
-        try:
-            cands, tried = synthesize(loop, triples, deadline=deadline, methods=methods)
-        except SearchTimeout:
-            return "timeout", "the search for a combine ran out of time"
-        tidy = tidy_combine(loop, cands[0], triples) if cands else None
-        if tidy is not None:
-            tidied.append(tidy)
-            cands.insert(0, tidy)
-        found.extend(cands)
-        if not cands:
-            return "none", f"{tried} candidate terms, none agreed with h(xs + ys)"
-        return "found", f"{len(cands)} candidate(s) after {tried} terms"
+        import thm3.synth
+        got = thm3.synth.synthesize(loop, triples, deadline=deadline,
+                                    prove=lambda c: prove_combine(loop, setting, c, triples, deadline))
+        outcome.append(got)
+        if got.combine is None:
+            timed = any(t.outcome == "timeout" for t in got.attempts)
+            return ("timeout" if timed else "none"), got.tried()
+        return "found", f"route {got.route}; " + got.tried()
 
     step("synthesize", synth)
-    if not found:
+    got = outcome[0]
+    if got.combine is None:
         a.verdict = "unknown"
-        a.reason = ("the search for a combine ran out of time (--timeout)" if a.steps[-1].status == "timeout"
-                    else "no combine found by the sketch search, and no witness that none exists")
+        a.reason = "no combine found (routes tried: " + got.tried() + "), and no witness that none exists"
         for law in LAWS:
             a.proofs[law] = "skipped"
         step("stability", lambda: stability_step(a, setting, deadline))
@@ -247,21 +239,14 @@ def analyze_loop(loop: Loop, *, timeout: float = 60.0, lift: bool = True) -> Ana
         return a
 
     def prove_laws():
-        best = None
-        for cand in found:
-            statuses, details, timed_out = prove_combine(loop, setting, cand, triples, deadline)
-            score = sum(s == "proved" for s in statuses.values())
-            if best is None or score > best[0]:
-                best = (score, cand, statuses, details, timed_out)
-            if score == len(LAWS) or time.monotonic() > deadline:
-                break
-        _, cand, statuses, details, timed_out = best
-        a.combine_fn = cand
-        kinds = sorted(set(methods.values()))
-        a.method = kinds[0] if len(kinds) == 1 else "; ".join(f"{k}: {v}" for k, v in methods.items())
-        if tidied and cand is tidied[0]:
+        statuses, details, timed_out = got.statuses, got.details, got.timed_out
+        a.combine_fn = got.combine
+        kinds = sorted(set(got.methods.values()))
+        a.method = f"{got.route}: " + (kinds[0] if len(kinds) == 1 else
+                                       "; ".join(f"{k}: {v}" for k, v in got.methods.items()))
+        if got.tidied:
             a.method += "; rational terms tidied with SymPy"
-        a.method += " (each term checked on batched reachable states, then proved)"
+        a.method += " (checked on batched reachable states, then proved)"
         a.proofs.update(statuses)
         a.law_details.update(details)
         if any(s == "failed" for s in statuses.values()):

@@ -4,8 +4,8 @@ cheapest first; the first candidate the prover proves wins.
 Routes: "sketch" (the step with the element replaced by the right operand's fields,
 `sketch`), "interpolation" (exact linear algebra on sampled pairs, `interpolation`),
 "transport" (a map onto a product of +/max/min monoids found by linear algebra,
-`transport`), "enumeration" (bottom-up enumeration where no sketch fits,
-`enumeration`).  Every route's candidates are checked on the batched samples before
+`transport`), "weak right inverse" (combine = foldl(left, a, g(b)), `inverse`),
+"enumeration" (bottom-up enumeration where no sketch fits, `enumeration`).  Every route's candidates are checked on the batched samples before
 they are proved; rational fields are tidied with SymPy (`tidy`).  Branches of `left`
 are normalised first (`thm3.ir.normalize`), so if/else, `where` and max/min spellings
 of one function take the same routes."""
@@ -28,6 +28,7 @@ class RouteFailed(Exception):
 class Route:
     name: str
     find: Callable          # (loop, triples, deadline, methods) -> list[Fn]; raises RouteFailed
+    share: float = 1.0      # at most this share of the time left (plus a second) before moving on
 
 
 @dataclass(frozen=True)
@@ -90,10 +91,23 @@ def _transport(loop, triples, deadline, methods):
     return [fn]
 
 
+# Cheapest first.  The sketch is quick where it fits and may be slow on wide states, so it
+# gets a slice first; the enumeration route runs the sketch again with the time left.
+def _inverse(loop, triples, deadline, methods):
+    from thm3.synth import inverse
+    try:
+        fn, how = inverse.synthesize(loop, triples, deadline)
+    except inverse.Failed as e:
+        raise RouteFailed(str(e)) from None
+    methods.update({f.name: how for f in loop.fields})
+    return [fn]
+
+
 ROUTES: tuple[Route, ...] = (
-    Route("sketch", _sketch),
-    Route("interpolation", _interpolation),
-    Route("transport", _transport),
+    Route("sketch", _sketch, 0.1),
+    Route("interpolation", _interpolation, 0.3),
+    Route("transport", _transport, 0.4),
+    Route("weak right inverse", _inverse, 0.4),
     Route("enumeration", _enumeration),
 )
 
@@ -121,9 +135,10 @@ def synthesize(loop: Loop, triples, *, deadline: float, prove: Callable,
             attempts.append(Attempt(route.name, "timeout", "no time left", 0.0))
             continue
         t0 = time.monotonic()
+        until = min(deadline, t0 + 1.0 + route.share * (deadline - t0))
         methods: dict = {}
         try:
-            cands = [c for c in route.find(work, triples, deadline, methods) if _agrees(loop, c, triples)]
+            cands = [c for c in route.find(work, triples, until, methods) if _agrees(loop, c, triples)]
         except RouteFailed as e:
             attempts.append(Attempt(route.name, "none", str(e), time.monotonic() - t0))
             continue
