@@ -86,7 +86,9 @@ class Sketch:
     def holes_for(self, node: Expr) -> list[Expr]:
         """What may stand where `node`, free of the state, sits in `left`."""
         _, el = self.info[id(node)]
-        alts = [_b(f) for f in self.loop.fields if _compatible(node.type, f.type)]
+        # an Int element may stand for a Real summary (the softmax max over Int elements)
+        alts = [_b(f) for f in self.loop.fields if _compatible(node.type, f.type)
+                or (el and node.type is Type.INT and f.type is Type.REAL)]
         if not el or (node.op is Op.VAR and node.arg in self.params):
             alts.insert(0, node)         # constants and loop parameters may stay
         if node.type is Type.BOOL:
@@ -105,8 +107,10 @@ class Sketch:
         if j is not None and j != field and j in chosen:
             out.append(chosen[j])
         # Only the terms of the top-level sum may take a weight (d1 * exp(...)).
+        # A select's branches are terms of the same sum (an if/else spelling of the step).
         child_summand = summand and node.op in (Op.ADD, Op.SUB)
-        kids = [self.alternatives(s, field, chosen, child_summand) for s in node.src]
+        kids = [self.alternatives(s, field, chosen, child_summand or (summand and node.op is Op.WHERE and k > 0))
+                for k, s in enumerate(node.src)]
         count = math.prod(len(k) for k in kids)
         if count > MAX_ALTERNATIVES:
             kids = [k[:max(1, int(MAX_ALTERNATIVES ** (1 / len(kids))))] for k in kids]
