@@ -42,7 +42,6 @@ def additive(rows, k: int, degree: int) -> list[dict]:
     c = np.array([[float(x) for x in r.c] for r in rows])
     mc = _values(monos, c)
     m = mc - _values(monos, a) - _values(monos, b)
-    m = m[: len(monos) + 60]                 # enough rows for the null space; all are checked
     # scaled by the monomials' own size: a column that is 0 (additive) must stay small
     scale = np.abs(mc).max(axis=0)
     scale[scale == 0] = 1
@@ -50,7 +49,7 @@ def additive(rows, k: int, degree: int) -> list[dict]:
     if ms.shape[0] < ms.shape[1] + 10:
         return []
     _, s, vt = np.linalg.svd(ms, full_matrices=False)
-    tol = 1e-9 * s.max() if s.size else 0
+    tol = 1e-12 * s.max() if s.size else 0     # exact relations sit near 1e-16
     null = vt[np.sum(s > tol):]
     if null.shape[0] == 0:
         return []
