@@ -22,7 +22,7 @@ from thm3.prove.laws import Setting
 from thm3.semantics.samples import fold_left, make_triples, states_close
 from thm3.synth import interpolation, inverse, transport
 from thm3.synth.exact import exact_rows
-from thm3.syntax.printer import to_text
+from thm3.ir.printer import to_text
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "bench" / "corpus"
@@ -51,13 +51,32 @@ def _proved(got) -> bool:
 # -- each route by itself: cheap checks (no proofs) ----------------------------------
 
 def test_interpolation_fits_product_from_two():
-    loop = _loop(CORPUS / "product_init2.py")
+    loop = _loop(CORPUS / "product_init_two.py")
     fn = interpolation.synthesize(loop, time.monotonic() + 30)
     assert to_text(fn.outputs[0]) == "0.5 * (a.p * b.p)"
 
 
+MAX_COUNT_SENTINEL = '''
+from typing import NamedTuple
+from thm3.lang import Int
+
+class State(NamedTuple):
+    m: Int = -1000000
+    c: Int = 0
+
+def left(acc: State, x: Int) -> State:
+    assert x > -1000000
+    if x > acc.m:
+        return State(x, 1)
+    elif x == acc.m:
+        return State(acc.m, acc.c + 1)
+    else:
+        return acc
+'''
+
+
 def test_interpolation_splits_by_left_comparisons():
-    loop = _loop(CORPUS / "max_count_int.py")
+    loop = thm3.parse_source(MAX_COUNT_SENTINEL)
     fn = interpolation.synthesize(loop, time.monotonic() + 30)
     text = to_text(fn.outputs[1])
     assert "b.m > a.m" in text and "b.m == a.m" in text and "b.c + a.c" in text
@@ -80,13 +99,13 @@ def test_transport_finds_nrm2_scaling():
 
 
 def test_transport_finds_power_sums_of_moments():
-    _, how = transport.synthesize(_loop(CORPUS / "skewness.py"), time.monotonic() + 60)
+    _, how = transport.synthesize(_loop(CORPUS / "moments_skewness.py"), time.monotonic() + 60)
     assert "3*M2*mean + M3 + mean**3*n -> +" in how
 
 
 def test_transport_declines_matrix_products():
     with pytest.raises(transport.Failed, match="not invertible"):
-        transport.synthesize(_loop(CORPUS / "recurrence2.py"), time.monotonic() + 30)
+        transport.synthesize(_loop(CORPUS / "recurrence2_matrix.py"), time.monotonic() + 30)
 
 
 def test_weak_right_inverse_of_mps():
@@ -153,7 +172,7 @@ def test_select_of_its_comparison_is_a_max():
 
 
 def test_exp_under_a_branch_reads_the_max():
-    loop = normalize_loop(_loop(CORPUS / "logsumexp_if.py"))
+    loop = normalize_loop(_loop(CORPUS / "logsumexp_ifelse.py"))
     d = loop.left.outputs[1]
     exps = [e for e in walk([d]) if e.op is Op.EXP]
     assert exps and all(e.src[0].op is Op.SUB and e.src[0].src[1].op is Op.MAX for e in exps)
@@ -161,9 +180,9 @@ def test_exp_under_a_branch_reads_the_max():
 
 # -- end to end: every issue loop solved and proved, combine against the fold -----------
 
-ISSUE_LOOPS = ["top2_indices", "three_smallest", "nrm2", "skewness", "kurtosis", "horner_derivative",
-               "recurrence2", "shifted_variance", "max_count_int", "softmax_int", "product_init2",
-               "logsumexp_if"]
+ISSUE_LOOPS = ["top2_indices", "three_smallest", "nrm2", "moments_skewness", "moments_kurtosis", "horner_derivative_pow",
+               "recurrence2_matrix", "shifted_variance", "int_max_count", "int_softmax_normaliser", "product_init_two",
+               "logsumexp_ifelse"]
 
 
 @pytest.fixture(scope="module")
@@ -225,7 +244,7 @@ def test_issue_combine_matches_the_fold(name, analyses):
 @pytest.mark.slow
 def test_if_and_max_forms_get_one_verdict():
     a = thm3.analyze(SAMPLES / "logsumexp.py", timeout=60, lift=False)
-    b = thm3.analyze(CORPUS / "logsumexp_if.py", timeout=60, lift=False)
+    b = thm3.analyze(CORPUS / "logsumexp_ifelse.py", timeout=60, lift=False)
     assert a.verdict == b.verdict == "homomorphism"
     assert {k: v for k, v in a.proofs.items() if k != "bird"} == {k: v for k, v in b.proofs.items() if k != "bird"}
     for s1, s2 in [((-math.inf, 0.0), (1.0, 2.0)), ((3.0, 1.5), (-1.0, 4.0)), ((2.0, 1.0), (2.0, 1.0)),

@@ -1,16 +1,16 @@
-"""Horner's rule with the derivative: p(t) and p'(t), coefficients highest first, with t**len."""
+"""Horner's rule with the derivative: not a homomorphism without t**len.
+
+Source: Knuth, TAOCP vol. 2, 4.6.4 (Horner's rule for p and p'); issue 14."""
 from typing import NamedTuple
 from thm3.lang import Real
 
-t: Real
+t: Real         # the point
 
 
 class State(NamedTuple):
-    p: Real = 0    # value of the polynomial so far
-    dp: Real = 0   # its derivative at t
-    pw: Real = 1   # t ** len
-    dpw: Real = 0  # derivative of t ** len
+    p: Real = 0     # p(t) of the coefficients so far (highest degree first)
+    dp: Real = 0    # p'(t)
 
 
 def left(acc: State, a: Real) -> State:
-    return State(acc.p * t + a, acc.dp * t + acc.p, acc.pw * t, acc.dpw * t + acc.pw)
+    return State(acc.p * t + a, acc.dp * t + acc.p)

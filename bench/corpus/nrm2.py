@@ -1,11 +1,14 @@
-"""LAPACK's scaled sum of squares (dlassq / nrm2): norm = scale * sqrt(ssq)."""
+"""Euclidean norm without overflow: LAPACK's scaled sum of squares.
+
+Source: LAPACK dnrm2 / dlassq (scale = max |x|, ssq = sum of (|x| / scale)**2; the
+norm is scale * sqrt(ssq)); issue 14."""
 from typing import NamedTuple
 from thm3.lang import Real, sqrt
 
 
 class State(NamedTuple):
-    scale: Real = 0  # largest |x| so far
-    ssq: Real = 0    # sum of (x / scale)**2
+    scale: Real = 0     # largest |x| so far
+    ssq: Real = 1       # sum of squares relative to scale**2
 
 
 def left(acc: State, x: Real) -> State:

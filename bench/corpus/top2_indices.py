@@ -1,11 +1,14 @@
-"""Top two with indices: the two largest elements and their positions (Morita PLDI'07)."""
+"""The two largest elements with their indices (ties keep the earlier element).
+
+Source: issue 14 (top-2 with indices, Bird check proved); the top-k reduction of
+PyTorch's `topk`."""
 from typing import NamedTuple
 from thm3.lang import Index, Int, Real, inf
 
 
 class State(NamedTuple):
-    a: Real = -inf  # largest element so far
-    ia: Int = -1    # its index (the first one on ties)
+    a: Real = -inf  # largest
+    ia: Int = -1    # its index
     b: Real = -inf  # second largest
     ib: Int = -1    # its index
 

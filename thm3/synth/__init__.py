@@ -124,7 +124,7 @@ def synthesize(loop: Loop, triples, *, deadline: float, prove: Callable,
     proved combine, or else the best-scoring candidate seen (None if none agreed
     with the samples), and what each route did."""
     from thm3.ir.normalize import normalize_loop
-    from thm3.synth.sketch import SearchTimeout
+    from thm3.errors import SolverTimeout
     from thm3.synth.tidy import tidy_combine
 
     work = normalize_loop(loop)
@@ -142,7 +142,7 @@ def synthesize(loop: Loop, triples, *, deadline: float, prove: Callable,
         except RouteFailed as e:
             attempts.append(Attempt(route.name, "none", str(e), time.monotonic() - t0))
             continue
-        except SearchTimeout:
+        except SolverTimeout:
             attempts.append(Attempt(route.name, "timeout", "the search ran out of time", time.monotonic() - t0))
             continue
         if not cands:
@@ -154,7 +154,8 @@ def synthesize(loop: Loop, triples, *, deadline: float, prove: Callable,
             cands.insert(0, tidy)
         for cand in cands:
             statuses, details, timed_out = prove(cand)
-            score = sum(s == "proved" for s in statuses.values())
+            score = (not any(s == "failed" for s in statuses.values()),
+                     sum(s == "proved" for s in statuses.values()))
             if best is None or score > best[0]:
                 best = (score, Synthesis(cand, route.name, statuses, details, timed_out, dict(methods),
                                          tidy is not None and cand is tidy))
