@@ -19,7 +19,8 @@ import numpy as np
 
 from thm3.ir import Expr, Fn, Loop, Op, Type, substitute, var
 from thm3.semantics.evaluate import NUMPY, evaluate, quiet
-from thm3.semantics.samples import Triples, batch_close, batch_init
+from thm3.semantics.equality import rows_close
+from thm3.semantics.samples import Triples, batch_init
 
 MAX_SEQUENCES = 6000        # lists tried, over all lengths
 PROBE_ROWS = 48
@@ -110,14 +111,15 @@ class _Rows:
     def gives_back(self, g) -> bool:
         got = self.fold(g)
         for v, want in zip(got, self.t):
-            if not bool(np.all(batch_close(np.broadcast_to(v, want.shape), want))):
+            if not bool(np.all(rows_close(np.broadcast_to(v, want.shape), want))):
                 return False
         return True
 
 
 def _unrolled(loop: Loop, g) -> Fn:
     """foldl(left, a, g(b)) as one term per field."""
-    from thm3.synth.sketch import fold_constants, guard_for_stability
+    from thm3.ir.simplify import simplify
+    from thm3.synth.sketch import guard_for_stability
     state = [var(f"a.{f.name}", f.type) for f in loop.fields]
     for e in g:
         mapping = {f"acc.{f.name}": s for f, s in zip(loop.fields, state)}
@@ -126,4 +128,4 @@ def _unrolled(loop: Loop, g) -> Fn:
     names = tuple((f"a.{f.name}", f.type) for f in loop.fields) + \
         tuple((f"b.{f.name}", f.type) for f in loop.fields) + tuple((d.name, d.type) for d in loop.params)
     g_memo, f_memo = {}, {}
-    return Fn(names, tuple(fold_constants(guard_for_stability(s, loop, g_memo), f_memo) for s in state))
+    return Fn(names, tuple(simplify(guard_for_stability(s, loop, g_memo), arithmetic=False, memo=f_memo) for s in state))
