@@ -1,4 +1,4 @@
-"""Time `thm3.analyze` in process on every sample and every corpus loop (issue 14).
+"""Time `thm3.analyze` (inside a fresh process each, import excluded) on every sample and every corpus loop (issue 14).
 
 Baseline, measured in the same run: a fresh process that only imports thm3 and its
 pipeline (the fixed cost every command pays).  Reported: solved/total (the verdict is
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import json
 import os
 import statistics
 import subprocess
@@ -27,6 +28,18 @@ sys.path.insert(0, str(ROOT / "bench"))
 from catalog import SAMPLES  # noqa: E402
 from common import RESULTS, write  # noqa: E402
 from corpus import CORPUS  # noqa: E402
+
+PROBE = """
+import json, sys, time
+import thm3, thm3.pipeline
+t0 = time.perf_counter()
+a = thm3.analyze(sys.argv[1], timeout=float(sys.argv[2]), lift=False)
+dt = time.perf_counter() - t0
+proved = all(a.proofs.get(k) == "proved" for k in ("identity", "associativity", "homomorphism"))
+syn = getattr(a, "synthesis", None)
+print(json.dumps({"verdict": str(a.verdict), "seconds": dt, "proved": proved, "reason": a.reason,
+                  "route": syn.route if syn is not None and a.combine_fn is not None else ""}))
+"""
 
 # Synduce's times on this machine, as issue 14 gives them (seconds).
 PEERS = {"parsynt_mss": 13.0, "parsynt_max_block_ones": 12.0, "parsynt_balanced": 5.0}
@@ -49,21 +62,24 @@ def main(argv=None):
     t0 = time.perf_counter()
     subprocess.run([sys.executable, "-c", "import thm3, thm3.pipeline"], check=True)
     import_s = time.perf_counter() - t0
-    import thm3
-    import thm3.pipeline  # noqa: F401
     rows = []
     for kind, name, path, expected in loops(set(args.only)):
-        t0 = time.perf_counter()
-        a = thm3.analyze(path, timeout=args.timeout, lift=False)
-        dt = time.perf_counter() - t0
-        proved = all(a.proofs.get(k) == "proved" for k in ("identity", "associativity", "homomorphism"))
-        solved = a.verdict == expected and (expected != "homomorphism" or proved)
-        route = a.synthesis.route if getattr(a, "synthesis", None) is not None and a.combine_fn is not None else ""
-        rows.append({"kind": kind, "name": name, "expected": expected, "verdict": str(a.verdict),
+        # one process a loop, timed inside (import excluded), killed at 3x the timeout:
+        # a solver call that ignores the deadline shows as "killed", not as a hung run
+        try:
+            out = subprocess.run([sys.executable, "-c", PROBE, str(path), str(args.timeout)], capture_output=True,
+                                 text=True, timeout=3 * args.timeout + 30)
+            r = json.loads(out.stdout.strip().splitlines()[-1])
+        except (subprocess.TimeoutExpired, IndexError, json.JSONDecodeError):
+            r = {"verdict": "killed", "seconds": 3 * args.timeout + 30, "route": "", "proved": False, "reason": "killed"}
+        dt = r["seconds"]
+        solved = r["verdict"] == expected and (expected != "homomorphism" or r["proved"])
+        route = r["route"]
+        rows.append({"kind": kind, "name": name, "expected": expected, "verdict": r["verdict"],
                      "solved": solved, "seconds": dt, "route": route,
-                     "reason": "" if solved else a.reason[:300]})
+                     "reason": "" if solved else r["reason"][:300]})
         peer = f"  (Synduce {PEERS[name]:.0f} s: {dt / PEERS[name]:.2f}x)" if name in PEERS else ""
-        print(f"{kind:<6} {name:<30} {str(a.verdict):<17} {'ok ' if solved else 'NO '} {dt:6.2f} s "
+        print(f"{kind:<6} {name:<30} {r['verdict']:<17} {'ok ' if solved else 'NO '} {dt:6.2f} s "
               f"{route}{peer}", flush=True)
     times = [r["seconds"] for r in rows]
     homs = [r for r in rows if r["expected"] == "homomorphism"]
