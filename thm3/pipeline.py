@@ -327,7 +327,7 @@ def synthesize_combine(ctx: Context, a: Analysis) -> Done:
             "reason": _no_combine_reason(loop, got)})
     return Done(Status.FOUND, f"route {got.route}; {got.tried()}", {
         "candidates": (got.combine,), "tidied": got.combine if got.tidied else None,
-        "methods": {f: f"{got.route}: {m}" for f, m in got.methods.items()}, "synthesis": got})
+        "methods": dict(got.methods), "synthesis": got})
 
 
 def _no_combine_reason(loop: Loop, got) -> str:

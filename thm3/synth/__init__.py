@@ -138,7 +138,16 @@ def synthesize(loop: Loop, triples, *, deadline: float, prove: Callable,
         until = min(deadline, t0 + 1.0 + route.share * (deadline - t0))
         methods: dict = {}
         try:
-            cands = [c for c in route.find(work, triples, until, methods) if _agrees(loop, c, triples)]
+            # the sketch reads the step as written first (its spelling is the combine's),
+            # then normalised; the other routes read the normalised step
+            first = loop if route.name == "sketch" and work is not loop else work
+            try:
+                found = route.find(first, triples, until, methods)
+            except RouteFailed:
+                if first is work:
+                    raise
+                found = route.find(work, triples, until, methods)
+            cands = [c for c in found if _agrees(loop, c, triples)]
         except RouteFailed as e:
             attempts.append(Attempt(route.name, "none", str(e), time.monotonic() - t0))
             continue
