@@ -24,9 +24,7 @@ from thm3.semantics.critical import division_guards
 from thm3.prove.combine import LAWS, prove_combine, verdict_of
 from thm3.semantics.evaluate import NUMPY, evaluate, numpy_value, quiet
 from thm3.semantics.samples import make_triples, plain
-from thm3.synth.sketch import synthesize
 from thm3.status import Status, Verdict
-from thm3.synth.tidy import tidy_combine
 from thm3.analysis.witness import find_witness
 from thm3.lift import lift, with_right_fold
 from thm3.syntax.loopfile import loop_text
@@ -70,6 +68,7 @@ class Analysis:
     candidates: tuple[Fn, ...] = field(default=(), repr=False)
     tidied: Fn | None = field(default=None, repr=False)      # the candidate tidied with SymPy
     methods: dict = field(default_factory=dict, repr=False)  # field -> synthesis stage
+    synthesis: object = field(default=None, repr=False)      # thm3.synth.Synthesis: routes, proofs
 
     def __repr__(self) -> str:
         from thm3.report import one_line
@@ -317,26 +316,26 @@ def lift_state(ctx: Context, a: Analysis) -> Done:
 
 
 def synthesize_combine(ctx: Context, a: Analysis) -> Done:
-    loop = ctx.loop
-    nothing = {"verdict": Verdict.UNKNOWN, "proofs": a.proofs | dict.fromkeys(LAWS, Status.SKIPPED)}
-    methods: dict = {}
-    try:
-        cands, tried = synthesize(loop, list(a.samples), deadline=ctx.deadline, methods=methods)
-    except SolverTimeout:
-        return Done(Status.TIMEOUT, "the search for a combine ran out of time",
-                    nothing | {"reason": "the search for a combine ran out of time (--timeout)"})
-    if not cands:
-        reason = "no combine found by the sketch search, and no witness that none exists"
-        if guards := division_guards(loop):       # a list dividing by zero has no state
-            reason += "; the loop divides by zero on some lists: consider " + ", ".join(
-                f"`assert {g}`" for g in guards)
-        return Done(Status.NONE, f"{tried} candidate terms, none agreed with h(xs + ys)",
-                    nothing | {"reason": reason})
-    tidy = tidy_combine(loop, cands[0], list(a.samples))
-    if tidy is not None:
-        cands.insert(0, tidy)
-    return Done(Status.FOUND, f"{len(cands)} candidate(s) after {tried} terms",
-                {"candidates": tuple(cands), "tidied": tidy, "methods": methods})
+    import thm3.synth
+    loop, samples = ctx.loop, list(a.samples)
+    got = thm3.synth.synthesize(loop, samples, deadline=ctx.deadline,
+                                prove=lambda c: prove_combine(loop, a.setting, c, samples, ctx.deadline))
+    if got.combine is None:
+        timed = any(t.outcome == "timeout" for t in got.attempts)
+        return Done(Status.TIMEOUT if timed else Status.NONE, got.tried(), {
+            "verdict": Verdict.UNKNOWN, "proofs": a.proofs | dict.fromkeys(LAWS, Status.SKIPPED),
+            "reason": _no_combine_reason(loop, got)})
+    return Done(Status.FOUND, f"route {got.route}; {got.tried()}", {
+        "candidates": (got.combine,), "tidied": got.combine if got.tidied else None,
+        "methods": dict(got.methods), "synthesis": got})
+
+
+def _no_combine_reason(loop: Loop, got) -> str:
+    reason = f"no combine found (routes tried: {got.tried()}), and no witness that none exists"
+    if guards := division_guards(loop):       # a list dividing by zero has no state
+        reason += "; the loop divides by zero on some lists: consider " + ", ".join(
+            f"`assert {g}`" for g in guards)
+    return reason
 
 
 def prove_laws(ctx: Context, a: Analysis) -> Done:
@@ -345,7 +344,10 @@ def prove_laws(ctx: Context, a: Analysis) -> Done:
     best of the others (most proved laws) is judged by `verdict_of`."""
     best = None
     for cand in a.candidates:
-        statuses, details, timed_out = prove_combine(ctx.loop, a.setting, cand, list(a.samples), ctx.deadline)
+        if a.synthesis is not None and cand is a.synthesis.combine:     # proved while routes raced
+            statuses, details, timed_out = a.synthesis.statuses, a.synthesis.details, a.synthesis.timed_out
+        else:
+            statuses, details, timed_out = prove_combine(ctx.loop, a.setting, cand, list(a.samples), ctx.deadline)
         score = (not any(s == Status.FAILED for s in statuses.values()),
                  sum(s == Status.PROVED for s in statuses.values()))
         if best is None or score > best[0]:
