@@ -75,7 +75,8 @@ def _py_value(v, type_):
 
 
 def identity(loop: Loop, *, dim: int | None = None, dtype=np.float64) -> tuple:
-    """The identity of the combine: the fields' defaults (a Vec default is the zero vector)."""
+    """The identity of the combine: the fields' defaults (a Vec default is that constant
+    in every lane)."""
     return tuple(_scalar_value(f.default, f.type, dtype, dim) for f in loop.fields)
 
 
@@ -170,8 +171,12 @@ class _Plan:
         self.names = [f"acc.{f.name}" for f in loop.fields]
         self.real = table[Op.CONST](0.0, Type.REAL).dtype.type
 
-    def fold_runs(self, begin: int, end: int) -> tuple:
-        """The states of the runs that cover elements [begin, end), one lane per run."""
+    def fold_runs(self, begin: int, end: int, start: tuple | None = None,
+                  record: list | None = None) -> tuple:
+        """The states of the runs that cover elements [begin, end), one lane per run.
+        Each run is folded from `start` (one state a lane; the identity by default); with
+        `record` (one array a field, shaped (runs, L) or (runs, L, D)) the state after
+        every step is written into it: the runs' inclusive prefixes, for the scan."""
         L, loop = self.L, self.loop
         count = end - begin
         runs = -(-count // L)
@@ -192,7 +197,7 @@ class _Plan:
         if last_len < L:
             padding = np.zeros((runs, 1), dtype=bool)
             padding[-1] = True
-        state = _batched_identity(loop, runs, self.data.dim, self.real)
+        state = _batched_identity(loop, runs, self.data.dim, self.real) if start is None else start
         env = dict(self.data.params)
         for j in range(L):
             env.update(zip(self.names, state))
@@ -202,6 +207,9 @@ class _Plan:
             if j >= last_len:                       # lane runs-1 is past the end: keep it
                 new = [np.where(padding, old, v) for old, v in zip(state, new)]
             state = _conform(new, state)
+            if record is not None:
+                for out, v in zip(record, state):
+                    out[:, j] = v if out.ndim == 3 else v[:, 0]
         return state
 
 
@@ -234,10 +242,13 @@ class _Tree:
         if len(states[0]) % 2:
             pad = _batched_identity(self.loop, 1, self.data.dim, self.real)
             states = tuple(np.concatenate([s, p]) for s, p in zip(states, pad))
-        left = tuple(s[0::2] for s in states)
+        return self.pair(tuple(s[0::2] for s in states), tuple(s[1::2] for s in states))
+
+    def pair(self, left: tuple, right: tuple) -> tuple:
+        """combine(left[i], right[i]) in every lane."""
         env = dict(self.data.params)
         env.update(zip(self.a, left))
-        env.update(zip(self.b, (s[1::2] for s in states)))
+        env.update(zip(self.b, right))
         return _conform(self.combine(env), left)
 
 
@@ -323,7 +334,7 @@ def _batched_identity(loop: Loop, lanes: int, dim, real) -> tuple:
     out = []
     for f in loop.fields:
         if f.type is Type.VEC:
-            out.append(np.broadcast_to(np.zeros((1, dim), dtype=real), (lanes, dim)))
+            out.append(np.broadcast_to(np.full((1, dim), f.default, dtype=real), (lanes, dim)))
         else:
             out.append(np.broadcast_to(np.full((1, 1), f.default, dtype=_dtype(f.type, real)), (lanes, 1)))
     return tuple(out)
