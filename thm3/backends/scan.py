@@ -56,6 +56,22 @@ def scan_parallel(loop: Loop, combine: Fn, arrays, params: dict, *, lanes: int =
     return tuple(r.reshape((runs * length,) + r.shape[2:])[:data.n] for r in record)
 
 
+def scan_states(loop: Loop, combine: Fn, arrays, params: dict, *, backend: str = "numpy") -> tuple:
+    """The prefix states on a backend: "numpy" (this module), "numba" (compiled, chunks in
+    threads) or "cupy" (the emitted CUDA scan; arrays come back as CuPy arrays)."""
+    match backend:
+        case "numpy":
+            return scan_parallel(loop, combine, arrays, params)
+        case "numba":
+            from thm3.backends.numba_tree import scan_numba
+            return scan_numba(loop, combine, arrays, params)
+        case "cupy":
+            from thm3.gpu.runtime import scan_cupy      # renders CUDA; imports CuPy lazily
+            return scan_cupy(loop, combine, arrays, params)
+        case _:
+            raise ValueError(f"backend must be 'numpy', 'numba' or 'cupy', not {backend!r}")
+
+
 def exclusive_scan(tree: _Tree, states: tuple) -> tuple:
     """State r becomes the combine of states 0 .. r-1 (the identity for r = 0), in order."""
     k, count = 1, len(states[0])
@@ -127,4 +143,4 @@ def prefix_results(loop: Loop, states: tuple, params: dict):
 
 
 __all__ = ["DEFAULT_LANES", "exclusive_scan", "prefix_results", "run_sequential_prefixes",
-           "scan_parallel"]
+           "scan_parallel", "scan_states"]
