@@ -34,23 +34,23 @@ LANES = 4            # contiguous sub-runs of a chunk folded side by side
 
 
 def run_numba(loop: Loop, combine: Fn, arrays, params: dict, *, n: int | None = None,
-              dim: int | None = None) -> tuple:
+              dim: int | None = None, offset: int = 0) -> tuple:
     """The final state, computed as described in the module docstring (float64)."""
-    data = _Inputs(loop, arrays, params, np.float64, n, dim)
+    data = _Inputs(loop, arrays, params, np.float64, n, dim, offset)
     mod = compiled(loop, combine)
     args = _arguments(loop, data)
-    return _state(loop, mod.reduce(data.n, CHUNK, data.dim or 1, *args), data.dim)
+    return _state(loop, mod.reduce(data.n, CHUNK, data.dim or 1, data.offset, *args), data.dim)
 
 
 def scan_numba(loop: Loop, combine: Fn, arrays, params: dict, *, n: int | None = None,
-               dim: int | None = None) -> tuple:
+               dim: int | None = None, offset: int = 0) -> tuple:
     """Every prefix state: one array a field, (n,) or (n, D)."""
-    data = _Inputs(loop, arrays, params, np.float64, n, dim)
+    data = _Inputs(loop, arrays, params, np.float64, n, dim, offset)
     mod = compiled(loop, combine)
     args = _arguments(loop, data)
     outs = tuple(np.empty((data.n, data.dim) if f.type is Type.VEC else (data.n,),
                           dtype=_dtype(f.type, np.float64)) for f in loop.fields)
-    mod.scan(data.n, CHUNK, data.dim or 1, *outs, *args)
+    mod.scan(data.n, CHUNK, data.dim or 1, data.offset, *outs, *args)
     return outs
 
 
@@ -305,12 +305,12 @@ def _loops(loop: Loop, fields, element_vars, tail: str, pnames: str) -> str:
     def step(k, index):
         reads = []
         for v, x in element_vars:
-            reads.append(f"{v}_{k} = {index}" if x is None else f"{v}_{k} = {x}[{index}]")
+            reads.append(f"{v}_{k} = base + {index}" if x is None else f"{v}_{k} = {x}[{index}]")
         args = ", ".join(lane(k) + [f"{v}_{k}" for v, _ in element_vars]) + ps + ", dim"
         return reads + [f"{', '.join(lane(k))}, = left({args})"]
 
     L = LANES
-    lines = ["\n\n@njit(**JIT)", f"def fold(begin, end, dim{tail}):",
+    lines = ["\n\n@njit(**JIT)", f"def fold(begin, end, dim, base{tail}):",
              "    q = (end - begin) // %d" % L]
     for k in range(L):
         lines.append(f"    {', '.join(lane(k))}, = identity(dim)")
@@ -345,7 +345,7 @@ def _loops(loop: Loop, fields, element_vars, tail: str, pnames: str) -> str:
     outs = ", ".join(f"o{k}" for k in range(F))
     record = "\n".join(f"            o{k}[{_row(f, 'i')}] = {s}_0"
                         for k, (s, f) in enumerate(zip(fields, loop.fields)))
-    reads = "\n".join(f"            {v}_0 = i" if x is None else f"            {v}_0 = {x}[i]"
+    reads = "\n".join(f"            {v}_0 = base + i" if x is None else f"            {v}_0 = {x}[i]"
                       for v, x in element_vars)
     args = ", ".join(lane(0) + [f"{v}_0" for v, _ in element_vars]) + ps + ", dim"
     lines.append(_SCAN.format(tail=tail, ps=ps, outs=outs, alloc=_alloc(loop, fields, "count"),
@@ -374,21 +374,21 @@ def _store(loop: Loop, fields, at: str, src: str) -> list[str]:
 _REDUCE = '''
 
 @njit(parallel=True, **JIT)
-def _chunk_states(n, chunk, dim{tail}):
+def _chunk_states(n, chunk, dim, base{tail}):
     count = (n + chunk - 1) // chunk
     {alloc}
     for c in prange(count):
-        st = fold(c * chunk, min(n, (c + 1) * chunk), dim{tail})
+        st = fold(c * chunk, min(n, (c + 1) * chunk), dim, base{tail})
         {store}
     return ({S},)
 
 
 @njit(**JIT)
-def reduce(n, chunk, dim{tail}):
+def reduce(n, chunk, dim, base{tail}):
     """The final state: chunk folds in threads, then the tree of combines in order."""
     if n == 0:
         return identity(dim)
-    {S}, = _chunk_states(n, chunk, dim{tail})
+    {S}, = _chunk_states(n, chunk, dim, base{tail})
     {I}, = identity(dim)
     m = len(s0)
     while m > 1:
@@ -406,7 +406,7 @@ def reduce(n, chunk, dim{tail}):
 _SCAN = '''
 
 @njit(parallel=True, **JIT)
-def scan(n, chunk, dim, {outs}{tail}):
+def scan(n, chunk, dim, base, {outs}{tail}):
     """Every prefix state into o0, o1, ...: chunk totals in threads, their exclusive scan
     in order, then every chunk folded again from its carried prefix in threads."""
     if n == 0:
@@ -414,7 +414,7 @@ def scan(n, chunk, dim, {outs}{tail}):
     count = (n + chunk - 1) // chunk
     {alloc}
     for c in prange(count):
-        st = fold(c * chunk, min(n, (c + 1) * chunk), dim{tail})
+        st = fold(c * chunk, min(n, (c + 1) * chunk), dim, base{tail})
         {store}
     {carry}, = _exclusive({carry}{ps}, dim)
     for c in prange(count):

@@ -99,14 +99,16 @@ def apply_result(loop: Loop, state, params: dict):
 
 def run_parallel(loop: Loop, combine: Fn, arrays, params: dict, *,
                  block: int = DEFAULT_BLOCK, dtype=np.float64, width: int = DEFAULT_WIDTH,
-                 n: int | None = None, dim: int | None = None) -> tuple:
+                 n: int | None = None, dim: int | None = None, offset: int = 0) -> tuple:
     """The final state computed in the parallel form described in the module docstring:
     runs of `block` elements folded with `left` side by side, then a tree of `combine`s
-    in list order.  Real values are computed in `dtype`."""
+    in list order.  Real values are computed in `dtype`.  `offset` is the position of
+    the arrays' first element in the whole list (what an `Index` element reads), for a
+    part of a longer list such as a Dask chunk."""
     if block < 1 or width < 1 or width & (width - 1):
         raise ValueError("block must be >= 1 and width a power of two")
     dtype = np.dtype(dtype).type
-    data = _Inputs(loop, arrays, params, dtype, n, dim)
+    data = _Inputs(loop, arrays, params, dtype, n, dim, offset)
     table = _table(dtype)
     plan = _Plan(loop, data, block, table)
     merge = _Tree(loop, combine, data, table)
@@ -127,7 +129,8 @@ def run_parallel(loop: Loop, combine: Fn, arrays, params: dict, *,
 class _Inputs:
     """The element arrays and loop parameters, checked and converted to `dtype`."""
 
-    def __init__(self, loop: Loop, arrays, params: dict, dtype, n, dim):
+    def __init__(self, loop: Loop, arrays, params: dict, dtype, n, dim, offset: int = 0):
+        self.offset = int(offset)                   # the first element's Index
         data_params = [p for p in loop.elements if not p.index]
         arrays = list(arrays)
         if len(arrays) != len(data_params):
@@ -192,7 +195,7 @@ class _Plan:
                 part = np.concatenate([part, np.zeros((runs * L - count,) + part.shape[1:], part.dtype)])
             rows.append(part.reshape((runs, L) + part.shape[1:] if part.ndim == 2 else (runs, L, 1)))
         has_index = any(p.index for p in loop.elements)
-        starts = begin + L * np.arange(runs, dtype=np.int64)[:, None] if has_index else None
+        starts = self.data.offset + begin + L * np.arange(runs, dtype=np.int64)[:, None] if has_index else None
         last_len = count - (runs - 1) * L           # elements in the last run
         if last_len < L:
             padding = np.zeros((runs, 1), dtype=bool)

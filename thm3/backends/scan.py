@@ -33,13 +33,15 @@ DEFAULT_LANES = 1 << 12
 
 
 def scan_parallel(loop: Loop, combine: Fn, arrays, params: dict, *, lanes: int = DEFAULT_LANES,
-                  dtype=np.float64, n: int | None = None, dim: int | None = None) -> tuple:
+                  dtype=np.float64, n: int | None = None, dim: int | None = None,
+                  offset: int = 0) -> tuple:
     """The states after every element, as arrays (one per field, of shape (n,) or (n, D)),
-    computed by the blocked scan of the module docstring."""
+    computed by the blocked scan of the module docstring; `offset` is the first element's
+    position in the whole list (see `numpy_tree.run_parallel`)."""
     if lanes < 1:
         raise ValueError("lanes must be >= 1")
     dtype = np.dtype(dtype).type
-    data = _Inputs(loop, arrays, params, dtype, n, dim)
+    data = _Inputs(loop, arrays, params, dtype, n, dim, offset)
     table = _table(dtype)
     if data.n == 0:
         return _empty(loop, data.dim, dtype)
@@ -66,7 +68,7 @@ def scan_states(loop: Loop, combine: Fn, arrays, params: dict, *, backend: str =
             from thm3.backends.numba_tree import scan_numba
             return scan_numba(loop, combine, arrays, params)
         case "cupy":
-            from thm3.gpu.runtime import scan_cupy      # renders CUDA; imports CuPy lazily
+            from thm3.gpu.scan import scan_cupy         # renders CUDA; imports CuPy lazily
             return scan_cupy(loop, combine, arrays, params)
         case _:
             raise ValueError(f"backend must be 'numpy', 'numba' or 'cupy', not {backend!r}")
