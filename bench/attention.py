@@ -51,10 +51,7 @@ MODEL_DIM = 2048        # heads * D
 def derived_lane() -> str:
     """thm3_combine_lane from thm3's analysis of samples/flash_attention.py (needs z3)."""
     import thm3
-    try:
-        from thm3.gpu import render
-    except ImportError:
-        from gpu import render
+    from thm3.gpu import render
     analysis = thm3.analyze(ROOT / "samples" / "flash_attention.py")
     if analysis.verdict != "homomorphism":
         raise SystemExit(f"flash_attention: {analysis.verdict}: {analysis.reason}")

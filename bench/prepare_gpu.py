@@ -15,10 +15,7 @@ sys.path.insert(0, str(ROOT))
 
 import thm3                                      # noqa: E402
 
-try:
-    from thm3.gpu.emit import emit               # noqa: E402
-except ImportError:
-    from gpu.emit import emit                    # noqa: E402
+from thm3.gpu.emit import emit                   # noqa: E402
 
 LOOPS = ("sum", "mps", "welford", "safe_softmax")
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from string import Template
 
 from thm3.ir import Fn, Loop, Type
-from thm3.syntax.printer import to_text
+from thm3.ir.printer import to_text
 
 from . import render as R
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from thm3.ir import Expr, Fn, Op, walk
-from thm3.syntax.printer import to_text
+from thm3.ir.printer import to_text
 
 from . import attention as fa
 from .render import render_combine_lane

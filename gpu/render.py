@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from string import Template
 
 from thm3.ir import Expr, Fn, Loop, Op, Type, walk
-from thm3.syntax.printer import to_text
+from thm3.ir.printer import to_text
 
 BLOCK = 256                                 # threads per block: 8 warps
 ITEMS = {"float32": 16, "float64": 8}       # elements per lane per warp tile: 64 bytes

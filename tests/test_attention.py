@@ -20,10 +20,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-try:
-    from thm3.gpu import attention as fa
-except ImportError:
-    from gpu import attention as fa
+import thm3
+from thm3.gpu import attention as fa, render
 
 
 # The lane combine that gpu/render.py will derive, written out here until it exists:
@@ -236,14 +234,6 @@ def test_numpy_takes_the_combine_it_is_given():
 def test_numpy_with_the_derived_combine():
     """The combine thm3 derives from samples/flash_attention.py, evaluated from Python,
     drives the same tiles and splits."""
-    thm3 = pytest.importorskip("thm3")
-    pytest.importorskip("z3")
-    if not hasattr(thm3, "analyze"):
-        pytest.skip("thm3.analyze is not there yet")
-    try:
-        import thm3.pipeline  # noqa: F401
-    except ImportError:
-        pytest.skip("thm3.pipeline is not there yet")
     analysis = thm3.analyze(Path(__file__).resolve().parents[1] / "samples" / "flash_attention.py")
     assert analysis.verdict == "homomorphism", analysis.reason
 
@@ -863,17 +853,6 @@ def test_emulated_large_logits(emulator_dir):
 def derived_lane():
     """thm3_combine_lane as gpu/render.py renders the combine thm3 derives for
     samples/flash_attention.py."""
-    thm3 = pytest.importorskip("thm3")
-    pytest.importorskip("z3")
-    try:
-        from thm3.gpu import render
-    except ImportError:
-        try:
-            from gpu import render
-        except ImportError:
-            pytest.skip("gpu/render.py is not there yet")
-    if not hasattr(render, "render_combine_lane") or not hasattr(thm3, "analyze"):
-        pytest.skip("render_combine_lane or thm3.analyze is not there yet")
     analysis = thm3.analyze(Path(__file__).resolve().parents[1] / "samples" / "flash_attention.py")
     assert analysis.verdict == "homomorphism", analysis.reason
     return render.render_combine_lane(analysis.loop, analysis.combine_fn, "float32")

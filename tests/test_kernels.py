@@ -32,10 +32,7 @@ from thm3.semantics.evaluate import NUMPY, evaluate, quiet
 from thm3.ir import Expr, FieldDecl, Fn, Loop, Op, ParamDecl, Type, const, var
 from thm3.backends.numpy_tree import apply_result, run_parallel, run_sequential
 
-try:
-    from thm3.gpu import emit as emit_mod, nvrtc, render
-except ImportError:
-    from gpu import emit as emit_mod, nvrtc, render
+from thm3.gpu import emit as emit_mod, nvrtc, render
 
 GOLDEN = Path(__file__).parent / "golden"
 R, I, B, V = Type.REAL, Type.INT, Type.BOOL, Type.VEC

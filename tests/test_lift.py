@@ -19,7 +19,8 @@ from thm3.semantics.evaluate import call
 from thm3.ir import Expr, FieldDecl, Op, ParamDecl, Type, const, var
 from thm3.lift import Lift, lift
 from thm3.syntax.loopfile import render_loop
-from thm3.semantics.samples import Domain, fold_left, fold_right, states_close
+from thm3.semantics.equality import states_close
+from thm3.semantics.samples import Domain, fold_left, fold_right
 from thm3.analysis.witness import find_witness
 
 LIFTING = [s for s in SAMPLES if s.lift == "expected"]

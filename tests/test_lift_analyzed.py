@@ -9,7 +9,8 @@ import pytest
 import thm3
 from analyzed import analysis
 from catalog import NOT_HOMOMORPHISMS
-from thm3.semantics.samples import Domain, fold_left, states_close
+from thm3.semantics.equality import states_close
+from thm3.semantics.samples import Domain, fold_left
 
 LIFTABLE = [s for s in NOT_HOMOMORPHISMS if s.lift == "expected"]
 

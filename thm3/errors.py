@@ -1,11 +1,35 @@
-"""Errors that point into the user's loop file: `path:line:col`, the line, a caret.
+"""The errors thm3 raises, all under `Thm3Error`: a loop file that breaks the format
+(`LoopError`, pointing into the file: `path:line:col`, the line, a caret), a solver or
+search budget that ran out (`SolverTimeout`), a backend that is not installed
+(`BackendUnavailable`), and an API called the wrong way (`UsageError`).
 
-The frontend raises `LoopError` for every file that breaks the loop format; the CLI
-prints it with `format_error` and exits with status 2."""
+The CLI prints a `LoopError` with `format_error` and exits with status 2."""
 from __future__ import annotations
 
 
-class LoopError(Exception):
+class Thm3Error(Exception):
+    """The base of every error thm3 raises on purpose."""
+
+
+class SolverTimeout(Thm3Error):
+    """The time budget of a solver or a search ran out: the answer is "unknown", never
+    "proved".  Stages catch it and record a timeout; it reaches the caller only from
+    a stage called on its own."""
+
+
+class BackendUnavailable(Thm3Error):
+    """A backend was asked for whose package (CuPy, NVRTC) is not installed here."""
+
+
+class UsageError(Thm3Error, ValueError, TypeError):
+    """The API was called the wrong way: a bad argument value, the wrong number or
+    shape of arrays, a missing loop parameter, a run without a combine.
+
+    One misuse, one type: it is also a `ValueError` and a `TypeError`, so code that
+    caught either before keeps working."""
+
+
+class LoopError(Thm3Error):
     """A loop file that breaks the format.
 
     `line` and `col` are 1-based; `col` counts characters (not bytes) of `source_line`,

@@ -1,41 +1,50 @@
 """The pipeline: loop file -> IR -> invariants -> Bird check -> witness or combine ->
-proofs -> stability, gathered in one `Analysis` (the library API of the spec).
+proofs -> stability, gathered in one frozen `Analysis` (the library API of the spec).
 
-Each step is a named function so the CLI can show and time them one by one."""
+`STEPS` is the flat list of named steps.  Each step is a function of the `Context` and
+the analysis so far that returns its results (`Done`); `analyze_loop` runs the steps
+whose condition holds, in order, and builds each next `Analysis` with `replace`, so the
+CLI can show and time them one by one."""
 from __future__ import annotations
 
-import itertools
 import time
 from collections import namedtuple
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from thm3.analysis.bird import bird_check
+from thm3.errors import BackendUnavailable, SolverTimeout, UsageError
 from thm3.analysis.invariants import infer
 from thm3.analysis.stability import stability
 from thm3.ir import Fn, Loop, Type
 from thm3.prove.laws import Setting
-from thm3.prove.combine import LAWS, prove_combine
-from thm3.semantics.evaluate import NUMPY, evaluate, quiet
+from thm3.prove.combine import LAWS, prove_combine, verdict_of
+from thm3.semantics.evaluate import NUMPY, evaluate, numpy_value, quiet
 from thm3.semantics.samples import make_triples, plain
-from thm3.synth.sketch import SearchTimeout, synthesize
+from thm3.synth.sketch import synthesize
+from thm3.status import Status, Verdict
 from thm3.synth.tidy import tidy_combine
 from thm3.analysis.witness import find_witness
 from thm3.lift import lift, with_right_fold
 
-@dataclass
+@dataclass(frozen=True)
 class Step:
+    """One step as it ran: its name, status (the verdict, for "prove"), time and a line
+    of detail."""
     name: str
-    status: str
+    status: Status | Verdict
     seconds: float
     detail: str = ""
 
 
-@dataclass
+@dataclass(frozen=True)
 class Analysis:
+    """What the pipeline found about one loop.  The fields after `seconds` are what
+    steps hand on to later steps (samples, the proof setting, candidate combines)."""
     loop: Loop
-    verdict: str = "unknown"
+    verdict: Verdict = Verdict.UNKNOWN
     reason: str = ""
     combine_fn: Fn | None = None
     method: str = ""
@@ -51,13 +60,49 @@ class Analysis:
     transport: str = ""
     transport_map: object = None
     law_details: dict = field(default_factory=dict)
-    steps: list = field(default_factory=list)
+    steps: tuple[Step, ...] = ()
     seconds: float = 0.0
+    samples: tuple = field(default=(), repr=False)          # Triples of sampled lists
+    setting: Setting | None = field(default=None, repr=False)
+    candidates: tuple[Fn, ...] = field(default=(), repr=False)
+    tidied: Fn | None = field(default=None, repr=False)      # the candidate tidied with SymPy
+    methods: dict = field(default_factory=dict, repr=False)  # field -> synthesis stage
+
+    def __repr__(self) -> str:
+        from thm3.report import one_line
+        return one_line(self)
+
+    def report(self) -> str:
+        """The human report, as `thm3 analyze` prints it."""
+        from thm3.report import render_report
+        return render_report(self)
+
+    def _repr_markdown_(self) -> str:
+        from thm3.notebook import markdown
+        return markdown(self)
+
+    def _repr_html_(self) -> str:
+        from thm3.notebook import html
+        return html(self)
+
+    def emit(self, outdir, *, dtype: str = "float32", dim: int | None = None) -> list:
+        """Write the kernel source and its CuPy module into `outdir`; returns their paths."""
+        if self.combine_fn is None:
+            raise UsageError(f"{self.loop.name}: nothing to emit ({self.verdict}): {self.reason}"
+                             + ("; `thm3 lift` (or a.lifted) gives a loop with a combine" if self.witness else ""))
+        from thm3.analysis.attention import recognize
+        shape = recognize(self.loop, self.transport_map)
+        if shape is not None:                   # attention: tiles of K/V merged by the combine
+            from thm3.gpu.emit_attention import emit_attention
+            return list(emit_attention(self, shape, outdir, dim=dim or 64))
+        from thm3.gpu.emit import emit as emit_files
+        return list(emit_files(self.loop, self.combine_fn, outdir, dtype=dtype, dim=dim))
 
     # -- the spec's API --------------------------------------------------------------
     @property
     def invariants(self) -> list[str]:
-        return [repr(e).replace("acc.", "") for e in self.invariant_exprs]
+        from thm3.report import invariant_text
+        return [invariant_text(e) for e in self.invariant_exprs]
 
     @property
     def State(self):
@@ -83,33 +128,43 @@ class Analysis:
 
     def run(self, *arrays, backend: str = "numpy", **params):
         if self.combine_fn is None:
-            raise ValueError(f"{self.loop.name}: no combine ({self.verdict}): {self.reason}")
+            raise UsageError(f"{self.loop.name}: no combine ({self.verdict}): {self.reason}")
+        real = _check_run_inputs(self.loop, arrays, params)
         match backend:
             case "numpy":
                 from thm3.backends.numpy_tree import apply_result, run_parallel
-                state = run_parallel(self.loop, self.combine_fn, list(arrays), params)
-                return apply_result(self.loop, state, params)
+                state = run_parallel(self.loop, self.combine_fn, list(arrays), params, dtype=real)
+                return _in_dtype(apply_result(self.loop, state, params), real)
             case "numba":
-                from thm3.backends.numba_tree import run_numba
+                try:
+                    from thm3.backends.numba_tree import run_numba
+                except ImportError:
+                    raise BackendUnavailable("backend='numba' needs Numba: pip install 'thm3[cpu]'") from None
                 from thm3.backends.numpy_tree import apply_result
                 return apply_result(self.loop, run_numba(self.loop, self.combine_fn, list(arrays), params), params)
             case "cupy":
+                try:
+                    import cupy  # noqa: F401
+                except ImportError:
+                    raise BackendUnavailable("backend='cupy' needs CuPy: pip install 'thm3[cuda12]' "
+                                             "(or [cuda13])") from None
                 from thm3.gpu.runtime import run_cupy       # renders CUDA; imports CuPy lazily
                 return run_cupy(self, *arrays, **params)
             case _:
-                raise ValueError(f"backend must be 'numpy', 'numba' or 'cupy', not {backend!r}")
+                raise UsageError(f"backend must be 'numpy', 'numba' or 'cupy', not {backend!r}")
 
     def scan(self, *arrays, backend: str = "numpy", result: bool = False, **params):
         """Every prefix state (inclusive, in list order): a State whose fields are arrays of
         length n (n x D for a Vec); with result=True the array of prefix results."""
         if self.combine_fn is None:
-            raise ValueError(f"{self.loop.name}: no combine ({self.verdict}): {self.reason}")
+            raise UsageError(f"{self.loop.name}: no combine ({self.verdict}): {self.reason}")
+        _check_run_inputs(self.loop, arrays, params)
         from thm3.backends.scan import prefix_results, scan_states
         states = scan_states(self.loop, self.combine_fn, list(arrays), params, backend=backend)
         return prefix_results(self.loop, states, params) if result else self.State(*states)
 
     def to_json(self) -> dict:
-        from thm3.syntax.printer import to_text
+        from thm3.ir.printer import to_text
         combine_text = None
         if self.combine_fn is not None:
             combine_text = {f.name: to_text(e) for f, e in zip(self.loop.fields, self.combine_fn.outputs)}
@@ -155,6 +210,46 @@ def _value(v, type_: Type):
     return np.float64(v)
 
 
+def _check_run_inputs(loop: Loop, arrays, params: dict):
+    """`a.run`'s inputs against the loop: one array per element parameter (an Index is
+    implicit), known loop parameters, and the `assert` preconditions on every element.
+    Returns the dtype the Real values are computed in: float32 when every Real array is."""
+    unknown = sorted(set(params) - {p.name for p in loop.params})
+    if unknown:
+        known = ", ".join(p.name for p in loop.params) or "none"
+        raise UsageError(f"{loop.name}: unknown keyword(s) {', '.join(unknown)}; the loop parameters are {known}")
+    given = [d for d in loop.elements if not d.index]
+    if len(arrays) != len(given):
+        raise UsageError(f"{loop.name}: {len(arrays)} array(s) given, one per element parameter expected: "
+                        + ", ".join(d.name for d in given))
+    data = [np.asarray(x) for x in arrays]
+    if loop.preconditions and data and data[0].shape[0]:
+        n = data[0].shape[0]
+        env = {d.name: np.arange(n) for d in loop.elements if d.index}
+        env.update({d.name: (x if d.type is Type.VEC else x.reshape(n, 1)) for d, x in zip(given, data)})
+        env.update({p.name: np.asarray(params[p.name], dtype=np.float64) for p in loop.params if p.name in params})
+        from thm3.report import invariant_text
+        for cond in loop.preconditions:
+            with quiet():
+                ok = np.broadcast_to(np.asarray(evaluate([cond], env, NUMPY)[0]).reshape(n, -1).all(axis=1), (n,))
+            if not ok.all():
+                i = int(np.argmin(ok))
+                values = ", ".join(f"{d.name} = {plain(x[i])}" for d, x in zip(given, data))
+                raise UsageError(f"{loop.name}: element {i} ({values}) breaks the precondition "
+                                 f"`assert {invariant_text(cond)}`")
+    reals = [x for d, x in zip(given, data) if d.type in (Type.REAL, Type.VEC)]
+    return np.float32 if reals and all(x.dtype == np.float32 for x in reals) else np.float64
+
+
+def _in_dtype(value, real):
+    """The result with its floats in the dtype the run computed in."""
+    if real is np.float64:
+        return value
+    if isinstance(value, tuple):
+        return tuple(_in_dtype(v, real) for v in value)
+    return real(value) if isinstance(value, (float, np.floating)) else value
+
+
 def _plain_value(v, type_: Type):
     arr = np.asarray(v)
     if type_ is Type.VEC:
@@ -169,170 +264,184 @@ def _plain_value(v, type_: Type):
 
 # -- the steps ----------------------------------------------------------------------
 
-def analyze_loop(loop: Loop, *, timeout: float = 60.0, lift: bool = True) -> Analysis:
-    t_start = time.monotonic()
-    deadline = t_start + timeout
-    a = Analysis(loop)
-
-    def step(name, fn):
-        t0 = time.monotonic()
-        status, detail = fn()
-        a.steps.append(Step(name, status, time.monotonic() - t0, detail))
-
-    triples: list = []
-
-    def sample():
-        triples.extend(make_triples(loop))
-        return "done", f"{sum(t.a[0].shape[0] for t in triples)} pairs of lists"
-
-    step("sample", sample)
-
-    def invariants():
-        inv, timed_out = infer(loop, triples, min(deadline, time.monotonic() + timeout * 0.3))
-        a.invariant_exprs = inv
-        return ("timeout" if timed_out else "proved"), f"{len(inv)} inductive facts"
-
-    step("invariants", invariants)
-    setting = Setting(loop, a.invariant_exprs)
-
-    def bird():
-        a.proofs["bird"], a.bird_detail = bird_check(loop, setting, deadline)
-        return a.proofs["bird"], a.bird_detail
-
-    step("bird", bird)
-
-    witness = []
-
-    def find():
-        w = find_witness(loop, timeout=min(2.0, max(0.1, deadline - time.monotonic())))
-        if w is None:
-            return "none", "no two lists with equal state told apart"
-        witness.append(w)
-        return "found", "no combine over this state exists"
-
-    step("witness", find)
-    if witness:
-        w = witness[0]
-        a.verdict = "not-homomorphism"
-        a.witness = [list(w.xs1), list(w.xs2), list(w.ys), w.side]
-        a.witness_params = dict(w.params)
-        a.reason = f"{w.describe()}: no combine over ({', '.join(loop.field_names)}) exists"
-        for law in LAWS:
-            a.proofs[law] = "skipped"
-        if lift:
-            step("lift", lambda: lift_step(a, deadline))
-        step("stability", lambda: stability_step(a, setting, deadline))
-        a.seconds = time.monotonic() - t_start
-        return a
-
-    found: list = []
-    tidied: list = []
-    methods: dict = {}
-
-    def synth():
-        try:
-            cands, tried = synthesize(loop, triples, deadline=deadline, methods=methods)
-        except SearchTimeout:
-            return "timeout", "the search for a combine ran out of time"
-        tidy = tidy_combine(loop, cands[0], triples) if cands else None
-        if tidy is not None:
-            tidied.append(tidy)
-            cands.insert(0, tidy)
-        found.extend(cands)
-        if not cands:
-            return "none", f"{tried} candidate terms, none agreed with h(xs + ys)"
-        return "found", f"{len(cands)} candidate(s) after {tried} terms"
-
-    step("synthesize", synth)
-    if not found:
-        a.verdict = "unknown"
-        a.reason = ("the search for a combine ran out of time (--timeout)" if a.steps[-1].status == "timeout"
-                    else "no combine found by the sketch search, and no witness that none exists")
-        for law in LAWS:
-            a.proofs[law] = "skipped"
-        step("stability", lambda: stability_step(a, setting, deadline))
-        a.seconds = time.monotonic() - t_start
-        return a
-
-    def prove_laws():
-        best = None
-        for cand in found:
-            statuses, details, timed_out = prove_combine(loop, setting, cand, triples, deadline)
-            score = sum(s == "proved" for s in statuses.values())
-            if best is None or score > best[0]:
-                best = (score, cand, statuses, details, timed_out)
-            if score == len(LAWS) or time.monotonic() > deadline:
-                break
-        _, cand, statuses, details, timed_out = best
-        a.combine_fn = cand
-        kinds = sorted(set(methods.values()))
-        a.method = kinds[0] if len(kinds) == 1 else "; ".join(f"{k}: {v}" for k, v in methods.items())
-        if tidied and cand is tidied[0]:
-            a.method += "; rational terms tidied with SymPy"
-        a.method += " (each term checked on batched reachable states, then proved)"
-        a.proofs.update(statuses)
-        a.law_details.update(details)
-        if any(s == "failed" for s in statuses.values()):
-            a.verdict = "unknown"
-            a.reason = "the candidate combine failed a law: " + "; ".join(
-                f"{k}: {details[k]}" for k, s in statuses.items() if s == "failed")
-            a.combine_fn = None
-        elif all(s == "proved" for s in statuses.values()):
-            a.verdict = "homomorphism"
-        elif timed_out:
-            a.verdict = "unknown"
-            a.reason = "solver time ran out before the laws were proved (they pass on random lists)"
-        else:
-            a.verdict = "homomorphism"
-            a.reason = "laws " + ", ".join(k for k, s in statuses.items() if s != "proved") + \
-                " tested on random lists, not proved"
-        return a.verdict, ", ".join(f"{k} {v}" for k, v in statuses.items())
-
-    step("prove", prove_laws)
-    if a.proofs.get("bird") == "failed":
-        a.reason = "; ".join(r for r in (a.reason, f"the given right fold is wrong: {a.bird_detail}") if r)
-    if a.combine_fn is not None:
-        step("transport", lambda: transport_step(a, triples, setting, deadline))
-    step("stability", lambda: stability_step(a, setting, deadline))
-    a.seconds = time.monotonic() - t_start
-    return a
+@dataclass(frozen=True)
+class Context:
+    """What every step reads and none changes: the loop, the time budget, whether to lift,
+    whether a combine whose laws are only tested counts as a homomorphism."""
+    loop: Loop
+    timeout: float
+    deadline: float
+    lift: bool
+    accept_tested: bool = False
 
 
-def stability_step(a: Analysis, setting: Setting, deadline: float):
-    a.stability, a.stability_notes = stability(a.loop, a.combine_fn, setting, deadline)
-    return ", ".join(f"{k} {v}" for k, v in a.stability.items()), ""
+@dataclass(frozen=True)
+class Done:
+    """A step's results: its status and detail, and the fields of `Analysis` it sets."""
+    status: Status | Verdict
+    detail: str
+    changes: dict = field(default_factory=dict)
 
 
-def transport_step(a: Analysis, triples, setting: Setting, deadline: float):
-    from thm3.analysis.transport import find
-    t = find(a.loop, a.combine_fn, triples, setting, deadline)
-    if t is None:
-        return "none", "no map onto a product of known monoids in the grammar"
-    a.transport = t.describe(a.loop)
-    a.transport_map = t
-    if t.trivial:
-        a.transport = "⊙ is itself a product of monoids: " + a.transport
-    return t.status, a.transport
+def sample(ctx: Context, a: Analysis) -> Done:
+    triples = tuple(make_triples(ctx.loop))
+    return Done(Status.DONE, f"{sum(t.a[0].shape[0] for t in triples)} pairs of lists", {"samples": triples})
 
 
-def _show(xs) -> str:
-    return "[" + ", ".join(str(x) for x in xs) + "]"
+def infer_invariants(ctx: Context, a: Analysis) -> Done:
+    inv, timed_out = infer(ctx.loop, list(a.samples), min(ctx.deadline, time.monotonic() + ctx.timeout * 0.3))
+    return Done(Status.TIMEOUT if timed_out else Status.PROVED, f"{len(inv)} inductive facts",
+                {"invariant_exprs": inv, "setting": Setting(ctx.loop, inv)})
 
 
-def lift_step(a: Analysis, deadline: float):
+def check_bird(ctx: Context, a: Analysis) -> Done:
+    status, detail = bird_check(ctx.loop, a.setting, ctx.deadline)
+    return Done(Status(status), detail, {"proofs": a.proofs | {"bird": Status(status)}, "bird_detail": detail})
 
-    accepted: list = []
 
-    def proves(lifted: Loop) -> bool:
-        b = analyze_loop(lifted, timeout=max(1.0, min(10.0, deadline - time.monotonic())), lift=False)
-        ok = b.verdict == "homomorphism" and all(b.proofs.get(k) == "proved" for k in LAWS)
+def search_witness(ctx: Context, a: Analysis) -> Done:
+    loop = ctx.loop
+    w = find_witness(loop, timeout=min(2.0, max(0.1, ctx.deadline - time.monotonic())))
+    if w is None:
+        return Done(Status.NONE, "no two lists with equal state told apart")
+    return Done(Status.FOUND, "no combine over this state exists", {
+        "verdict": Verdict.NOT_HOMOMORPHISM,
+        "witness": [list(w.xs1), list(w.xs2), list(w.ys), w.side],
+        "witness_params": dict(w.params),
+        "reason": f"{w.describe()}: no combine over ({', '.join(loop.field_names)}) exists",
+        "proofs": a.proofs | dict.fromkeys(LAWS, Status.SKIPPED)})
+
+
+class _LiftProver:
+    """The `prove` callback of `lift`: a lifted loop is accepted when its own analysis
+    (without lifting) proves it a homomorphism; the last accepted analysis is kept for
+    its combine."""
+
+    def __init__(self, deadline: float):
+        self.deadline = deadline
+        self.accepted: Analysis | None = None
+
+    def __call__(self, lifted: Loop) -> bool:
+        b = analyze_loop(lifted, timeout=max(1.0, min(10.0, self.deadline - time.monotonic())), lift=False)
+        ok = b.verdict == Verdict.HOMOMORPHISM and all(b.proofs.get(k) == Status.PROVED for k in LAWS)
         if ok:
-            accepted.append(b)
+            self.accepted = b
         return ok
 
-    res = lift(a.loop, timeout=max(1.0, deadline - time.monotonic()), prove=proves)
+
+def lift_state(ctx: Context, a: Analysis) -> Done:
+    prover = _LiftProver(ctx.deadline)
+    res = lift(ctx.loop, timeout=max(1.0, ctx.deadline - time.monotonic()), prove=prover)
     if res.loop_text is None:
-        return "none", res.reason
-    a.lifted = with_right_fold(res.loop_text, accepted[-1]) if accepted else res.loop_text
-    a.lift_added = list(res.added)
-    return "found", "; ".join(res.added)
+        return Done(Status.NONE, res.reason)
+    text = with_right_fold(res.loop_text, prover.accepted) if prover.accepted else res.loop_text
+    return Done(Status.FOUND, "; ".join(res.added), {"lifted": text, "lift_added": list(res.added)})
+
+
+def synthesize_combine(ctx: Context, a: Analysis) -> Done:
+    loop = ctx.loop
+    nothing = {"verdict": Verdict.UNKNOWN, "proofs": a.proofs | dict.fromkeys(LAWS, Status.SKIPPED)}
+    methods: dict = {}
+    try:
+        cands, tried = synthesize(loop, list(a.samples), deadline=ctx.deadline, methods=methods)
+    except SolverTimeout:
+        return Done(Status.TIMEOUT, "the search for a combine ran out of time",
+                    nothing | {"reason": "the search for a combine ran out of time (--timeout)"})
+    if not cands:
+        return Done(Status.NONE, f"{tried} candidate terms, none agreed with h(xs + ys)",
+                    nothing | {"reason": "no combine found by the sketch search, and no witness that none exists"})
+    tidy = tidy_combine(loop, cands[0], list(a.samples))
+    if tidy is not None:
+        cands.insert(0, tidy)
+    return Done(Status.FOUND, f"{len(cands)} candidate(s) after {tried} terms",
+                {"candidates": tuple(cands), "tidied": tidy, "methods": methods})
+
+
+def prove_laws(ctx: Context, a: Analysis) -> Done:
+    """The laws of each candidate in turn, until one has all three proved (or time is
+    up); a candidate that fails a law on a folded list is rejected for the next; the
+    best of the others (most proved laws) is judged by `verdict_of`."""
+    best = None
+    for cand in a.candidates:
+        statuses, details, timed_out = prove_combine(ctx.loop, a.setting, cand, list(a.samples), ctx.deadline)
+        score = (not any(s == Status.FAILED for s in statuses.values()),
+                 sum(s == Status.PROVED for s in statuses.values()))
+        if best is None or score > best[0]:
+            best = (score, cand, statuses, details, timed_out)
+        if score == (True, len(LAWS)) or time.monotonic() > ctx.deadline:
+            break
+    _, cand, statuses, details, timed_out = best
+    kinds = sorted(set(a.methods.values()))
+    method = kinds[0] if len(kinds) == 1 else "; ".join(f"{k}: {v}" for k, v in a.methods.items())
+    if a.tidied is not None and cand is a.tidied:
+        method += "; rational terms tidied with SymPy"
+    method += " (each term checked on batched reachable states, then proved)"
+    judged = verdict_of(statuses, details, timed_out, ctx.accept_tested)
+    reason = judged.reason
+    if a.proofs.get("bird") == Status.FAILED:
+        reason = "; ".join(r for r in (reason, f"the given right fold is wrong: {a.bird_detail}") if r)
+    return Done(judged.verdict, ", ".join(f"{k} {v}" for k, v in statuses.items()), {
+        "combine_fn": cand if judged.keeps_combine else None, "method": method,
+        "proofs": a.proofs | statuses, "law_details": a.law_details | details,
+        "verdict": judged.verdict, "reason": reason})
+
+
+def find_transport(ctx: Context, a: Analysis) -> Done:
+    from thm3.analysis.transport import find
+    t = find(ctx.loop, a.combine_fn, list(a.samples), a.setting, ctx.deadline)
+    if t is None:
+        return Done(Status.NONE, "no map onto a product of known monoids in the grammar")
+    text = t.describe(ctx.loop)
+    if t.trivial:
+        text = "⊙ is itself a product of monoids: " + text
+    return Done(Status(t.status), text, {"transport": text, "transport_map": t})
+
+
+def check_stability(ctx: Context, a: Analysis) -> Done:
+    verdicts, notes = stability(ctx.loop, a.combine_fn, a.setting, ctx.deadline)
+    return Done(Status.DONE, ", ".join(f"{k} {v}" for k, v in verdicts.items()),
+                {"stability": {k: Status(v) for k, v in verdicts.items()}, "stability_notes": notes})
+
+
+@dataclass(frozen=True)
+class PipelineStep:
+    """A named step and the condition on the analysis so far under which it runs."""
+    name: str
+    run: Callable[[Context, Analysis], Done]
+    applies: Callable[[Context, Analysis], bool] = lambda ctx, a: True
+
+
+STEPS: tuple[PipelineStep, ...] = (
+    PipelineStep("sample", sample),
+    PipelineStep("invariants", infer_invariants),
+    PipelineStep("bird", check_bird),
+    PipelineStep("witness", search_witness),
+    PipelineStep("lift", lift_state, lambda ctx, a: ctx.lift and a.witness is not None),
+    PipelineStep("synthesize", synthesize_combine, lambda ctx, a: a.witness is None),
+    PipelineStep("prove", prove_laws, lambda ctx, a: bool(a.candidates)),
+    PipelineStep("transport", find_transport, lambda ctx, a: a.combine_fn is not None),
+    PipelineStep("stability", check_stability),
+)
+
+
+def analyze_loop(loop: Loop, *, timeout: float = 60.0, lift: bool = True, accept_tested: bool = False,
+                 progress=None) -> Analysis:
+    """Run `STEPS` on `loop` within `timeout` seconds; `lift=False` skips lifting;
+    `accept_tested` lets laws only tested on lists make a homomorphism.
+    `progress(name, step)`, where given, is called as each step starts (step None) and
+    ends (its `Step`)."""
+    t_start = time.monotonic()
+    ctx = Context(loop, timeout, t_start + timeout, lift, accept_tested)
+    a = Analysis(loop)
+    for step in STEPS:
+        if not step.applies(ctx, a):
+            continue
+        t0 = time.monotonic()
+        if progress:
+            progress(step.name, None)
+        done = step.run(ctx, a)
+        a = replace(a, **done.changes,
+                    steps=a.steps + (Step(step.name, done.status, time.monotonic() - t0, done.detail),))
+        if progress:
+            progress(step.name, a.steps[-1])
+    return replace(a, seconds=time.monotonic() - t_start)

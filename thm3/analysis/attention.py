@@ -104,16 +104,16 @@ def recognize(loop: Loop, transport, deadline: float = float("inf")) -> Attentio
 
 def _single_element_state(loop, s_expr, mi, di, oi, value, deadline) -> bool:
     """Proved: left(init, (k, v)) == (s, 1, v)."""
-    from thm3.prove.laws import Law, Setting, _init, apply_fn, check_equal_pairs
-    from thm3.semantics.symbolic import _const
+    from thm3.prove.laws import Law, Setting, apply_fn, check_equal_pairs, initial
+    from thm3.semantics.symbolic import constant
     score = Fn(loop.left.inputs, (s_expr,))
 
     def build(table, env):
         x = [env[f"x.{d.name}"] for d in loop.elements]
         p = {d.name: env[d.name] for d in loop.params}
-        single = apply_fn(table, loop.left, _init(loop) + x, p)
-        s_val = apply_fn(table, score, _init(loop) + x, p)[0]
-        return [(single[mi], s_val), (single[di], _const(1.0, Type.REAL)),
+        single = apply_fn(table, loop.left, initial(loop) + x, p)
+        s_val = apply_fn(table, score, initial(loop) + x, p)[0]
+        return [(single[mi], s_val), (single[di], constant(1.0, Type.REAL)),
                 (single[oi], env[f"x.{value}"])]
 
     return Law(Setting(loop, []), [], ["x"], deadline, loop.left.outputs).run(build, check_equal_pairs).proved

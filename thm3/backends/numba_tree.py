@@ -24,6 +24,7 @@ import os
 import sys
 from pathlib import Path
 
+import numba  # noqa: F401  (the optional extra thm3[cpu]; without it this backend is unavailable)
 import numpy as np
 
 from thm3.backends.numpy_tree import _dtype, _Inputs

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from thm3.errors import UsageError
 from thm3.semantics.evaluate import NUMPY, PYTHON, Compiled, evaluate, quiet
 from thm3.ir import Fn, Loop, Op, Type, walk
 
@@ -106,7 +107,7 @@ def run_parallel(loop: Loop, combine: Fn, arrays, params: dict, *,
     the arrays' first element in the whole list (what an `Index` element reads), for a
     part of a longer list such as a Dask chunk."""
     if block < 1 or width < 1 or width & (width - 1):
-        raise ValueError("block must be >= 1 and width a power of two")
+        raise UsageError("block must be >= 1 and width a power of two")
     dtype = np.dtype(dtype).type
     data = _Inputs(loop, arrays, params, dtype, n, dim, offset)
     table = _table(dtype)
@@ -135,16 +136,16 @@ class _Inputs:
         arrays = list(arrays)
         if len(arrays) != len(data_params):
             names = ", ".join(p.name for p in data_params)
-            raise ValueError(f"{loop.name}: expected {len(data_params)} arrays ({names}), "
+            raise UsageError(f"{loop.name}: expected {len(data_params)} arrays ({names}), "
                              f"got {len(arrays)}")
         converted = iter([np.asarray(a, dtype=_dtype(p.type, dtype))
                           for a, p in zip(arrays, data_params)])
         self.element_arrays = [None if p.index else next(converted) for p in loop.elements]
         lengths = {len(a) for a in self.element_arrays if a is not None}
         if n is None and not lengths:
-            raise ValueError(f"{loop.name}: only Index elements; pass n")
+            raise UsageError(f"{loop.name}: only Index elements; pass n")
         if len(lengths) > 1 or (n is not None and lengths and lengths != {n}):
-            raise ValueError(f"{loop.name}: element arrays of different lengths {sorted(lengths)}")
+            raise UsageError(f"{loop.name}: element arrays of different lengths {sorted(lengths)}")
         self.n = n if n is not None else lengths.pop()
         self.params = _param_values(loop, params, dtype)
         dims = {a.shape[1] for a, p in zip(self.element_arrays, loop.elements)
@@ -153,16 +154,16 @@ class _Inputs:
         if dim is not None:
             dims.add(dim)
         if len(dims) > 1:
-            raise ValueError(f"{loop.name}: Vec values of different lengths {sorted(dims)}")
+            raise UsageError(f"{loop.name}: Vec values of different lengths {sorted(dims)}")
         self.dim = dims.pop() if dims else None
         needs_dim = any(t is Type.VEC for t in
                         [f.type for f in loop.fields] + [p.type for p in loop.elements])
         if needs_dim and self.dim is None:
-            raise ValueError(f"{loop.name}: the length of Vec values is unknown; pass dim")
+            raise UsageError(f"{loop.name}: the length of Vec values is unknown; pass dim")
         for a, p in zip(self.element_arrays, loop.elements):
             want = 2 if p.type is Type.VEC else 1
             if a is not None and a.ndim != want:
-                raise ValueError(f"{loop.name}: element {p.name} must be {want}-D, got shape {a.shape}")
+                raise UsageError(f"{loop.name}: element {p.name} must be {want}-D, got shape {a.shape}")
 
 
 class _Plan:
@@ -315,7 +316,7 @@ def _dtype(type_: Type, real):
 def _param_values(loop: Loop, params: dict, dtype) -> dict:
     missing = [p.name for p in loop.params if p.name not in params]
     if missing:
-        raise ValueError(f"{loop.name}: missing loop parameters {', '.join(missing)}")
+        raise UsageError(f"{loop.name}: missing loop parameters {', '.join(missing)}")
     out = {}
     for p in loop.params:
         value = np.asarray(params[p.name], dtype=_dtype(p.type, dtype))

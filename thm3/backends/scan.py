@@ -23,6 +23,7 @@ import numpy as np
 from thm3.backends.numpy_tree import (PYTHON, Compiled, _batched_identity, _dtype, _Inputs,
                                       _param_values, _Plan, _py_value, _scalar_value, _table,
                                       _Tree, identity)
+from thm3.errors import BackendUnavailable, UsageError
 from thm3.ir import Fn, Loop, Type
 from thm3.semantics.evaluate import NUMPY, evaluate, quiet
 
@@ -39,7 +40,7 @@ def scan_parallel(loop: Loop, combine: Fn, arrays, params: dict, *, lanes: int =
     computed by the blocked scan of the module docstring; `offset` is the first element's
     position in the whole list (see `numpy_tree.run_parallel`)."""
     if lanes < 1:
-        raise ValueError("lanes must be >= 1")
+        raise UsageError("lanes must be >= 1")
     dtype = np.dtype(dtype).type
     data = _Inputs(loop, arrays, params, dtype, n, dim, offset)
     table = _table(dtype)
@@ -65,13 +66,16 @@ def scan_states(loop: Loop, combine: Fn, arrays, params: dict, *, backend: str =
         case "numpy":
             return scan_parallel(loop, combine, arrays, params)
         case "numba":
-            from thm3.backends.numba_tree import scan_numba
+            try:
+                from thm3.backends.numba_tree import scan_numba
+            except ImportError:
+                raise BackendUnavailable("backend='numba' needs Numba: pip install 'thm3[cpu]'") from None
             return scan_numba(loop, combine, arrays, params)
         case "cupy":
             from thm3.gpu.scan import scan_cupy         # renders CUDA; imports CuPy lazily
             return scan_cupy(loop, combine, arrays, params)
         case _:
-            raise ValueError(f"backend must be 'numpy', 'numba' or 'cupy', not {backend!r}")
+            raise UsageError(f"backend must be 'numpy', 'numba' or 'cupy', not {backend!r}")
 
 
 def exclusive_scan(tree: _Tree, states: tuple) -> tuple:

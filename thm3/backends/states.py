@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from thm3.errors import UsageError
 from thm3.ir import Fn, Loop, Type
 from thm3.semantics.evaluate import NUMPY, evaluate, quiet
 
@@ -16,7 +17,7 @@ def combine_states(loop: Loop, fn: Fn, a, b, params: dict, State):
     values = list(tuple(a)) + list(tuple(b))
     types = [f.type for f in loop.fields] * 2
     if len(values) != len(types):
-        raise ValueError(f"{loop.name}: a State has {len(loop.fields)} fields "
+        raise UsageError(f"{loop.name}: a State has {len(loop.fields)} fields "
                          f"({', '.join(loop.field_names)}); got {len(tuple(a))} and {len(tuple(b))}")
     lanes = _lanes(loop, values, types)
     if lanes is None:
@@ -34,10 +35,10 @@ def _lanes(loop: Loop, values, types) -> int | None:
             sizes.add(int(v.shape[0]))
         elif batch_ndim > 1 or batch_ndim < 0:
             want = "(n, D) or (D,)" if t is Type.VEC else "(n,) or a number"
-            raise ValueError(f"{loop.name}: field {name} has shape {shape}; "
+            raise UsageError(f"{loop.name}: field {name} has shape {shape}; "
                              f"combine takes {want}")
     if len(sizes) > 1:
-        raise ValueError(f"{loop.name}: batches of different sizes {sorted(sizes)}; "
+        raise UsageError(f"{loop.name}: batches of different sizes {sorted(sizes)}; "
                          "combine pairs lane i of a with lane i of b")
     return sizes.pop() if sizes else None
 

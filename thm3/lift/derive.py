@@ -2,17 +2,15 @@
 written into a lifted loop file."""
 from __future__ import annotations
 
-from thm3.ir import Expr, Fn, Loop, Type
+from thm3.ir import Expr, Fn, Loop
 
 
 def derived_right(loop: Loop, combine: Fn) -> list[Expr]:
     """right(e, acc) = combine(left(init, e), acc), simplified: the right fold that a
     combine gives (over "acc.<field>", the element and the loop parameters)."""
-    from thm3.ir import const as mk_const, substitute, var
+    from thm3.ir import initial_state, substitute, var
     from thm3.ir.simplify import simplify
-    init = {f"acc.{f.name}": mk_const(f.default if f.type is not Type.REAL else float(f.default),
-                                      f.type if f.type is not Type.VEC else Type.REAL)
-            for f in loop.fields}
+    init = {f"acc.{f.name}": e for f, e in zip(loop.fields, initial_state(loop))}
     single = substitute(loop.left.outputs, init)
     mapping = {f"a.{f.name}": e for f, e in zip(loop.fields, single)}
     mapping |= {f"b.{f.name}": var(f"acc.{f.name}", f.type) for f in loop.fields}

@@ -22,18 +22,16 @@ from dataclasses import dataclass
 import numpy as np
 
 from thm3.syntax.frontend import parse_source
-from thm3.semantics.evaluate import quiet
 from thm3.ir import (COMPARISONS, Expr, FieldDecl, Fn, Loop, Op, Type, as_real, const, free_vars, promote, same,
                      substitute, var, walk)
 from thm3.syntax.loopfile import expression_text as to_text, render_loop
-from thm3.semantics.samples import Domain, states_close
+from thm3.syntax.names import fresh
+from thm3.semantics.equality import close, states_close
+from thm3.semantics.samples import Domain
 from thm3.analysis.witness import (ShortLists, Witness, element_domain, find_witnesses, fold, from_plain,
                           parameter_settings, show, states_far, to_elements, vec_dim)
 
 MAX_ADDED = 3
-_RESERVED = {"State", "NamedTuple", "max", "min", "abs", "acc", "left", "right", "result", "inf",
-             "Real", "Int", "Bool", "Vec", "Index", "exp", "exp2", "log", "log2", "sqrt", "where",
-             "dot", "True", "False", "None", "and", "or", "not", "if", "else", "in", "is"}
 # The budget on which a lifted loop must show no witness: more lists and parameter
 # values than the first search.
 _CHECK = dict(max_lists=12000, max_len=7, prefix_len=2, settings=3)
@@ -261,10 +259,9 @@ class _LiftSearch:
     def render(self, cands: list[_Aux]) -> tuple[str, list[str], list[str]]:
         loop = self.loop
         taken = set(loop.field_names) | {p.name for p in loop.params} | {p.name for p in loop.elements}
-        taken |= _RESERVED
         names = {}
         for c in cands:
-            names[c.key] = _fresh(c.hint, taken)
+            names[c.key] = fresh(c.hint, taken)
             taken.add(names[c.key])
         mapping = {f"acc.{c.key}": var(f"acc.{names[c.key]}", c.type) for c in cands}
         updates = substitute([c.update for c in cands], mapping)
@@ -594,10 +591,7 @@ def _arith(op: Op, a: Expr, b: Expr) -> Expr:
 
 def _eq(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Equal values, to round-off (infinities equal only to themselves, NaN to NaN)."""
-    with quiet():
-        finite = np.isfinite(a) & np.isfinite(b)
-        near = finite & (np.abs(a - b) <= 1e-9 * (1.0 + np.maximum(np.abs(a), np.abs(b))))
-        return (a == b) | near | (np.isnan(a) & np.isnan(b))
+    return close(a, b)
 
 
 def _pred_name(p: Expr) -> str:
@@ -623,15 +617,6 @@ def _name_part(e: Expr) -> str:
         text = str(int(v)) if v == int(v) else str(v)
         return text.replace("-", "m").replace(".", "_")
     return ""
-
-
-def _fresh(base: str, taken: set[str]) -> str:
-    if base not in taken:
-        return base
-    i = 2
-    while f"{base}{i}" in taken:
-        i += 1
-    return f"{base}{i}"
 
 
 def _default_text(c: _Aux) -> str:

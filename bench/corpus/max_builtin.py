@@ -1,0 +1,13 @@
+"""Maximum element with max() (the branch-form twin of parsynt_max).
+
+Source: Farzan & Nicolet, PLDI 2017 (Parsynt), benchmark `max`."""
+from typing import NamedTuple
+from thm3.lang import Real, inf
+
+
+class State(NamedTuple):
+    m: Real = -inf  # largest element so far
+
+
+def left(acc: State, x: Real) -> State:
+    return State(max(acc.m, x))

@@ -1,0 +1,15 @@
+"""Occurrences of the factor 01: not a homomorphism without the first bit.
+
+Source: PLDI 2021 regular-pattern loops (counting a two-letter factor)."""
+from typing import NamedTuple
+from thm3.lang import Int
+
+
+class State(NamedTuple):
+    c: Int = 0          # occurrences of 0 followed by 1
+    prev: Int = -1      # last bit (-1 while empty)
+
+
+def left(acc: State, x: Int) -> State:
+    assert x == 0 or x == 1
+    return State(acc.c + 1 if acc.prev == 0 and x == 1 else acc.c, x)

@@ -1,0 +1,233 @@
+"""Random valid loop files: families whose answer is known, and random expressions.
+
+`generate(choose)` builds one loop; `choose(options)` picks one of a sequence, so the same
+generator runs under a seeded `random.Random` (`from_seed`, for the fixed quick tier and
+bench/fuzz.py) and under hypothesis (`loops()`, a strategy).  Each loop carries its truth
+where the family knows it ("homomorphism" / "not-homomorphism", with why), else None and
+the oracle decides."""
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+
+from hypothesis import strategies as st
+
+CONSTANTS = (-3, -1, 0, 0.5, 1, 2, 3, 7, 10)
+COMPARES = (">", ">=", "<", "<=", "==", "!=")
+
+
+@dataclass(frozen=True)
+class FuzzLoop:
+    family: str
+    source: str
+    truth: str | None           # None: the oracle decides
+    why: str = ""
+    params: dict = field(default_factory=dict)
+
+
+def _num(c) -> str:
+    return repr(c)
+
+
+def _file(title: str, fields: list[tuple[str, str, str]], body: list[str],
+          element: str = "x: Real", lang: tuple[str, ...] = ()) -> str:
+    names = sorted({"Real", "Int", "Bool", *lang})
+    lines = [f'"""{title}"""', "from typing import NamedTuple",
+             f"from thm3.lang import {', '.join(names)}", "", "",
+             "class State(NamedTuple):"]
+    lines += [f"    {n}: {t} = {d}" for n, t, d in fields]
+    lines += ["", "", f"def left(acc: State, {element}) -> State:"]
+    lines += [f"    {b}" for b in body]
+    return "\n".join(lines) + "\n"
+
+
+# --- families with known answers ---------------------------------------------------------
+
+def sum_of_predicate(choose) -> FuzzLoop:
+    op, c = choose(COMPARES), choose(CONSTANTS)
+    kind = choose(("count", "sum", "where"))
+    match kind:
+        case "count":
+            fields, body = [("n", "Int", "0")], [f"return State(acc.n + 1 if x {op} {_num(c)} else acc.n)"]
+        case "sum":
+            fields, body = [("s", "Real", "0")], [f"if x {op} {_num(c)}:", "    return State(acc.s + x)",
+                                                  "return acc"]
+        case _:
+            fields, body = [("s", "Real", "0")], [f"return State(acc.s + where(x {op} {_num(c)}, x, 0))"]
+    return FuzzLoop("sum_of_predicate", _file(f"{kind} of x {op} {c}", fields, body,
+                                              lang=("where",)), "homomorphism", "a sum")
+
+
+def extremum_with_count(choose) -> FuzzLoop:
+    big = choose((True, False))
+    cmp, inf = (">", "-inf") if big else ("<", "inf")
+    style = choose(("if", "where"))
+    fields = [("m", "Real", inf), ("c", "Int", "0")]
+    if style == "if":
+        body = [f"if x {cmp} acc.m:", "    return State(x, 1)", "elif x == acc.m:",
+                "    return State(acc.m, acc.c + 1)", "return acc"]
+    else:
+        ext = "max" if big else "min"
+        body = [f"return State({ext}(acc.m, x), where(x {cmp} acc.m, 1, where(x == acc.m, acc.c + 1, acc.c)))"]
+    return FuzzLoop("extremum_with_count", _file(f"{'max' if big else 'min'} with count ({style})",
+                                                 fields, body, lang=("inf", "where")),
+                    "homomorphism", "the better extremum wins; ties add counts")
+
+
+def first_or_last_with_flag(choose) -> FuzzLoop:
+    op, c = choose(COMPARES), choose(CONSTANTS)
+    first = choose((True, False))
+    fields = [("has", "Bool", "False"), ("v", "Real", "0")]
+    if first:
+        body = [f"if not acc.has and x {op} {_num(c)}:", "    return State(True, x)", "return acc"]
+    else:
+        body = [f"if x {op} {_num(c)}:", "    return State(True, x)", "return acc"]
+    which = "first" if first else "last"
+    return FuzzLoop("first_or_last_with_flag", _file(f"{which} x {op} {c} with a flag", fields, body),
+                    "homomorphism", f"the {which} operand that has one")
+
+
+def affine_map(choose) -> FuzzLoop:
+    c = choose((2, 0.5, -1, 3, 1))
+    lifted = choose((True, False))
+    if lifted:
+        fields = [("v", "Real", "0"), ("pw", "Real", "1")]
+        body = [f"return State(acc.v * {_num(c)} + x, acc.pw * {_num(c)})"]
+        truth, why = "homomorphism", "v = v1 * pw2 + v2"
+    else:
+        fields = [("v", "Real", "0")]
+        body = [f"return State(acc.v * {_num(c)} + x)"]
+        truth, why = ("homomorphism", "a sum") if c == 1 else \
+            ("not-homomorphism", "h([]) == h([0]) but [1] and [1, 0] differ")
+    return FuzzLoop("affine_map", _file(f"v * {c} + x{' with c**len' if lifted else ''}", fields, body),
+                    truth, why)
+
+
+def rescaled_sum(choose) -> FuzzLoop:
+    c, d = choose((2, -1, 0.5, 3)), choose((0, 1, -3, 0.5))
+    fields = [("s", "Real", "0")]
+    body = [f"return State(acc.s + {_num(c)} * x + {_num(d)})"]
+    return FuzzLoop("rescaled_sum", _file(f"sum of {c} x + {d}", fields, body), "homomorphism", "a sum")
+
+
+def prefix_suffix_max(choose) -> FuzzLoop:
+    kind = choose(("prefix", "suffix", "suffix_alone"))
+    match kind:
+        case "prefix":
+            fields = [("s", "Real", "0"), ("m", "Real", choose(("0", "-inf")))]
+            body = ["s = acc.s + x", "return State(s, max(acc.m, s))"]
+            truth, why = "homomorphism", "m = max(m1, s1 + m2)"
+        case "suffix":
+            fields = [("s", "Real", "0"), ("t", "Real", "0")]
+            body = ["return State(acc.s + x, max(acc.t + x, 0))"]
+            truth, why = "homomorphism", "t = max(t1 + s2, t2)"
+        case _:
+            fields = [("t", "Real", "0")]
+            body = ["return State(max(acc.t + x, 0))"]
+            truth, why = "not-homomorphism", "h([]) == h([-1]) but [1] and [1, -1] differ"
+    return FuzzLoop("prefix_suffix_max", _file(f"{kind} maximum", fields, body, lang=("inf",)), truth, why)
+
+
+def forgetful(choose) -> FuzzLoop:
+    c, d = choose((1, 2, -1, 0)), choose((3, -3, 0, 0.5, 7))
+    init = choose(("0", "1", "7"))
+    fields = [("v", "Real", init)]
+    body = [f"return State({_num(c)} * x + {_num(d)})" if c != 1 else f"return State(x + {_num(d)})"]
+    if c == 0:
+        truth, why = "homomorphism", "constant after the first element"
+    else:
+        truth, why = "not-homomorphism", "some x makes the step return the initial value"
+    return FuzzLoop("forgetful", _file(f"forget: {c} x + {d}, init {init}", fields, body), truth, why)
+
+
+def flag_by_comparison(choose) -> FuzzLoop:
+    op, c = choose(("==", ">=", ">", "<=")), choose(CONSTANTS)
+    keep = choose(("or", "and"))
+    init = "False" if keep == "or" else "True"
+    fields = [("f", "Bool", init)]
+    body = [f"return State(acc.f {keep} x {op} {_num(c)})"]
+    return FuzzLoop("flag_by_comparison", _file(f"flag {keep} x {op} {c}", fields, body),
+                    "homomorphism", f"a monoid: {keep}")
+
+
+def counter_with_constant(choose) -> FuzzLoop:
+    k = choose((1, 2, 3, 5, 9, 12))
+    kind = choose(("reached", "capped", "exactly"))
+    match kind:
+        case "reached":
+            fields = [("n", "Int", "0"), ("r", "Bool", "False")]
+            body = ["n = acc.n + 1", f"return State(n, acc.r or n >= {k})"]
+        case "exactly":
+            fields = [("n", "Int", "0"), ("r", "Bool", "False")]
+            body = ["n = acc.n + 1", f"return State(n, acc.r or n == {k})"]
+        case _:
+            fields = [("n", "Int", "0")]
+            body = [f"return State(min(acc.n + 1, {k}))"]
+    return FuzzLoop("counter_with_constant", _file(f"count {kind} {k}", fields, body),
+                    "homomorphism", "n adds (capped); the flag follows from n")
+
+
+def product_with_init(choose) -> FuzzLoop:
+    k = choose((1, 2, 3, -1, 0.5))
+    fields = [("p", "Real", _num(k))]
+    body = ["return State(acc.p * x)"]
+    return FuzzLoop("product_with_init", _file(f"product from {k}", fields, body),
+                    "homomorphism", f"p = p1 * p2 / {k}")
+
+
+FAMILIES = (sum_of_predicate, extremum_with_count, first_or_last_with_flag, affine_map,
+            rescaled_sum, prefix_suffix_max, forgetful, flag_by_comparison,
+            counter_with_constant, product_with_init)
+
+
+# --- random expressions ------------------------------------------------------------------
+
+def _real_expr(choose, fields: list[str], depth: int) -> str:
+    leaves = [f"acc.{f}" for f in fields] + ["x"] + [_num(c) for c in (0, 1, 2, -1, 3)]
+    if depth == 0 or choose((0, 1, 2)) == 0:
+        return choose(leaves)
+    kind = choose(("+", "-", "*", "max", "min", "if"))
+    a, b = _real_expr(choose, fields, depth - 1), _real_expr(choose, fields, depth - 1)
+    match kind:
+        case "max" | "min":
+            return f"{kind}({a}, {b})"
+        case "if":
+            cond = f"{choose(leaves)} {choose(COMPARES)} {choose(leaves)}"
+            return f"({a} if {cond} else {b})"
+        case _:
+            return f"({a} {kind} {b})"
+
+
+def random_expressions(choose) -> FuzzLoop:
+    n = choose((1, 2))
+    names = ["u", "w"][:n]
+    fields = [(f, "Real", choose(("0", "1", "-1"))) for f in names]
+    body = [f"return State({', '.join(_real_expr(choose, names, 2) for _ in names)})"]
+    return FuzzLoop("random_expressions", _file("random expressions", fields, body), None)
+
+
+def generate(choose) -> FuzzLoop:
+    family = choose(FAMILIES + (random_expressions, random_expressions))
+    return family(choose)
+
+
+def from_seed(seed: int) -> FuzzLoop:
+    rng = random.Random(seed)
+    return generate(lambda options: rng.choice(list(options)))
+
+
+@st.composite
+def loops(draw) -> FuzzLoop:
+    return generate(lambda options: draw(st.sampled_from(list(options))))
+
+
+def scripted(*values):
+    """A chooser that makes the given choices in order (each must be one of the options):
+    a named member of a family, e.g. `forgetful(scripted(1, 3, "0"))` is v = x + 3."""
+    queue = list(values)
+
+    def choose(options):
+        value = queue.pop(0)
+        assert value in list(options), (value, options)
+        return value
+    return choose
