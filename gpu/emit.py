@@ -222,7 +222,7 @@ def render_module(loop: Loop, combine: Fn, source: str, *, dtype: str = "float32
     combine_lines = [f"    {f.name} = {to_text(e)}" for f, e in zip(loop.fields, with_field_names(loop, combine.outputs))]
     signature = ", ".join([p.name for p in data] or ["n"]) + "".join(f", {p.name}=..." for p in loop.params)
     returns = (f"the result ({result})" if result else f"the final State ({', '.join(f.name for f in loop.fields)})")
-    identity = ", ".join(f"{f.name}={'0 (vector)' if f.type is Type.VEC else f.default}" for f in loop.fields)
+    identity = ", ".join(f"{f.name}={str(f.default) + ' (every lane)' if f.type is Type.VEC else f.default}" for f in loop.fields)
     array_doc = ", ".join(f"{p.name} ({'(n, DIM)' if p.type is Type.VEC else '(n,)'} {p.type.value})"
                           for p in data) or "none: pass n, the length (Index elements only)"
     param_doc = ("\n    Loop parameters (keywords): "
