@@ -1,7 +1,8 @@
 """Write a loop's kernels to disk: `NAME.cu` (the CUDA source from `gpu/render.py`) and
 `NAME.py`, a self-contained module that needs only CuPy and NumPy.  The module holds the
 source in a `cupy.RawModule`, imports CuPy on first use (so it imports without a GPU),
-and offers `reduce`, `reduce_state`, `reduce_rows` and `reduce_rows_state`."""
+and offers `reduce`, `reduce_state`, `reduce_rows` and `reduce_rows_state`, and the
+inclusive scan `scan` and `scan_rows` (rendered by `scan.py`)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -227,6 +228,7 @@ def render_module(loop: Loop, combine: Fn, source: str, *, dtype: str = "float32
                           for p in data) or "none: pass n, the length (Index elements only)"
     param_doc = ("\n    Loop parameters (keywords): "
                  + ", ".join(f"{p.name} ({p.type.value})" for p in loop.params) + ".") if loop.params else ""
+    from .scan import render_module_part     # the scan's source and launchers follow
     return _MODULE.substitute(
         title=loop.title.replace('"""', "'''"),
         title_short=loop.title.split(":")[0].replace('"""', "'''"),
@@ -242,7 +244,7 @@ def render_module(loop: Loop, combine: Fn, source: str, *, dtype: str = "float32
         block=R.BLOCK, items=spec.items, state_bytes=R.state_bytes(spec),
         array_doc=array_doc, param_doc=param_doc,
         source=_python_string(source),
-    )
+    ) + render_module_part(loop, combine, dtype=dtype, dim=dim)
 
 
 def emit(loop: Loop, combine: Fn, outdir, *, dtype: str = "float32",
