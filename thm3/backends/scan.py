@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from thm3.backends.numpy_tree import (PYTHON, Compiled, _batched_identity, _dtype, _Inputs,
-                                      _param_values, _Plan, _py_value, _scalar_value, _table,
+                                      _param_values, _Plan, _py_value, _table,
                                       _Tree, identity)
 from thm3.errors import BackendUnavailable, UsageError
 from thm3.ir import Fn, Loop, Type
@@ -117,7 +117,8 @@ def run_sequential_prefixes(loop: Loop, arrays, params: dict, *, n: int | None =
             rows.append(state)
     if not rows:
         return _empty(loop, data.dim, np.float64)
-    return tuple(np.array([_scalar_value(r[k], f.type, np.float64, data.dim) for r in rows])
+    return tuple(np.stack([np.broadcast_to(np.asarray(r[k], dtype=np.float64), (data.dim,)) for r in rows])
+                 if f.type is Type.VEC else np.array([r[k] for r in rows], dtype=_dtype(f.type, np.float64))
                  for k, f in enumerate(loop.fields))
 
 
