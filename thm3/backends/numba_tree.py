@@ -55,6 +55,16 @@ def scan_numba(loop: Loop, combine: Fn, arrays, params: dict, *, n: int | None =
     return outs
 
 
+def run_numba_sequential(loop: Loop, combine: Fn, arrays, params: dict, *, n: int | None = None,
+                         dim: int | None = None) -> tuple:
+    """The final state of the plain left fold, compiled from the same rendering of `left`
+    (no chunks, no combine; the module is the one `run_numba` uses): a fast sequential
+    reference and baseline."""
+    data = _Inputs(loop, arrays, params, np.float64, n, dim)
+    mod = compiled(loop, combine)
+    return _state(loop, mod.sequential(data.n, data.dim or 1, 0, *_arguments(loop, data)), data.dim)
+
+
 def _arguments(loop: Loop, data: _Inputs) -> list:
     """Element arrays (contiguous) then loop parameters, in the rendered order."""
     arrays = [np.ascontiguousarray(a) for p, a in zip(loop.elements, data.element_arrays)
@@ -343,6 +353,12 @@ def _loops(loop: Loop, fields, element_vars, tail: str, pnames: str) -> str:
                                 load_last=", ".join(f"{s}[m - 1]" for s in fields),
                                 first=", ".join(f"{s}[0]" for s in fields)))
     lines.append(_exclusive_text(loop, fields, ps))
+    lines += ["\n\n@njit(**JIT)", f"def sequential(n, dim, base{tail}):",
+              '    """The plain left fold, element by element: the loop\'s meaning, compiled."""',
+              f"    {', '.join(lane(0))}, = identity(dim)",
+              "    for i in range(n):"]
+    lines += [f"        {t}" for t in step(0, "i")]
+    lines.append(f"    return ({', '.join(lane(0))},)")
     outs = ", ".join(f"o{k}" for k in range(F))
     record = "\n".join(f"            o{k}[{_row(f, 'i')}] = {s}_0"
                         for k, (s, f) in enumerate(zip(fields, loop.fields)))
