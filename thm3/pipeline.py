@@ -231,7 +231,9 @@ def _check_run_inputs(loop: Loop, arrays, params: dict):
         from thm3.report import invariant_text
         for cond in loop.preconditions:
             with quiet():
-                ok = np.broadcast_to(np.asarray(evaluate([cond], env, NUMPY)[0]).reshape(n, -1).all(axis=1), (n,))
+                holds = np.asarray(evaluate([cond], env, NUMPY)[0])
+                holds = np.broadcast_to(holds, (n, 1)) if holds.ndim == 0 else holds   # a condition on parameters only
+                ok = np.broadcast_to(holds.reshape(n, -1).all(axis=1), (n,))
             if not ok.all():
                 i = int(np.argmin(ok))
                 values = ", ".join(f"{d.name} = {plain(x[i])}" for d, x in zip(given, data))
