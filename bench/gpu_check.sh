@@ -2,7 +2,8 @@
 # The one device check for a lent GPU machine (CuPy, torch, NumPy there; no z3):
 #   1. the gpu tests of the reduction kernels and of the attention kernel;
 #   2. reduction GB/s at n = 2**28 next to cupy.sum and a multi-pass CuPy composition;
-#   3. attention TFLOP/s next to torch SDPA, and decoding GB/s next to the copy bandwidth.
+#   3. attention TFLOP/s next to torch SDPA, and decoding GB/s next to the copy bandwidth;
+#   4. the scan's gpu tests, and its GB/s next to cupy.cumsum (CUB) at n = 2**28.
 # Kernels travel emitted (run `python bench/prepare_gpu.py` here first); z3 travels as a
 # wheel in .whl/ (see README, "GPU check").  About 4 minutes on an H200.
 #
@@ -31,5 +32,10 @@ reduce=$?
 timeout 180 "$py" bench/attention.py --quick --combine-lane bench/kernels/flash_attention_lane.cu \
     --out "$out" 2>&1 | tee "$out/gpu_check-attention.log"
 attn=$?
-echo "pytest exit $tests, reduce bench exit $reduce, attention bench exit $attn"
-exit $(( tests != 0 ? tests : (reduce != 0 ? reduce : attn) ))
+timeout 120 "$py" -m pytest tests/test_scan.py -m "gpu and not slow" -q -rs -p no:cacheprovider 2>&1 \
+    | tee "$out/gpu_check-scan-pytest.log"
+scan_tests=$?
+timeout 90 "$py" bench/scan.py --gpu 2>&1 | tee "$out/gpu_check-scan.log"     # GB/s next to cupy.cumsum at 2**28
+scan=$?
+echo "pytest exit $tests, reduce bench exit $reduce, attention bench exit $attn, scan tests $scan_tests, scan bench $scan"
+exit $(( tests != 0 ? tests : (reduce != 0 ? reduce : (attn != 0 ? attn : (scan_tests != 0 ? scan_tests : scan))) ))
