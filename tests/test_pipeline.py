@@ -68,6 +68,11 @@ def test_verdict_timeout_is_unknown():
 
 
 def test_verdict_tested_only_says_so():
-    j = verdict_of({"identity": P, "associativity": T, "homomorphism": T}, {}, timed_out=False)
+    # issue 15: a law only tested is no homomorphism, unless the caller accepts it
+    statuses = {"identity": P, "associativity": T, "homomorphism": T}
+    j = verdict_of(statuses, {}, timed_out=False)
+    assert j.verdict is Verdict.UNKNOWN and j.keeps_combine
+    assert "associativity, homomorphism only tested" in j.reason and "--accept-tested" in j.reason
+    j = verdict_of(statuses, {}, timed_out=False, accept_tested=True)
     assert j.verdict is Verdict.HOMOMORPHISM
-    assert j.reason == "laws associativity, homomorphism tested on random lists, not proved"
+    assert j.reason == "laws associativity, homomorphism tested on lists, not proved (accepted as tested)"
