@@ -110,6 +110,6 @@ def test_ten_million_on_a_local_cluster(name, cluster_client):
     got = cluster_client.compute(tdask.reduce(a, *xs, **params)).result()
     _same(got, want, rel=1e-7)
     state = tdask.scan(a, *xs, **params)
-    prefixes = cluster_client.compute(list(state)).result()
+    prefixes = cluster_client.gather(cluster_client.compute(list(state)))
     _same(tuple(p[-1] for p in prefixes), final, rel=1e-7)
     _same(tuple(prefixes), scan_parallel(a.loop, a.combine_fn, arrays, params), rel=1e-7)
