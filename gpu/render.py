@@ -491,7 +491,7 @@ def _header(spec: Spec) -> str:
 
 def _default_text(f) -> str:
     if f.type is Type.VEC:
-        return "0 (vector)"
+        return f"{f.default} (every lane)"
     return str(f.default)
 
 
@@ -519,7 +519,7 @@ def render_identity(spec: Spec) -> str:
     p = Printer(spec, {})
     lines = ["State r;"]
     for f in spec.loop.fields:
-        value = 0.0 if f.type is Type.VEC else f.default
+        value = float(f.default) if f.type is Type.VEC else f.default
         if f.type is Type.VEC:
             lines.append(f"for (int d = 0; d < THM3_DIM; ++d) r.{c_member(f.name)}[d] = {p.literal(value, Type.REAL)};")
         else:

@@ -120,14 +120,9 @@ class Analysis:
         fn, loop, State = self.combine_fn, self.loop, self.State
 
         def combine(a, b, **params):
-            args = [numpy_value(v, f.type) for v, f in zip(tuple(a), loop.fields)] + \
-                   [numpy_value(v, f.type) for v, f in zip(tuple(b), loop.fields)]
-            env = {name: v for (name, _), v in zip(fn.inputs, args)}
-            env.update({k: np.asarray(v, dtype=np.float64) if isinstance(v, (list, np.ndarray)) else v
-                        for k, v in params.items()})
-            with quiet():
-                out = evaluate(fn.outputs, env, NUMPY)
-            return State(*(_plain_value(v, f.type) for v, f in zip(out, loop.fields)))
+            # single States, or batches (fields as NumPy/CuPy arrays) lane by lane
+            from thm3.backends.states import combine_states
+            return combine_states(loop, fn, a, b, params, State)
 
         combine.__doc__ = f"The combine of {loop.title!r}, synthesized by {self.method}."
         return combine
@@ -141,6 +136,13 @@ class Analysis:
                 from thm3.backends.numpy_tree import apply_result, run_parallel
                 state = run_parallel(self.loop, self.combine_fn, list(arrays), params, dtype=real)
                 return _in_dtype(apply_result(self.loop, state, params), real)
+            case "numba":
+                try:
+                    from thm3.backends.numba_tree import run_numba
+                except ImportError:
+                    raise BackendUnavailable("backend='numba' needs Numba: pip install 'thm3[cpu]'") from None
+                from thm3.backends.numpy_tree import apply_result
+                return apply_result(self.loop, run_numba(self.loop, self.combine_fn, list(arrays), params), params)
             case "cupy":
                 try:
                     import cupy  # noqa: F401
@@ -150,7 +152,17 @@ class Analysis:
                 from thm3.gpu.runtime import run_cupy       # renders CUDA; imports CuPy lazily
                 return run_cupy(self, *arrays, **params)
             case _:
-                raise UsageError(f"backend must be 'numpy' or 'cupy', not {backend!r}")
+                raise UsageError(f"backend must be 'numpy', 'numba' or 'cupy', not {backend!r}")
+
+    def scan(self, *arrays, backend: str = "numpy", result: bool = False, **params):
+        """Every prefix state (inclusive, in list order): a State whose fields are arrays of
+        length n (n x D for a Vec); with result=True the array of prefix results."""
+        if self.combine_fn is None:
+            raise UsageError(f"{self.loop.name}: no combine ({self.verdict}): {self.reason}")
+        _check_run_inputs(self.loop, arrays, params)
+        from thm3.backends.scan import prefix_results, scan_states
+        states = scan_states(self.loop, self.combine_fn, list(arrays), params, backend=backend)
+        return prefix_results(self.loop, states, params) if result else self.State(*states)
 
     def to_json(self) -> dict:
         from thm3.ir.printer import to_text
@@ -211,7 +223,9 @@ def _check_run_inputs(loop: Loop, arrays, params: dict):
         from thm3.report import invariant_text
         for cond in loop.preconditions:
             with quiet():
-                ok = np.broadcast_to(np.asarray(evaluate([cond], env, NUMPY)[0]).reshape(n, -1).all(axis=1), (n,))
+                holds = np.asarray(evaluate([cond], env, NUMPY)[0])
+                holds = np.broadcast_to(holds, (n, 1)) if holds.ndim == 0 else holds   # a condition on parameters only
+                ok = np.broadcast_to(holds.reshape(n, -1).all(axis=1), (n,))
             if not ok.all():
                 i = int(np.argmin(ok))
                 values = ", ".join(f"{d.name} = {plain(x[i])}" for d, x in zip(given, data))
