@@ -719,7 +719,7 @@ __device__ __forceinline__ State thm3_combine_warps(const State& mine${params_de
 // h of the elements [0, count) of one range, the pointers at its start and `first` the
 // position of its first element in the whole array; valid in thread 0.  Warp w takes the
 // warp tiles [tiles * w / WARPS, tiles * (w + 1) / WARPS).
-${sig_fold} {
+${sig_tiles} {
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const long long tiles = (count + THM3_WARP_TILE - 1) / THM3_WARP_TILE;
     const long long tile_end = tiles * (warp + 1) / THM3_WARPS;
@@ -741,6 +741,20 @@ ${fold_full}
         running = thm3_combine(running, s${params});     // meaningful in lane 0
     }
     return thm3_combine_warps(running${params});
+}
+
+// Elements before p's next 16-byte boundary (0 when p is on one or is not T-aligned).
+template <class T> __device__ __forceinline__ int thm3_head(const T* p) {
+    const unsigned off = (unsigned)(reinterpret_cast<unsigned long long>(p) & 15);
+    return off % sizeof(T) ? 0 : (int)((16 - off) % 16 / sizeof(T));
+}
+
+// The range with a peeled head: when every array sits the same number of elements before
+// a 16-byte boundary (a contiguous x[1:], say), thread 0 folds those first elements one at
+// a time and the tiles start at the boundary, where they take the 16-byte loads; the head
+// is the earlier part of the combine.  Valid in thread 0.
+${sig_fold} {
+${peel}
 }
 
 // The final state of one reduction: its fields and its result, at position `row`.
@@ -882,7 +896,7 @@ def _left_call(spec: Spec, element_of) -> str:
 def render_kernels(spec: Spec) -> str:
     real = spec.real.ctype
     arrays = spec.data_elements
-    range_decls = [a.decl(restrict=False) for a in kernel_args(spec, "thm3_reduce_rows")
+    range_decls = [a.decl() for a in kernel_args(spec, "thm3_reduce_rows")
                    if a.kind == "array"] or ["const void*"]
 
     def offset(p, at):
@@ -911,6 +925,22 @@ def render_kernels(spec: Spec) -> str:
                      "for (int k = 0; k < THM3_ITEMS; ++k) {", "    const long long i = i0 + k;",
                      f"    s = thm3_left({_left_call(spec, scalar_element)}{_lead(spec.param_names())});", "}"]
         aligned = "true"
+    names = ", ".join(f"in_{p.name}" for p in arrays) or "nullptr"
+    params = _lead(spec.param_names())
+    if spec.vector_loads:
+        heads = [f"thm3_head(in_{p.name})" for p in arrays]
+        peel = [f"int head = {heads[0]};"]
+        peel += [f"if ({h} != head) head = 0;           // different offsets: no common boundary"
+                 for h in heads[1:]]
+        shifted = ", ".join(offset(p, "peeled") for p in arrays)
+        peel += ["const long long peeled = head < count ? head : count;",
+                 "State s = thm3_identity();",
+                 "if (threadIdx.x == 0)",
+                 f"    for (long long i = 0; i < peeled; ++i) s = thm3_left({_left_call(spec, scalar_element)}{params});",
+                 f"const State rest = thm3_fold_tiles({shifted}, count - peeled, first + peeled{params});",
+                 f"return peeled > 0 ? thm3_combine(s, rest{params}) : rest;"]
+    else:
+        peel = [f"return thm3_fold_tiles({names}, count, first{params});"]
     param_decls = [a.decl() for a in kernel_args(spec, "thm3_reduce_rows") if a.kind == "param"]
     out_decls = [a.decl() for a in kernel_args(spec, "thm3_reduce_rows") if a.kind == "output"]
     outputs = output_names(spec)
@@ -931,6 +961,9 @@ def render_kernels(spec: Spec) -> str:
         store=_indent(_store_lines(spec)),
         sig_fold=_signature("__device__ __forceinline__ State thm3_fold_range",
                             range_decls + ["long long count", "long long first"] + param_decls),
+        sig_tiles=_signature("__device__ __forceinline__ State thm3_fold_tiles",
+                             range_decls + ["long long count", "long long first"] + param_decls),
+        peel=_indent(peel),
         sig_store=_signature("__device__ __forceinline__ void thm3_store",
                              ["const State& s", "long long row"] + param_decls + out_decls),
         sig_blocks=signature("thm3_reduce_blocks"),
