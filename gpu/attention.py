@@ -852,9 +852,10 @@ def render_attention(merge_src: str, *, dim: int, dtype: str, causal: bool = Fal
         store_elem="*p = thm3_to_elem(x);" if sixteen else "*p = x;",
         forward=Template(_FORWARD_16 if sixteen else _FORWARD_32).substitute(
             load_unroll="#pragma unroll" if unroll_loads else "#pragma unroll 1",
-            # decoding (one warp): a minimum of one block lifts the cap that the math
-            # functions' calls put on the registers (168 at D = 128, where it spilled)
-            launch_bounds="THM3_THREADS, 1" if cfg.num_warps == 1 else "THM3_THREADS").strip("\n"),
+            # decoding (one warp) at D = 128: a minimum of one block lifts the cap that the
+            # math functions' calls put on the registers (168, where it spilled)
+            launch_bounds="THM3_THREADS, 1" if (cfg.num_warps, dim) == (1, 128) else "THM3_THREADS",
+        ).strip("\n"),
     )
 
 
