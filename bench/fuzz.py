@@ -19,10 +19,11 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
-sys.path.insert(0, str(ROOT / "bench"))
+# tests/ first: its `fuzz` package, not this script, is what `import fuzz` must find
+sys.path[:0] = [str(ROOT / "tests")]
+sys.modules.pop("fuzz", None)
 
-from common import RESULTS, machine  # noqa: E402
+from common import RESULTS, machine  # noqa: E402  (bench/, the script's own folder)
 from fuzz.generate import from_seed  # noqa: E402
 from fuzz.oracle import judge  # noqa: E402
 

@@ -4,10 +4,11 @@
 synthesizes the combine with its identity, proves the laws, analyses numerical
 stability, and runs the parallel form.  See README.md and the loop-file spec."""
 from thm3.errors import BackendUnavailable, LoopError, SolverTimeout, Thm3Error, UsageError
+from thm3.status import Status, Verdict
 from thm3.syntax.frontend import parse_file, parse_source
 
 __all__ = ["analyze", "analyze_source", "parse_file", "parse_source", "sample_names", "sample_path",
-           "Thm3Error", "LoopError", "SolverTimeout", "BackendUnavailable", "UsageError"]
+           "Thm3Error", "LoopError", "SolverTimeout", "BackendUnavailable", "UsageError", "Status", "Verdict"]
 __version__ = "0.1.0"
 
 

@@ -20,6 +20,7 @@ from thm3.analysis.invariants import infer
 from thm3.analysis.stability import stability
 from thm3.ir import Fn, Loop, Type
 from thm3.prove.laws import Setting
+from thm3.semantics.critical import division_guards
 from thm3.prove.combine import LAWS, prove_combine, verdict_of
 from thm3.semantics.evaluate import NUMPY, evaluate, numpy_value, quiet
 from thm3.semantics.samples import make_triples, plain
@@ -28,6 +29,7 @@ from thm3.status import Status, Verdict
 from thm3.synth.tidy import tidy_combine
 from thm3.analysis.witness import find_witness
 from thm3.lift import lift, with_right_fold
+from thm3.syntax.loopfile import loop_text
 
 @dataclass(frozen=True)
 class Step:
@@ -54,6 +56,7 @@ class Analysis:
     witness_params: dict = field(default_factory=dict)
     lifted: str | None = None
     lift_added: list = field(default_factory=list)
+    lifted_analysis: "Analysis | None" = None      # the lifted loop's analysis: its proved combine
     stability: dict = field(default_factory=dict)
     stability_notes: dict = field(default_factory=dict)
     bird_detail: str = ""
@@ -101,8 +104,7 @@ class Analysis:
     # -- the spec's API --------------------------------------------------------------
     @property
     def invariants(self) -> list[str]:
-        from thm3.report import invariant_text
-        return [invariant_text(e) for e in self.invariant_exprs]
+        return [repr(e).replace("acc.", "") for e in self.invariant_exprs]
 
     @property
     def State(self):
@@ -175,6 +177,7 @@ class Analysis:
             "witness_params": {k: plain(v) for k, v in self.witness_params.items()},
             "lifted": self.lifted,
             "lift_added": self.lift_added,
+            "lifted_combine": self.lifted_analysis.to_json()["combine"] if self.lifted_analysis else None,
             "transport": self.transport or None,
             "stability": dict(self.stability),
             "stability_notes": dict(self.stability_notes),
@@ -186,16 +189,6 @@ def _json_num(v):
     if isinstance(v, float) and v in (float("inf"), float("-inf")):
         return "inf" if v > 0 else "-inf"
     return v
-
-
-def _value(v, type_: Type):
-    if type_ is Type.VEC:
-        return np.asarray(v, dtype=np.float64)
-    if type_ is Type.BOOL:
-        return np.bool_(v)
-    if type_ is Type.INT:
-        return np.int64(v)
-    return np.float64(v)
 
 
 def _check_run_inputs(loop: Loop, arrays, params: dict):
@@ -300,30 +293,27 @@ def search_witness(ctx: Context, a: Analysis) -> Done:
         "proofs": a.proofs | dict.fromkeys(LAWS, Status.SKIPPED)})
 
 
-class _LiftProver:
-    """The `prove` callback of `lift`: a lifted loop is accepted when its own analysis
-    (without lifting) proves it a homomorphism; the last accepted analysis is kept for
-    its combine."""
+def lift_prover(deadline: float):
+    """The `prove` callback of `lift`: a lifted loop counts when its own analysis
+    (without lifting) proves it a homomorphism; that analysis is the answer."""
 
-    def __init__(self, deadline: float):
-        self.deadline = deadline
-        self.accepted: Analysis | None = None
-
-    def __call__(self, lifted: Loop) -> bool:
-        b = analyze_loop(lifted, timeout=max(1.0, min(10.0, self.deadline - time.monotonic())), lift=False)
+    def prove(lifted: Loop) -> Analysis | None:
+        b = analyze_loop(lifted, timeout=max(1.0, min(10.0, deadline - time.monotonic())), lift=False)
         ok = b.verdict == Verdict.HOMOMORPHISM and all(b.proofs.get(k) == Status.PROVED for k in LAWS)
-        if ok:
-            self.accepted = b
-        return ok
+        return b if ok else None
+
+    return prove
 
 
 def lift_state(ctx: Context, a: Analysis) -> Done:
-    prover = _LiftProver(ctx.deadline)
-    res = lift(ctx.loop, timeout=max(1.0, ctx.deadline - time.monotonic()), prove=prover)
-    if res.loop_text is None:
+    """The lifting search with this analyzer as prover; the lifted loop gets the right
+    fold its proved combine gives, and its text is rendered once, here."""
+    res = lift(ctx.loop, timeout=max(1.0, ctx.deadline - time.monotonic()), prove=lift_prover(ctx.deadline))
+    if res.loop is None:
         return Done(Status.NONE, res.reason)
-    text = with_right_fold(res.loop_text, prover.accepted) if prover.accepted else res.loop_text
-    return Done(Status.FOUND, "; ".join(res.added), {"lifted": text, "lift_added": list(res.added)})
+    text = loop_text(with_right_fold(res.loop, res.proof.combine_fn))
+    return Done(Status.FOUND, "; ".join(res.added),
+                {"lifted": text, "lift_added": list(res.added), "lifted_analysis": res.proof})
 
 
 def synthesize_combine(ctx: Context, a: Analysis) -> Done:
@@ -336,8 +326,12 @@ def synthesize_combine(ctx: Context, a: Analysis) -> Done:
         return Done(Status.TIMEOUT, "the search for a combine ran out of time",
                     nothing | {"reason": "the search for a combine ran out of time (--timeout)"})
     if not cands:
+        reason = "no combine found by the sketch search, and no witness that none exists"
+        if guards := division_guards(loop):       # a list dividing by zero has no state
+            reason += "; the loop divides by zero on some lists: consider " + ", ".join(
+                f"`assert {g}`" for g in guards)
         return Done(Status.NONE, f"{tried} candidate terms, none agreed with h(xs + ys)",
-                    nothing | {"reason": "no combine found by the sketch search, and no witness that none exists"})
+                    nothing | {"reason": reason})
     tidy = tidy_combine(loop, cands[0], list(a.samples))
     if tidy is not None:
         cands.insert(0, tidy)

@@ -23,7 +23,8 @@ class Folder:
         self.names = [f"acc.{f.name}" for f in loop.fields]
         self.data = [p for p in loop.elements if not p.index]
         self.index = [p for p in loop.elements if p.index]
-        self.init = tuple(_init_value(f.default, f.type) for f in loop.fields)
+        self.init = tuple(table[Op.CONST](_init_value(f.default, f.type), f.type)
+                          for f in loop.fields)
 
     def env(self, state, x, i: int) -> dict:
         env = dict(self.params)
@@ -107,9 +108,16 @@ def _strict_div(a, b):
     return a / b
 
 
-# The reference table with division by zero outside the semantics (raises), for exact
-# folds of witnesses and of the oracle's lists.
-STRICT: dict = {**PYTHON, Op.DIV: _strict_div}
+def _exact_const(value, type_):
+    # Real constants as Fractions, so that exact elements stay exact (inf stays a float)
+    if type_ is Type.REAL and not math.isinf(value):
+        return Fraction(value)
+    return PYTHON[Op.CONST](value, type_)
+
+
+# The reference table over exact numbers, with division by zero outside the semantics
+# (raises), for exact folds of witnesses and of the oracle's lists.
+STRICT: dict = {**PYTHON, Op.CONST: _exact_const, Op.DIV: _strict_div}
 
 
 def has_nan(state) -> bool:

@@ -175,7 +175,26 @@ def product_with_init(choose) -> FuzzLoop:
                     "homomorphism", f"p = p1 * p2 / {k}")
 
 
-FAMILIES = (sum_of_predicate, extremum_with_count, first_or_last_with_flag, affine_map,
+def reciprocal(choose) -> FuzzLoop:
+    c = choose((1, -1, 2))
+    if choose(("sum", "last")) == "sum":
+        fields, body = [("s", "Real", "0")], [f"return State(acc.s + {_num(c)} / x)"]
+        why = "a sum (a list holding 0 has no state in the reals)"
+    else:
+        fields, body = [("v", "Real", choose(("-inf", "inf")))], [f"return State({_num(c)} / x)"]
+        why = "the last element's image; the default only for [] (x = 0 has no state in the reals)"
+    return FuzzLoop("reciprocal", _file(f"{c} / x", fields, body, lang=("inf",)), "homomorphism", why)
+
+
+def infinite_default_scaled(choose) -> FuzzLoop:
+    init = choose(("-inf", "inf"))
+    step = choose(("acc.a * 2", "(acc.a + x) / 2", "max(acc.a, x) * 2", "min(acc.a, x) / 2 + x"))
+    return FuzzLoop("infinite_default_scaled",
+                    _file(f"{step} from {init}", [("a", "Real", init)], [f"return State({step})"],
+                          lang=("inf",)), None)
+
+
+FAMILIES = (reciprocal, infinite_default_scaled, sum_of_predicate, extremum_with_count, first_or_last_with_flag, affine_map,
             rescaled_sum, prefix_suffix_max, forgetful, flag_by_comparison,
             counter_with_constant, product_with_init)
 

@@ -47,7 +47,7 @@ def small_domain(loop: Loop, params: dict) -> list[tuple]:
     out = []
     for combo in itertools.product(*per):
         e = tuple(0 if c is None else c for c in combo)
-        if dom._precondition_holds(e, params):
+        if dom.precondition_holds(e, params):
             out.append(combo)
     return out[:12]
 

@@ -6,7 +6,7 @@ SymPy, Z3, the prover's extended reals, the CUDA printer) is a table keyed by `O
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from thm3.ir.ops import BINARY, COMPARISONS, TRANSCENDENTAL, UNARY, Op, Type
 from thm3.ir.printer import to_text
@@ -81,6 +81,8 @@ class Loop:
     result: Fn | None = None
     result_type: Type | None = None
     preconditions: tuple[Expr, ...] = ()        # assert conditions over elements and params
+    doc: str = field(default="", compare=False)             # the docstring after its title line
+    param_comments: dict = field(default_factory=dict, compare=False)   # loop parameter -> its comment
 
     @property
     def field_names(self) -> tuple[str, ...]:

@@ -3,14 +3,17 @@
 Always: selects and connectives on constant conditions (what synthesis needs once
 sketch holes are filled with True).  With `arithmetic` (the default): constant folding
 and the units of max/min/+/-/*, for terms that people read (the right fold derived for a
-lifted loop, the lifted state's updates)."""
+lifted loop, the lifted state's updates).  Given the names that hold finite numbers (`finite`: elements,
+loop parameters), also `x - x` and `x * 0` over them, and their comparisons with +-inf
+(over the reals of the proofs; IEEE would differ only where x overflows); and the
+readable forms of Bool selects and of a max whose bound a guard gives."""
 from __future__ import annotations
 
 import math
 
 import numpy as np
 
-from thm3.ir.core import Expr, Op, Type, const
+from thm3.ir.core import COMPARISONS, Expr, Op, Type, const, same, walk
 from thm3.semantics.evaluate import NUMPY, evaluate, quiet
 
 
@@ -61,6 +64,89 @@ def _units(out: Expr, src: tuple) -> Expr:
     return out
 
 
+# Operations that keep finite operands finite over the reals.
+_CLOSED = {Op.VAR, Op.CONST, Op.ADD, Op.SUB, Op.MUL, Op.NEG, Op.MAX, Op.MIN, Op.ABS, Op.WHERE,
+           Op.LT, Op.LE, Op.GT, Op.GE, Op.EQ, Op.NE, Op.AND, Op.OR, Op.NOT}
+
+
+def _finite(x: Expr, finite) -> bool:
+    """Whether `x` is a finite number whenever the names in `finite` are."""
+    for n in walk([x]):
+        if n.op not in _CLOSED or n.type is Type.VEC:
+            return False
+        if n.op is Op.VAR and n.arg not in finite and n.type is Type.REAL:
+            return False
+        if n.op is Op.CONST and not isinstance(n.arg, bool) and not math.isfinite(float(n.arg)):
+            return False
+    return True
+
+
+def _is_inf(x: Expr) -> bool:
+    return x.op is Op.CONST and x.type is Type.REAL and math.isinf(float(x.arg))
+
+
+def _lower(x: Expr) -> float:
+    """A lower bound of `x` from its constants and the guards of its selects
+    (`x if x > 0 else 0` is at least 0); -inf where none is known."""
+    match x.op:
+        case Op.CONST if not isinstance(x.arg, bool):
+            return float(x.arg)
+        case Op.MAX:
+            return max(_lower(s) for s in x.src)
+        case Op.MIN:
+            return min(_lower(s) for s in x.src)
+        case Op.ADD:
+            return _lower(x.src[0]) + _lower(x.src[1])
+        case Op.WHERE:
+            c, a, b = x.src
+            low_a, low_b = _lower(a), _lower(b)
+            if c.op in (Op.GT, Op.GE) and same(c.src[0], a) and c.src[1].op is Op.CONST:
+                low_a = max(low_a, float(c.src[1].arg))
+            if c.op in (Op.LT, Op.LE) and same(c.src[0], b) and c.src[1].op is Op.CONST:
+                low_b = max(low_b, float(c.src[1].arg))
+            return min(low_a, low_b)
+        case _:
+            return -math.inf
+
+
+def _readable(out: Expr, src: tuple, finite) -> Expr:
+    """The rewrites for terms people read: cancellations over finite names, comparisons
+    with +-inf, Bool selects as connectives, a max or min with itself or a known bound."""
+    zero = {Type.REAL: const(0.0, Type.REAL), Type.INT: const(0, Type.INT)}
+    match out.op:
+        case Op.SUB if out.type in zero and same(src[0], src[1]) and _finite(src[0], finite):
+            return zero[out.type]
+        case Op.MUL if out.type in zero and (_is(src[0], 0) and _finite(src[1], finite)
+                                             or _is(src[1], 0) and _finite(src[0], finite)):
+            return zero[out.type]
+        case Op.WHERE if same(src[1], src[2]):
+            return src[1]
+        case op if op in COMPARISONS and any(_is_inf(t) for t in src) and all(
+                _is_inf(t) or _finite(t, finite) for t in src):
+            # a finite number against +-inf: the answer is that of any finite number
+            probe = Expr(op, Type.BOOL, tuple(t if _is_inf(t) else const(0.0, Type.REAL) for t in src))
+            return _folded(probe)
+        case Op.EQ | Op.NE if src[0].type is Type.BOOL and src[1].op is Op.CONST:
+            return src[0] if src[1].arg == (out.op is Op.EQ) else Expr(Op.NOT, Type.BOOL, (src[0],))
+        case Op.WHERE if out.type is Type.BOOL and src[1].op is Op.CONST:
+            c = src[0] if src[1].arg else Expr(Op.NOT, Type.BOOL, (src[0],))
+            return Expr(Op.OR if src[1].arg else Op.AND, Type.BOOL, (c, src[2]))
+        case Op.WHERE if out.type is Type.BOOL and src[2].op is Op.CONST:
+            c = src[0] if not src[2].arg else Expr(Op.NOT, Type.BOOL, (src[0],))
+            return Expr(Op.AND if not src[2].arg else Op.OR, Type.BOOL, (c, src[1]))
+        case Op.MAX if src[0].op is Op.CONST and _lower(src[1]) >= _lower(src[0]):
+            return src[1]
+        case Op.MAX if src[1].op is Op.CONST and _lower(src[0]) >= _lower(src[1]):
+            return src[0]
+        case Op.MAX | Op.MIN if same(src[0], src[1]):
+            return src[0]
+        case Op.MAX | Op.MIN if src[1].op is out.op and any(same(src[0], t) for t in src[1].src):
+            return src[1]                    # max(a, max(a, b)) = max(a, b)
+        case Op.MAX | Op.MIN if src[0].op is out.op and any(same(src[1], t) for t in src[0].src):
+            return src[0]
+    return out
+
+
 def _folded(out: Expr) -> Expr:
     """An operation on constants as its value (a NaN result stays unfolded)."""
     with quiet():
@@ -74,7 +160,7 @@ def _folded(out: Expr) -> Expr:
     return out
 
 
-def simplify(e: Expr, *, arithmetic: bool = True, memo: dict | None = None) -> Expr:
+def simplify(e: Expr, *, arithmetic: bool = True, memo: dict | None = None, finite=frozenset()) -> Expr:
     """`e` rewritten bottom-up; the result shares subterms as `e` does.  `memo` (id ->
     (term, result)) may be shared between calls on terms that share subterms."""
     memo = {} if memo is None else memo
@@ -91,6 +177,8 @@ def simplify(e: Expr, *, arithmetic: bool = True, memo: dict | None = None) -> E
             out = _logic(out, src)
             if arithmetic and out.op is x.op:
                 out = _units(out, src)
+            if arithmetic and out.op is x.op:
+                out = _readable(out, src, finite)
         memo[id(x)] = (x, out)
         return out
 

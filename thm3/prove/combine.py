@@ -120,7 +120,7 @@ def refutation_triples(loop: Loop, settings: list[dict], model: dict) -> list[Tr
             isinstance(v, float) and not np.isfinite(v) for v in from_model.values()):
         p = {d.name: (bool(v) if d.type is Type.BOOL else int(round(v)) if d.type is Type.INT else float(v))
              for d, v in zip(loop.params, (from_model[d.name] for d in loop.params))}
-        if Domain(loop)._precondition_holds(None, p, params_only=True):
+        if Domain(loop).precondition_holds(None, p, params_only=True):
             settings.append(p)
     # the model's element values first, then its state values (often an element's, too)
     finite = {k: v for k, v in model.items() if isinstance(v, float) and np.isfinite(v)}
@@ -149,7 +149,7 @@ def _elements(loop: Loop, params: dict, hinted: list[float]) -> list[tuple]:
         columns.append(col[:_PER_COLUMN])
     dom = Domain(loop)
     tuples = [t for t in itertools.product(*columns)
-              if dom._precondition_holds(tuple(0 if v is None else v for v in t), params)]
+              if dom.precondition_holds(tuple(0 if v is None else v for v in t), params)]
     return tuples[:_ELEMENTS]
 
 

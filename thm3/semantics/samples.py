@@ -42,7 +42,7 @@ class Domain:
     def params(self, rng: np.random.Generator, small: bool = True) -> dict:
         for _ in range(200):
             p = {d.name: self._draw(d.type, rng, small and rng.random() < 0.7) for d in self.loop.params}
-            if self._precondition_holds(None, p, params_only=True):
+            if self.precondition_holds(None, p, params_only=True):
                 return p
         return {d.name: self._draw(d.type, rng, small) for d in self.loop.params}
 
@@ -116,7 +116,7 @@ class Domain:
                 ok &= np.broadcast_to(v.reshape(v.shape[0], -1).all(axis=1) if v.ndim else v, (k,))
         return ok
 
-    def _precondition_holds(self, element, params, params_only: bool = False) -> bool:
+    def precondition_holds(self, element, params, params_only: bool = False) -> bool:
         if not self.loop.preconditions:
             return True
         env = dict(params)
@@ -272,7 +272,7 @@ def _signed(dom: Domain, params: dict, sign: int) -> dict:
     both sides of 0), where the preconditions allow it."""
     out = {k: (sign * abs(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v)
            for k, v in params.items()}
-    return out if dom._precondition_holds(None, out, params_only=True) else params
+    return out if dom.precondition_holds(None, out, params_only=True) else params
 
 
 def random_arrays(loop: Loop, n: int, dim: int, rng: np.random.Generator) -> tuple[list, dict]:

@@ -189,6 +189,7 @@ class _Module:
     fields: list[FieldDecl] = field(default_factory=list)
     field_lines: dict[str, int] = field(default_factory=dict)
     params: dict[str, ParamDecl] = field(default_factory=dict)
+    param_comments: dict[str, str] = field(default_factory=dict)
     functions: dict[str, ast.FunctionDef] = field(default_factory=dict)
 
     def read(self, tree: ast.Module) -> Loop:
@@ -223,7 +224,8 @@ class _Module:
             path=self.src.path, source=self.src.text,
             fields=tuple(self.fields), elements=tuple(elements), params=tuple(self.params.values()),
             left=left_fn, right=right_fn, result=result_fn, result_type=result_type,
-            preconditions=tuple(body.preconditions))
+            preconditions=tuple(body.preconditions),
+            doc="\n".join(doc.splitlines()[1:]).strip("\n"), param_comments=dict(self.param_comments))
 
     def bounded(self, fn: ast.FunctionDef, outputs: tuple[Expr, ...]) -> tuple[Expr, ...]:
         """`outputs`, unless they are deeper or larger than every later stage can take."""
@@ -398,6 +400,7 @@ class _Module:
             raise self.src.error(stmt, f"a second loop parameter `{name}`")
         type_, _ = self.read_type(stmt.annotation, "a loop parameter")
         self.params[name] = ParamDecl(name, type_)
+        self.param_comments[name] = self.src.comments.get(stmt.lineno, "")
 
     def read_def(self, fn: ast.FunctionDef) -> None:
         if fn.name not in FUNCTIONS:

@@ -270,3 +270,11 @@ def _replaced(e: Expr, bound: dict[int, Expr], top: bool = False) -> Expr:
     if all(a is b for a, b in zip(src, e.src)):
         return e
     return Expr(e.op, e.type, src, e.arg)
+
+
+def loop_text(loop) -> str:
+    """The loop file of a `Loop` built as IR (a lifted loop): its title, docstring, the
+    loop parameters' comments and every function it has."""
+    return render_loop(loop.title, loop.doc, loop.fields, loop.params, loop.elements, loop.left.outputs,
+                       loop.right.outputs if loop.right is not None else None, loop.result,
+                       loop.preconditions, param_comments=loop.param_comments, result_type=loop.result_type)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import keyword
 
-from thm3 import lang
+import thm3.lang as lang
 
 LANG_NAMES = frozenset(lang.__all__)
 FUNCTIONS = ("left", "right", "result")
