@@ -48,7 +48,7 @@ done < bench/kernels/MANIFEST
     "$py" -c "import torch; print('torch', torch.__version__, torch.version.cuda)"
 } > "$work/environment.txt" 2>&1
 
-(cd "$path" && timeout 60 "$py" -m pytest "$root/tests/test_kernels.py" "$root/tests/test_attention.py" \
+(cd "$path" && timeout 60 "$py" -m pytest "$root/tests/test_kernels.py" "$root/tests/test_attention_gpu.py" \
     -m "gpu and not slow" -q -rs -p no:cacheprovider --rootdir "$root") > "$work/pytest.log" 2>&1
 tests=$?
 timeout 160 "$py" bench/gpu_reduce.py --kernels bench/kernels --out "$work" --budget 100 \

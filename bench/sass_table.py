@@ -48,9 +48,9 @@ def reductions(names) -> list:
 
 def attention_variants() -> list:
     from thm3.analysis.attention import recognize
-    from thm3.gpu.emit_attention import combine_lane_source
+    from thm3.gpu.emit_attention import merge_source
     a = thm3.analyze(ROOT / "samples" / "flash_attention.py", lift=False)
-    lane = combine_lane_source(a.loop, a.combine_fn, recognize(a.loop, a.transport_map))
+    lane = merge_source(a.loop, a.combine_fn, recognize(a.loop, a.transport_map))
     records = []
     for dtype in fa.DTYPES:
         for dim in fa.DIMS:
