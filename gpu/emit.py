@@ -462,9 +462,10 @@ def render_module(loop: Loop, combine: Fn, source: str, *, dtype: str = "float32
 
 
 def emit(loop: Loop, combine: Fn, outdir, *, dtype: str = "float32",
-         dim: int | None = None) -> tuple[Path, Path]:
-    """Write DIR/NAME.cu and DIR/NAME.py for `loop` and its `combine`; returns both paths."""
-    source = R.render(loop, combine, dtype=dtype, dim=dim)
+         dim: int | None = None, exp_nonpositive: bool = False) -> tuple[Path, Path]:
+    """Write DIR/NAME.cu and DIR/NAME.py for `loop` and its `combine`; returns both paths.
+    `exp_nonpositive`: the stability certificate proved every exp argument <= 0."""
+    source = R.render(loop, combine, dtype=dtype, dim=dim, exp_nonpositive=exp_nonpositive)
     module = render_module(loop, combine, source, dtype=dtype, dim=dim)
     outdir = Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)
