@@ -1,43 +1,36 @@
-"""Bandwidth of thm3's emitted reduction kernels on a GPU: GB/s (bytes read over time) at
-n = 2**28 float32 for sum, max prefix sum, Welford and online-softmax statistics, next to
-`cupy.sum` and to a multi-pass plain CuPy composition of the same statistics, with a
-device copy as the speed of light.  Needs CuPy and NumPy only: the kernels come emitted,
-from bench/kernels/ (bench/prepare_gpu.py writes them).  Run by bench/gpu_check.sh.
+"""thm3's emitted reduction kernels on a GPU: every homomorphic sample's kernel against
+thm3's NumPy backend (the kernels' order of operations on the CPU) at n = 0, 1, 1007,
+10**6 + 3 and 2**28; then GB/s at n = 2**28 float32 for sum, mps, Welford, safe softmax
+and mss next to `cupy.sum` (CUB) and a device copy measured in the same run.
 
-    python bench/gpu_reduce.py [--n 268435456] [--out bench/results]
+Needs CuPy and NumPy, and thm3's IR and NumPy backend on PYTHONPATH (no z3, no SymPy):
+the kernels come emitted, and the loops and combines pickled, in bench/kernels/
+(bench/prepare_gpu.py writes them).  Run by bench/gpu_check.sh.
+
+    python bench/gpu_reduce.py [--kernels bench/kernels] [--out DIR] [--budget 150]
 """
 from __future__ import annotations
 
 import argparse
-import datetime
 import importlib.util
 import json
-import socket
+import pickle
+import sys
+import time
 from pathlib import Path
 
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
 
+from thm3.backends.numpy_tree import apply_result, run_parallel    # noqa: E402
+from thm3.ir import Type                                           # noqa: E402
+from thm3.semantics.samples import random_arrays                   # noqa: E402
 
-def _welford(cp, x):
-    mean = x.mean()
-    return x.size, mean, ((x - mean) ** 2).sum()
-
-
-def _softmax(cp, x):
-    m = x.max()
-    return m, cp.exp(x - m).sum()
-
-
-# The same statistics as plain CuPy, one library call per pass.
-COMPOSITIONS = {
-    "sum": ("x.sum()", lambda cp, x: (x.sum(),)),
-    "mps": ("x.sum(); max(cumsum(x).max(), 0)",
-            lambda cp, x: (x.sum(), cp.maximum(cp.cumsum(x).max(), 0))),
-    "welford": ("x.mean(); ((x - mean)**2).sum()", _welford),
-    "safe_softmax": ("m = x.max(); exp(x - m).sum()", _softmax),
-}
+SIZES = (0, 1, 1007, 10**6 + 3, 2**28)
+TIMED = ("sum", "mps", "welford", "safe_softmax", "mss")
+TOLERANCE = 1e-3        # float32 kernels against the float64 NumPy backend, relative
 
 
 def load(path: Path):
@@ -63,72 +56,117 @@ def time_ms(cp, fn, reps: int, warmup: int = 3) -> float:
     return float(np.median(times))
 
 
-def rel_err(got, want) -> float:
-    got, want = np.asarray(got, np.float64).ravel(), np.asarray(want, np.float64).ravel()
-    return float(np.max(np.abs(got - want) / np.maximum(np.abs(want), 1e-30)))
+def difference(got, want) -> float:
+    """Largest relative difference over the values (NaN where exactly one side is NaN;
+    equal infinities and equal NaNs count as 0)."""
+    worst = 0.0
+    gots = got if isinstance(got, tuple) else (got,)
+    wants = want if isinstance(want, tuple) else (want,)
+    for g, w in zip(gots, wants, strict=True):
+        g, w = np.asarray(g, np.float64).ravel(), np.asarray(w, np.float64).ravel()
+        same = (g == w) | (np.isnan(g) & np.isnan(w))
+        with np.errstate(invalid="ignore"):
+            rel = np.where(same, 0.0, np.abs(g - w) / np.maximum(1.0, np.abs(w)))
+        worst = max(worst, float(np.max(rel, initial=0.0)))
+    return worst
 
 
-def main() -> None:
+def check(cp, kernels: Path, budget: float) -> list[dict]:
+    samples = pickle.loads((kernels / "samples.pkl").read_bytes())
+    rows, started = [], time.perf_counter()
+    for name, s in samples.items():
+        loop, combine, dim = s["loop"], s["combine"], s["dim"] or 4
+        module = load(kernels / f"{name}.py")
+        rng = np.random.default_rng(len(name))
+        for n in SIZES:
+            if n >= 2**28 and time.perf_counter() - started > budget:
+                rows.append({"loop": name, "n": n, "status": "skipped (time budget)"})
+                continue
+            arrays, params = random_arrays(loop, n, dim, rng)
+            typed = [a.astype(np.float32) if d.type in (Type.REAL, Type.VEC) else a
+                     for a, d in zip(arrays, [e for e in loop.elements if not e.index])]
+            args = typed if typed else [n]
+            t0 = time.perf_counter()
+            got = module.reduce(*[cp.asarray(a) for a in args] if typed else args, **params)
+            cp.cuda.Device().synchronize()
+            t1 = time.perf_counter()
+            want = apply_result(loop, run_parallel(loop, combine, [a.astype(np.float64)
+                                if a.dtype == np.float32 else a for a in typed], params, n=n), params)
+            diff = difference(tuple(np.asarray(cp.asnumpy(g) if hasattr(g, "get") else g)
+                                    for g in (got if isinstance(got, tuple) else (got,))), want)
+            ok = diff <= TOLERANCE
+            rows.append({"loop": name, "n": n, "status": "ok" if ok else "FAIL", "max_rel_diff": diff,
+                         "gpu_s": t1 - t0})
+            print(json.dumps(rows[-1]), flush=True)
+    return rows
+
+
+def timings(cp, kernels: Path, n: int, reps: int) -> dict:
+    gb = n * 4 / 1e9
+    x = cp.random.default_rng(0).standard_normal(n, dtype=cp.float32)
+    y = cp.empty_like(x)
+    copy_ms = time_ms(cp, lambda: cp.copyto(y, x), reps)
+    sum_ms = time_ms(cp, lambda: x.sum(), reps)
+    rows = []
+    for name in TIMED:
+        path = kernels / f"{name}.py"
+        if not path.exists():
+            rows.append({"loop": name, "error": f"no {path.name}"})
+            continue
+        module = load(path)
+        ms = time_ms(cp, lambda: module.reduce_device(x), reps)
+        rows.append({"loop": name, "ms": ms, "GBps": gb / ms * 1e3, "vs_cupy_sum": sum_ms / ms,
+                     "of_copy": (gb / ms) / (2 * gb / copy_ms)})
+        print(json.dumps(rows[-1]), flush=True)
+    return {"n": n, "copy_GBps": 2 * gb / copy_ms * 1e3, "cupy_sum_ms": sum_ms,
+            "cupy_sum_GBps": gb / sum_ms * 1e3, "rows": rows}
+
+
+def table(checks: list[dict], timed: dict, device: str) -> str:
+    failed = [r for r in checks if r["status"] == "FAIL"]
+    skipped = [r for r in checks if r["status"].startswith("skipped")]
+    lines = [f"## Reductions on {device}", "",
+             f"Kernels against the NumPy backend: {len(checks) - len(failed) - len(skipped)} ok, "
+             f"{len(failed)} failed, {len(skipped)} skipped, over {len({r['loop'] for r in checks})} "
+             f"samples at n = {', '.join(map(str, SIZES))} (tolerance {TOLERANCE} relative)."]
+    lines += [f"- FAIL {r['loop']} n={r['n']}: max relative difference {r['max_rel_diff']:.2e}" for r in failed]
+    lines += ["", f"n = {timed['n']} float32: device copy {timed['copy_GBps']:.0f} GB/s (read + write), "
+              f"cupy.sum {timed['cupy_sum_GBps']:.0f} GB/s.", "",
+              "| loop | thm3 GB/s | of cupy.sum (goal sum >= 0.95) | of copy (goal multi-field >= 0.85) |",
+              "| --- | ---: | ---: | ---: |"]
+    for r in timed["rows"]:
+        if "error" in r:
+            lines.append(f"| {r['loop']} | {r['error']} | | |")
+        else:
+            lines.append(f"| {r['loop']} | {r['GBps']:.0f} | {r['vs_cupy_sum']:.2f} | {r['of_copy']:.2f} |")
+    return "\n".join(lines)
+
+
+def main() -> int:
     import cupy as cp
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--n", type=int, default=2**28)
-    ap.add_argument("--reps", type=int, default=30)
     ap.add_argument("--kernels", default=str(ROOT / "bench" / "kernels"))
     ap.add_argument("--out", default=str(ROOT / "bench" / "results"))
+    ap.add_argument("--n", type=int, default=2**28)
+    ap.add_argument("--reps", type=int, default=20)
+    ap.add_argument("--budget", type=float, default=150.0, help="seconds for the check sweep "
+                    "before the 2**28 checks are skipped")
     args = ap.parse_args()
-
-    n, gb = args.n, args.n * 4 / 1e9
-    x = cp.random.default_rng(0).standard_normal(n, dtype=cp.float32)
-    y = cp.empty_like(x)
-    x64 = x.astype(cp.float64)
+    kernels = Path(args.kernels)
     props = cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)
     device = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
-
-    copy_ms = time_ms(cp, lambda: cp.copyto(y, x), args.reps)
-    sum_ms = time_ms(cp, lambda: x.sum(), args.reps)
-    rows = []
-    for name, (text, compose) in COMPOSITIONS.items():
-        path = Path(args.kernels) / f"{name}.py"
-        if not path.exists():
-            print(f"{name}: no {path}; run bench/prepare_gpu.py first")
-            continue
-        module = load(path)
-        ours_ms = time_ms(cp, lambda: module.reduce_device(x), args.reps)
-        multi_ms = time_ms(cp, lambda: compose(cp, x), args.reps)
-        got = module.reduce_state(x)
-        want = [float(v) for v in compose(cp, x64)]
-        rows.append({
-            "loop": name, "fields": [f for f, _ in module.FIELDS], "composition": text,
-            "thm3_ms": ours_ms, "thm3_GBps": gb / ours_ms * 1e3,
-            "vs_cupy_sum": sum_ms / ours_ms,
-            "composition_ms": multi_ms, "composition_GBps": gb / multi_ms * 1e3,
-            "speedup_over_composition": multi_ms / ours_ms,
-            "of_copy_bandwidth": (gb / ours_ms) / (2 * gb / copy_ms),
-            "max_rel_err_vs_float64": rel_err([float(v) for v in got], want),
-        })
-
-    stamp = datetime.date.today().isoformat()
-    result = {"device": device, "n": n, "dtype": "float32", "reps": args.reps,
-              "copy_GBps": 2 * gb / copy_ms * 1e3, "cupy_sum_ms": sum_ms,
-              "cupy_sum_GBps": gb / sum_ms * 1e3, "rows": rows,
-              "targets": "sum within 10% of cupy.sum; multi-field states >= 85% of its bandwidth"}
-    lines = [f"# thm3 reductions on {device}, n = {n} float32 ({stamp})", "",
-             f"device copy: {result['copy_GBps']:.0f} GB/s (read + write); "
-             f"cupy.sum: {result['cupy_sum_GBps']:.0f} GB/s", "",
-             "| loop | thm3 GB/s | of cupy.sum | plain CuPy GB/s | speedup | of copy | rel err |",
-             "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
-    lines += [f"| {r['loop']} | {r['thm3_GBps']:.0f} | {r['vs_cupy_sum']:.0%} | "
-              f"{r['composition_GBps']:.0f} | {r['speedup_over_composition']:.2f}x | "
-              f"{r['of_copy_bandwidth']:.0%} | {r['max_rel_err_vs_float64']:.1e} |" for r in rows]
-    table = "\n".join(lines)
+    checks = check(cp, kernels, args.budget)
+    timed = timings(cp, kernels, args.n, args.reps)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    base = out / f"gpu_reduce-{stamp}-{socket.gethostname()}"      # as bench/common.py names them
-    base.with_suffix(".json").write_text(json.dumps(result, indent=2) + "\n")
-    base.with_suffix(".md").write_text(table + "\n")
-    print(table)
+    (out / "reduce.json").write_text(json.dumps({"device": device, "checks": checks, "timings": timed},
+                                                indent=2) + "\n")
+    text = table(checks, timed, device)
+    (out / "reduce.md").write_text(text + "\n")
+    print(text)
+    return 1 if any(r["status"] == "FAIL" for r in checks) else 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

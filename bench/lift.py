@@ -3,9 +3,10 @@ a fresh Python process so that no cache or warm import helps.
 
     python bench/lift.py [--repeat 3] [--timeout 10] [--prove]
 
-`--prove` wires the analyzer in as the prover, as `thm3.pipeline` does.  Prints a table
-(median and max seconds of `lift` itself, and of the whole process) and writes
-bench/results/lift-<date>-<hostname>.json and .md (lift-prove-... with --prove)."""
+`--prove` wires the analyzer in as the prover (`thm3.pipeline.lift_prover`, as `analyze`
+does).  Prints a table (median and max seconds of `lift` itself, and of the whole
+process, against a fresh process that only imports thm3, measured in the same run) and
+writes bench/results/lift-<date>.txt and .json (lift-noprover-<date>.* without --prove)."""
 from __future__ import annotations
 
 import argparse
@@ -32,14 +33,12 @@ from thm3.lift import lift
 path, timeout, use_prover = sys.argv[1], float(sys.argv[2]), sys.argv[3] == "1"
 prove = None
 if use_prover:
-    from thm3.pipeline import LAWS, analyze_loop
-    def prove(lifted):
-        b = analyze_loop(lifted, timeout=10.0, lift=False)
-        return b.verdict == "homomorphism" and all(b.proofs.get(k) == "proved" for k in LAWS)
+    from thm3.pipeline import lift_prover
+    prove = lift_prover(time.monotonic() + timeout)
 loop = parse_file(path)
 res = lift(loop, timeout=timeout, prove=prove)
 print(json.dumps({"seconds": res.seconds, "process": time.monotonic() - t0,
-                  "found": res.loop_text is not None, "added": res.added, "reason": res.reason}))
+                  "found": res.loop is not None, "added": list(res.added), "reason": res.reason}))
 """
 
 
@@ -52,7 +51,7 @@ def run_once(path: Path, timeout: float, prove: bool) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--timeout", type=float, default=10.0)
+    ap.add_argument("--timeout", type=float, default=30.0)
     ap.add_argument("--prove", action="store_true", help="accept a lift only if the analyzer proves it")
     args = ap.parse_args()
 
@@ -81,23 +80,28 @@ def main() -> None:
     date = datetime.date.today().isoformat()
     meta = {"date": date, "host": host, "python": platform.python_version(), "cpus": os.cpu_count(),
             "repeat": args.repeat, "timeout_s": args.timeout, "prove": args.prove,
-            "import_baseline_s": baseline}
+            "import_baseline_s": baseline, "load_average_1min_end": os.getloadavg()[0]}
     out_dir = ROOT / "bench" / "results"
     out_dir.mkdir(parents=True, exist_ok=True)
-    stem = out_dir / f"lift{'-prove' if args.prove else ''}-{date}-{host}"
+    stem = out_dir / f"lift{'' if args.prove else '-noprover'}-{date}"
     stem.with_suffix(".json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=2) + "\n")
     lines = [f"# Lifting search, {date}, {host}", "",
              f"Python {meta['python']}, {meta['cpus']} CPUs; {args.repeat} fresh processes per loop; "
              f"timeout {args.timeout:g} s; prover: {'the analyzer' if args.prove else 'none'}; "
-             f"baseline (a process importing thm3) {baseline:.2f} s.", "",
+             f"baseline (a process importing thm3) {baseline:.2f} s; "
+             f"1-minute load average at the end {meta['load_average_1min_end']:.1f} (a shared machine).", "",
              "| loop | expected | found | added | median s | max s | process median s |",
              "| --- | --- | --- | --- | ---: | ---: | ---: |"]
     for r in rows:
         lines.append(f"| {r['name']} | {r['expected']} | {'yes' if r['found'] else 'no'} | "
                      f"{', '.join(r['added']) or '-'} | {r['median_s']:.2f} | {r['max_s']:.2f} | "
                      f"{r['process_median_s']:.2f} |")
-    stem.with_suffix(".md").write_text("\n".join(lines) + "\n")
-    print(f"wrote {stem.with_suffix('.json').relative_to(ROOT)} and .md")
+    lines += ["", f"found {sum(r['found'] for r in rows)} of {sum(r['expected'] == 'expected' for r in rows)} "
+                  f"expected lifts; process time at most "
+                  f"{max(r['process_max_s'] for r in rows) / baseline:.1f}x the import baseline", ""]
+    lines += [f"- {r['name']}: {r['reason']}" for r in rows]
+    stem.with_suffix(".txt").write_text("\n".join(lines) + "\n")
+    print(f"wrote {stem.with_suffix('.txt').relative_to(ROOT)} and .json")
 
 
 if __name__ == "__main__":

@@ -1,50 +1,71 @@
-"""Emit the kernels that bench/gpu_reduce.py times, into bench/kernels/ (run here, where thm3
-and its solvers are; the GPU machine has CuPy but no z3, so the kernels travel as files).
+"""Prepare the one device run (bench/gpu_check.sh): emit here, where thm3 and its solvers
+are, everything the GPU machine needs but cannot make (it has CuPy, torch, NumPy and SymPy,
+but no z3 and no pip).  Writes bench/kernels/:
 
-    python bench/prepare_gpu.py            # sum, mps, welford, safe_softmax; float32
-                                           # and FlashAttention's derived lane combine
+- NAME.py and NAME.cu for every homomorphic sample (float32, Vec length 4), the emitted
+  modules that bench/gpu_reduce.py checks and times;
+- samples.pkl: each sample's loop and combine as thm3 IR, for the NumPy backend
+  (thm3.backends.numpy_tree, which needs neither z3 nor SymPy) that the kernels are
+  checked against;
+- attention_merge.cu and attention_combine.py: the combine derived from
+  samples/flash_attention.py in the kernels' split form and as NumPy code, for
+  bench/attention.py; MANIFEST, the list gpu_check.sh verifies.
+
+    python bench/prepare_gpu.py [--out bench/kernels]
+
+Then carry bench/kernels (an ignored path) with the working tree; see bench/README.md.
 """
 from __future__ import annotations
 
 import argparse
+import pickle
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-import thm3                                      # noqa: E402
+import thm3                                                    # noqa: E402
+from thm3.analysis.attention import recognize                  # noqa: E402
+from thm3.gpu.emit import emit                                 # noqa: E402
+from thm3.gpu.emit_attention import merge_source, numpy_combine_source   # noqa: E402
+from thm3.ir import Type                                       # noqa: E402
 
-from thm3.gpu.emit import emit                   # noqa: E402
+DIM = 4
 
-LOOPS = ("sum", "mps", "welford", "safe_softmax")
+
+def _uses_vec(a) -> bool:
+    return any(x.type is Type.VEC for x in a.loop.fields + a.loop.elements + a.loop.params)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=str(ROOT / "bench" / "kernels"))
-    ap.add_argument("--dtype", default="float32", choices=("float32", "float64"))
-    ap.add_argument("loops", nargs="*", default=LOOPS)
     args = ap.parse_args()
-    for name in args.loops:
-        a = thm3.analyze(ROOT / "samples" / f"{name}.py")
-        if a.combine_fn is None:
-            raise SystemExit(f"{name}: no combine ({a.verdict}: {a.reason})")
-        cu, py = emit(a.loop, a.combine_fn, args.out, dtype=args.dtype)
-        print(f"{name}: {a.verdict}, proofs {a.proofs} -> {py.relative_to(ROOT)}")
-    # FlashAttention: the derived combine as the lane function the attention kernel calls,
-    # and the emitted module (D = 64 and 128) that bench/attention.py and the GPU tests use.
-    from thm3.analysis.attention import recognize
-    from thm3.gpu.emit_attention import combine_lane_source, emit_attention
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    samples, files = {}, []
+    for path in sorted((ROOT / "samples").glob("*.py")):
+        a = thm3.analyze(path, lift=False)
+        if a.verdict != "homomorphism" or a.combine_fn is None:
+            print(f"{path.stem}: {a.verdict}, not emitted")
+            continue
+        dim = DIM if _uses_vec(a) else None
+        cu, py = emit(a.loop, a.combine_fn, out, dtype="float32", dim=dim)
+        samples[path.stem] = {"loop": a.loop, "combine": a.combine_fn, "dim": dim}
+        files += [cu.name, py.name]
+        print(f"{path.stem}: proofs {a.proofs} -> {py.name}", flush=True)
+    (out / "samples.pkl").write_bytes(pickle.dumps(samples))
     a = thm3.analyze(ROOT / "samples" / "flash_attention.py", lift=False)
     shape = recognize(a.loop, a.transport_map)
     if shape is None:
         raise SystemExit("flash_attention: not recognised as attention")
-    lane = Path(args.out) / "flash_attention_lane.cu"
-    lane.write_text(combine_lane_source(a.loop, a.combine_fn, shape))
-    for dim in (64, 128):
-        emit_attention(a, shape, Path(args.out) / f"attention_d{dim}", dim=dim)
-    print(f"flash_attention: {a.verdict}, proofs {a.proofs} -> {lane.relative_to(ROOT)}")
+    (out / "attention_merge.cu").write_text(merge_source(a.loop, a.combine_fn, shape))
+    (out / "attention_combine.py").write_text(
+        "import numpy as np\n" + numpy_combine_source(a.loop, a.combine_fn, shape))
+    files += ["samples.pkl", "attention_merge.cu", "attention_combine.py"]
+    (out / "MANIFEST").write_text("\n".join(files) + "\n")
+    print(f"wrote {len(files)} files to {out}")
 
 
 if __name__ == "__main__":

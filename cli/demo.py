@@ -7,6 +7,7 @@ GPU is present, run and check the kernel too."""
 from __future__ import annotations
 
 import importlib.util
+import io
 import sys
 import time
 from pathlib import Path
@@ -15,15 +16,32 @@ import click
 import numpy as np
 
 import thm3
-from thm3.syntax.printer import to_text
+from thm3.ir.printer import to_text
 from thm3.report import math_text, with_field_names
 
 
 def _sample() -> Path:
-    here = Path(thm3.__file__).resolve().parents[1] / "samples" / "flash_attention.py"
-    if not here.exists():
-        raise click.ClickException(f"{here} not found: run the demo from a checkout of thm3")
-    return here
+    try:
+        return thm3.sample_path("flash_attention")      # shipped in the wheel as thm3/samples/
+    except LookupError as err:
+        raise click.ClickException(str(err)) from None
+
+
+def _steps_table(steps) -> str:
+    """The analysis steps as an aligned table (rich), as plain text."""
+    from rich.console import Console
+    from rich.table import Table
+    table = Table(box=None, show_header=True, header_style="bold", pad_edge=False)
+    from rich.text import Text
+    table.add_column("step")
+    table.add_column("status", max_width=22, overflow="fold")
+    table.add_column("seconds", justify="right")
+    table.add_column("detail", overflow="fold")
+    for s in steps:                 # Text: a detail such as "[x]" is not rich markup
+        table.add_row(Text(s.name), Text(str(s.status)), Text(f"{s.seconds:.2f}"), Text(s.detail))
+    console = Console(width=120, record=True, file=io.StringIO(), color_system=None)
+    console.print(table)
+    return "\n".join("     " + line.rstrip() for line in console.export_text().splitlines())
 
 
 def _naive(q, k, v, causal, scale):
@@ -63,9 +81,8 @@ def run_demo(outdir: str, dim: int, timeout: float) -> int:
     t0 = time.perf_counter()
     a = thm3.analyze(path, timeout=timeout, lift=False)
     say(f"1. analysis: {a.verdict} in {time.perf_counter() - t0:.2f} s")
-    for s in a.steps:
-        say(f"     {s.name:<11} {s.status:<9} {s.seconds:6.2f} s  {s.detail[:110]}")
-    say(f"2. invariants: {', '.join(a.invariants)}")
+    say(_steps_table(a.steps))
+    say("2. invariants: " + "; ".join(a.invariants))
     say("3. combine (synthesized from left, no table of known loops):")
     for f, e in zip(a.loop.fields, with_field_names(a.loop, a.combine_fn.outputs)):
         say(f"     {f.name} = {math_text(to_text(e))}")
@@ -95,7 +112,7 @@ def run_demo(outdir: str, dim: int, timeout: float) -> int:
             nvrtc.compile_cuda(cu.read_text(), arch=arch, name=cu.name)
             say(f"     NVRTC {arch}: compiled in {time.perf_counter() - t:.2f} s")
     else:
-        say("     NVRTC not installed (pip install -e '.[test]'): compile check skipped")
+        say("     NVRTC not installed (pip install 'thm3[test]' adds it): compile check skipped")
 
     mod = _import(py)
     rng = np.random.default_rng(0)

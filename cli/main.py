@@ -1,7 +1,8 @@
-"""The command line: `thm3 analyze | lift | emit | run | demo`.
+"""The command line: `thm3 analyze | lift | emit | run | accuracy | demo | format`.
 
 Exit status follows click: 0 success (a homomorphism, a file written), 1 the
-analysis answered no or could not tell, 2 a bad loop file or bad usage."""
+analysis answered no or could not tell, 2 a bad loop file or bad usage.  Reports go
+to stdout; the steps, as they run, to stderr (never with --json)."""
 from __future__ import annotations
 
 import json
@@ -11,62 +12,163 @@ from pathlib import Path
 
 import click
 
-from thm3.errors import LoopError
+from thm3.errors import BackendUnavailable, LoopError
+
+FORMAT_DOC = "docs/loop-format.md"
+TIMEOUT_HELP = "Seconds for the whole analysis; a timeout answers 'unknown', never 'proved'."
+SAMPLE_HELP = "Analyse the sample loop NAME shipped with thm3 (e.g. mps, welford) instead of FILE."
 
 
-def _load(path: str, timeout: float, lift: bool = True):
+def _path(file: str | None, sample: str | None) -> str:
+    """The loop file named by FILE or --sample NAME (exactly one of them)."""
+    import thm3
+    if (file is None) == (sample is None):
+        raise click.UsageError("give a loop FILE or --sample NAME (one of them)")
+    if file is not None:
+        return file
+    try:
+        return str(thm3.sample_path(sample))
+    except LookupError as err:
+        raise click.BadParameter(str(err), param_hint="--sample") from None
+
+
+def _fail(message: str, as_json: bool, line: int | None = None, col: int | None = None, path=None):
+    """A bad file: the error on stderr, or as JSON on stdout with --json; exit 2."""
+    if as_json:
+        click.echo(json.dumps({"error": message, "line": line, "col": col, "path": path}))
+    else:
+        click.echo(message, err=True)
+    sys.exit(2)
+
+
+def _load(path: str, timeout: float, lift: bool = True, as_json: bool = False,
+          accept_tested: bool = False):
     from thm3.pipeline import analyze_loop
     from thm3.syntax.frontend import parse_file
     try:
         loop = parse_file(path)
     except LoopError as err:
-        click.echo(str(err), err=True)
-        sys.exit(2)
+        _fail(err.message if as_json else str(err), as_json, err.line, err.col, err.path)
     except OSError as err:
-        click.echo(f"{path}: cannot read the file: {err.strerror or err}", err=True)
-        sys.exit(2)
-    return analyze_loop(loop, timeout=timeout, lift=lift)
+        _fail(f"{path}: cannot read the file: {err.strerror or err}", as_json, path=path)
+    progress = None if as_json else _Steps()
+    try:
+        with progress or _nothing():
+            return analyze_loop(loop, timeout=timeout, lift=lift, accept_tested=accept_tested,
+                                progress=progress)
+    except RecursionError:                  # a last resort: the frontend bounds depth
+        _fail(f"{path}: the loop is nested too deeply for thm3's passes", as_json, path=path)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _nothing:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+class _Steps:
+    """Each analysis step on stderr as it runs, on a terminal only (a pipe or a log gets
+    the report's own steps line): a spinner naming the running step, one line per
+    finished step with its status and time."""
+
+    def __init__(self, console=None):
+        from rich.console import Console
+        self.console = console or Console(stderr=True, highlight=False, soft_wrap=True)
+        self.status = None
+
+    def __enter__(self):
+        if self.console.is_terminal:
+            self.status = self.console.status("analysing")
+            self.status.start()
+        return self
+
+    def __exit__(self, *exc):
+        if self.status is not None:
+            self.status.stop()
+        return False
+
+    def __call__(self, name: str, step) -> None:
+        from rich.text import Text
+        if not self.console.is_terminal:
+            return
+        if step is None:
+            if self.status is not None:
+                self.status.update(f"{name} ...")
+            return
+        line = Text(f"  {name:<11} ", style="bold")
+        line.append(f"{str(step.status):<12}", style=_STYLE.get(str(step.status), ""))
+        line.append(f" {step.seconds:6.2f} s  ")
+        line.append(step.detail[:100], style="dim")
+        self.console.print(line)
+
+
+_STYLE = {"proved": "green", "found": "green", "done": "green", "homomorphism": "green",
+          "failed": "red", "timeout": "yellow", "unknown": "yellow", "none": "yellow", "tested": "yellow"}
+
+
+def _print_report(a) -> None:
+    """The text report through rich: the verdict line coloured, nothing re-wrapped."""
+    from rich.console import Console
+    from rich.text import Text
+    from thm3.report import render_report
+    console = Console(highlight=False, soft_wrap=True)
+    colour = {"homomorphism": "bold green", "not-homomorphism": "bold red"}.get(a.verdict, "bold yellow")
+    for line in render_report(a).splitlines():
+        console.print(Text(line, style=colour if line.startswith("verdict:") else ""))
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(package_name="thm3")
 def main():
-    """thm3: is your loop secretly associative? Find the combine, prove it, run it in parallel."""
+    """thm3: is your loop secretly associative? Find the combine, prove it, run it in parallel.
+
+    A loop file is a small subset of Python, read and never run; its format is in
+    docs/loop-format.md (`thm3 format` prints it)."""
 
 
-@main.command()
-@click.argument("file", type=click.Path(dir_okay=False))
-@click.option("--json", "as_json", is_flag=True, help="Print the analysis as JSON (`to_json()`).")
-@click.option("--timeout", default=60.0, show_default=True, type=click.FloatRange(0.1, None),
-              help="Seconds for the whole analysis; a timeout answers 'unknown', never 'proved'.")
+@main.command(short_help="Decide whether a loop is a list homomorphism; the report.")
+@click.argument("file", type=click.Path(dir_okay=False), required=False)
+@click.option("--sample", metavar="NAME", help=SAMPLE_HELP)
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the analysis as JSON (`to_json()`); errors as JSON {error, line, col} on stdout.")
+@click.option("--timeout", default=60.0, show_default=True, type=click.FloatRange(0.1, None), help=TIMEOUT_HELP)
 @click.option("--no-lift", is_flag=True, help="Do not search for auxiliary state on a non-homomorphism.")
-def analyze(file, as_json, timeout, no_lift):
-    """Decide whether FILE's loop is a list homomorphism, with its combine and proofs."""
-    from thm3.report import render_report
-    a = _load(file, timeout, lift=not no_lift)
+@click.option("--accept-tested", is_flag=True,
+              help="Call a combine whose laws are only tested on lists (not proved) a homomorphism.")
+def analyze(file, sample, as_json, timeout, no_lift, accept_tested):
+    """Decide whether FILE's loop is a list homomorphism, with its combine and proofs.
+
+    FILE is a loop file: see docs/loop-format.md (or `thm3 format`) for what it may hold.
+    Exit 0 homomorphism, 1 not-homomorphism or unknown, 2 bad file or usage."""
+    path = _path(file, sample)
+    a = _load(path, timeout, lift=not no_lift, as_json=as_json, accept_tested=accept_tested)
     if as_json:
         click.echo(json.dumps(a.to_json(), indent=2, default=str))
     else:
-        click.echo(render_report(a))
+        _print_report(a)
     sys.exit(0 if a.verdict == "homomorphism" else 1)
 
 
-@main.command()
-@click.argument("file", type=click.Path(dir_okay=False))
+@main.command(short_help="Add auxiliary state so that a combine exists.")
+@click.argument("file", type=click.Path(dir_okay=False), required=False)
+@click.option("--sample", metavar="NAME", help=SAMPLE_HELP)
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the lifted loop file here.")
-@click.option("--timeout", default=60.0, show_default=True, type=click.FloatRange(0.1, None))
-def lift(file, output, timeout):
-    """Add auxiliary state to FILE's loop so that a combine exists."""
-    a = _load(file, timeout, lift=True)
+@click.option("--timeout", default=60.0, show_default=True, type=click.FloatRange(0.1, None), help=TIMEOUT_HELP)
+def lift(file, sample, output, timeout):
+    """Add auxiliary state to FILE's loop so that a combine exists, and print the lifted loop."""
+    path = _path(file, sample)
+    a = _load(path, timeout, lift=True)
     if a.verdict == "homomorphism":
-        click.echo(f"{file}: already a homomorphism; nothing to add.")
+        click.echo(f"{path}: already a homomorphism; nothing to add.")
         sys.exit(0)
     if a.lifted is None:
-        click.echo(f"{file}: {a.verdict}: {a.reason}")
+        click.echo(f"{path}: {a.verdict}: {a.reason}")
         note = next((s.detail for s in a.steps if s.name == "lift"), "")
         click.echo(f"no lift found: {note}" if note else "no lift found")
         sys.exit(1)
-    click.echo(f"{file}: {a.reason}")
+    click.echo(f"{path}: {a.reason}")
     click.echo("added:")
     for line in a.lift_added:
         click.echo(f"  {line}")
@@ -79,18 +181,26 @@ def lift(file, output, timeout):
     sys.exit(0)
 
 
-@main.command()
-@click.argument("file", type=click.Path(dir_okay=False))
+@main.command(short_help="Write CUDA and a CuPy module for the combine tree.")
+@click.argument("file", type=click.Path(dir_okay=False), required=False)
+@click.option("--sample", metavar="NAME", help=SAMPLE_HELP)
 @click.option("-o", "--output", "outdir", required=True, type=click.Path(file_okay=False),
               help="Directory for NAME.cu and NAME.py.")
-@click.option("--dtype", type=click.Choice(["float32", "float64"]), default="float32", show_default=True)
-@click.option("--dim", type=click.IntRange(1, 4096), default=None, help="Length of Vec values.")
-@click.option("--timeout", default=60.0, show_default=True, type=click.FloatRange(0.1, None))
-def emit(file, outdir, dtype, dim, timeout):
+@click.option("--dtype", type=click.Choice(["float32", "float64"]), default="float32", show_default=True,
+              help="The kernel's type for Real values.")
+@click.option("--dim", type=click.IntRange(1, 4096), default=None,
+              help="Length of Vec values (required when the loop has Vec values; 64 or 128 for attention).")
+@click.option("--timeout", default=60.0, show_default=True, type=click.FloatRange(0.1, None), help=TIMEOUT_HELP)
+@click.option("--accept-tested", is_flag=True, help="Emit a combine whose laws are only tested (not proved).")
+def emit(file, sample, outdir, dtype, dim, timeout, accept_tested):
     """Write CUDA (NAME.cu) and a CuPy module (NAME.py) for FILE's combine tree."""
-    a = _load(file, timeout, lift=False)
-    if a.combine_fn is None:
-        click.echo(f"{file}: {a.verdict}: {a.reason}; nothing to emit", err=True)
+    path = _path(file, sample)
+    a = _load(path, timeout, lift=False, accept_tested=accept_tested)
+    if a.combine_fn is None or a.verdict != "homomorphism":
+        click.echo(f"{path}: {a.verdict}: {a.reason}; nothing to emit", err=True)
+        if a.witness is not None:
+            click.echo(f"no combine over this state exists: `thm3 lift {path} -o LIFTED.py` adds the state "
+                       "that makes one, then `thm3 emit LIFTED.py -o DIR`", err=True)
         sys.exit(1)
     if any(f.type.value == "Vec" for f in a.loop.fields) or any(
             d.type.value == "Vec" for d in a.loop.elements + a.loop.params):
@@ -99,50 +209,87 @@ def emit(file, outdir, dtype, dim, timeout):
     from thm3.analysis.attention import recognize
     shape = recognize(a.loop, a.transport_map)
     if shape is not None:
-        # The loop is attention: the kernel walks K/V tiles with two matrix products
-        # and merges tiles and splits with the derived combine.
-        from thm3.gpu.emit_attention import emit_attention
         if dim not in (64, 128):
             raise click.UsageError("the attention kernel takes --dim 64 or 128")
-        paths = emit_attention(a, shape, outdir, dim=dim)
         click.echo(f"{a.loop.name}: {shape.describe()}")
-    else:
-        from thm3.gpu.emit import emit as emit_files
-        paths = emit_files(a.loop, a.combine_fn, outdir, dtype=dtype, dim=dim)
-    for p in paths:
+    for p in a.emit(outdir, dtype=dtype, dim=dim):
         click.echo(f"wrote {p}")
     sys.exit(0)
 
 
-@main.command()
-@click.argument("file", type=click.Path(dir_okay=False))
-@click.option("--n", "n", default=100_000, show_default=True, type=click.IntRange(0, None))
-@click.option("--backend", type=click.Choice(["numpy", "cupy"]), default="numpy", show_default=True)
-@click.option("--dim", type=click.IntRange(1, 4096), default=4, show_default=True)
-@click.option("--seed", default=0, show_default=True)
-@click.option("--timeout", default=60.0, show_default=True, type=click.FloatRange(0.1, None))
-def run(file, n, backend, dim, seed, timeout):
-    """Run the parallel reduction on random data and compare it with the sequential fold."""
+@main.command(short_help="Run the parallel form on random data against the sequential fold.")
+@click.argument("file", type=click.Path(dir_okay=False), required=False)
+@click.option("--sample", metavar="NAME", help=SAMPLE_HELP)
+@click.option("--n", "n", default=100_000, show_default=True, type=click.IntRange(0, None),
+              help="Number of list elements.")
+@click.option("--backend", type=click.Choice(["numpy", "cupy"]), default="numpy", show_default=True,
+              help="numpy: the combine tree on the CPU; cupy: the emitted CUDA kernel.")
+@click.option("--dtype", type=click.Choice(["float64", "float32"]), default="float64", show_default=True,
+              help="Type of the Real input arrays; the parallel form computes in it.")
+@click.option("--dim", type=click.IntRange(1, 4096), default=4, show_default=True,
+              help="Length of Vec values in the random data.")
+@click.option("--seed", default=0, show_default=True, help="Seed of the random data.")
+@click.option("--timeout", default=60.0, show_default=True, type=click.FloatRange(0.1, None), help=TIMEOUT_HELP)
+def run(file, sample, n, backend, dtype, dim, seed, timeout):
+    """Run the parallel reduction on random data and compare it with the sequential fold
+    (float64, element by element)."""
     import numpy as np
-    from thm3.backends.numpy_tree import apply_result, run_sequential
     from thm3.semantics.samples import random_arrays
-    a = _load(file, timeout, lift=False)
+    path = _path(file, sample)
+    a = _load(path, timeout, lift=False)
     if a.combine_fn is None:
-        click.echo(f"{file}: {a.verdict}: {a.reason}; no parallel form", err=True)
+        click.echo(f"{path}: {a.verdict}: {a.reason}; no parallel form", err=True)
         sys.exit(1)
     rng = np.random.default_rng(seed)
     arrays, params = random_arrays(a.loop, n, dim, rng)
+    arrays = [x.astype(dtype) if x.dtype.kind == "f" else x for x in arrays]
     t0 = time.perf_counter()
-    par = a.run(*arrays, backend=backend, **params)
+    try:
+        par = a.run(*arrays, backend=backend, **params)
+    except BackendUnavailable as err:
+        click.echo(f"{file}: backend {backend}: {err}", err=True)
+        sys.exit(2)
     t1 = time.perf_counter()
-    seq = apply_result(a.loop, run_sequential(a.loop, arrays, params), params)
+    seq = _sequential_with_progress(a.loop, arrays, params, n)
     t2 = time.perf_counter()
     diff = _difference(par, seq)
-    click.echo(f"{a.loop.title}  n = {n}  backend = {backend}")
+    click.echo(f"{a.loop.title}  n = {n}  backend = {backend}  dtype = {dtype}")
     click.echo(f"  parallel   {_short(par)}   {t1 - t0:.4f} s")
-    click.echo(f"  sequential {_short(seq)}   {t2 - t1:.4f} s")
+    click.echo(f"  sequential {_short(seq)}   {t2 - t1:.4f} s  (float64)")
     click.echo(f"  max relative difference {diff:.3g}")
-    sys.exit(0 if diff <= 1e-6 or diff != diff and _short(par) == _short(seq) else 1)
+    tol = 1e-6 if dtype == "float64" else 1e-3
+    sys.exit(0 if diff <= tol or diff != diff and _short(par) == _short(seq) else 1)
+
+
+def _sequential_with_progress(loop, arrays, params, n: int):
+    """The float64 sequential fold, with a progress bar on a terminal for long lists."""
+    from thm3.accuracy import sequential_prefixes
+    from thm3.backends.numpy_tree import apply_result
+    with _Bar("sequential fold", n) as bar:
+        state = sequential_prefixes(loop, arrays, params, [n], progress=bar.advance)[-1]
+    return apply_result(loop, state, params)
+
+
+class _Bar:
+    """A rich progress bar on stderr, shown only on a terminal."""
+
+    def __init__(self, what: str, total: int):
+        from rich.console import Console
+        from rich.progress import Progress
+        console = Console(stderr=True)
+        self.progress = Progress(console=console, transient=True, disable=not console.is_terminal)
+        self.task = self.progress.add_task(what, total=total)
+
+    def __enter__(self):
+        self.progress.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.progress.stop()
+        return False
+
+    def advance(self, k: int) -> None:
+        self.progress.advance(self.task, k)
 
 
 def _short(v) -> str:
@@ -163,19 +310,61 @@ def _difference(x, y) -> float:
         with np.errstate(all="ignore"):
             same = (u == v) | (np.isnan(u) & np.isnan(v))
             rel = np.where(same, 0.0, np.abs(u - v) / np.maximum(1.0, np.abs(v)))
+            rel = np.where(np.isnan(rel), np.inf, rel)     # NaN against a number, inf against inf
         worst = max(worst, float(np.max(rel)) if rel.size else 0.0)
     return worst
 
 
-@main.command()
+@main.command(short_help="Relative error of the sequential fold and the tree as n grows.")
+@click.argument("file", type=click.Path(dir_okay=False), required=False)
+@click.option("--sample", metavar="NAME", help=SAMPLE_HELP)
+@click.option("--dtype", type=click.Choice(["float32", "float64"]), default="float32", show_default=True,
+              help="Type both forms compute in; the reference is the float64 sequential fold.")
+@click.option("--max-n", "max_n", default=10**6, show_default=True, type=click.IntRange(100, 10**8),
+              help="Largest list length (n = 10^2, 10^3, ... up to it).")
+@click.option("--plot", type=click.Path(dir_okay=False), default=None,
+              help="Draw the errors against n into this PNG (needs matplotlib: pip install 'thm3[plot]').")
+@click.option("--seed", default=0, show_default=True, help="Seed of the random data.")
+@click.option("--timeout", default=60.0, show_default=True, type=click.FloatRange(0.1, None), help=TIMEOUT_HELP)
+def accuracy(file, sample, dtype, max_n, plot, seed, timeout):
+    """Measure the relative error of the sequential fold and of the blocked combine tree,
+    both in --dtype, against a float64 reference, for n = 10^2 up to --max-n."""
+    from thm3.accuracy import measure, plot_errors, table
+    path = _path(file, sample)
+    a = _load(path, timeout, lift=False)
+    if a.combine_fn is None:
+        click.echo(f"{path}: {a.verdict}: {a.reason}; no tree to measure", err=True)
+        sys.exit(1)
+    with _Bar("accuracy", 2 * max_n) as bar:
+        rows = measure(a, dtype=dtype, max_n=max_n, seed=seed, progress=bar.advance)
+    click.echo(f"{a.loop.title}\nrelative error against the float64 sequential fold ({dtype}, random data):")
+    click.echo(table(rows))
+    if plot:
+        try:
+            plot_errors(rows, plot, title=f"{a.loop.title.split(':')[0]} ({dtype})")
+        except ImportError:
+            raise click.ClickException("--plot needs matplotlib: pip install 'thm3[plot]'") from None
+        click.echo(f"wrote {plot}")
+    sys.exit(0)
+
+
+@main.command(short_help="FlashAttention derived end to end from its loop file.")
 @click.option("-o", "--output", "outdir", default="thm3-demo", show_default=True,
               type=click.Path(file_okay=False), help="Where the emitted kernel goes.")
-@click.option("--dim", type=click.Choice(["64", "128"]), default="64", show_default=True)
-@click.option("--timeout", default=60.0, show_default=True, type=click.FloatRange(0.1, None))
+@click.option("--dim", type=click.Choice(["64", "128"]), default="64", show_default=True,
+              help="Head dimension of the attention kernel.")
+@click.option("--timeout", default=60.0, show_default=True, type=click.FloatRange(0.1, None), help=TIMEOUT_HELP)
 def demo(outdir, dim, timeout):
-    """Derive FlashAttention from its loop file, end to end."""
+    """Derive FlashAttention from its loop file, end to end: analysis, proofs, kernel, checks."""
     from thm3.cli.demo import run_demo
     sys.exit(run_demo(outdir, int(dim), timeout))
+
+
+@main.command(name="format", short_help="Print the loop-file format (docs/loop-format.md).")
+def format_():
+    """Print the loop-file format and the public contract (docs/loop-format.md)."""
+    from thm3.cli.docs import loop_format
+    click.echo(loop_format())
 
 
 if __name__ == "__main__":

@@ -11,9 +11,11 @@ Units.  The loop's m is in natural-log units (scores scale * q.k).  Inside a til
 kernel works in base 2: c = scale * log2(e), t = fl(s * c) computed once, the row max
 mt = max t over those same rounded values, p = exp2(t - mt) <= 1.  The tile's state in
 the loop's units is (mt * ln 2, sum p, sum p v); only that conversion stands between the
-tile and the combine, which is called as derived.  On the GPU it is called once a row per
-merge, for (m, d) and for the two coefficients of its (linear) o part, which every lane of
-o then applies; the NumPy twin applies it to whole states.
+tile and the combine, which is called as derived.  On the GPU it is rendered in its split
+form (`thm3.analysis.attention.merge_form`): once a row per merge for (m, d) and the two
+coefficients of its linear o part, which every lane of o then applies; the NumPy twin
+applies it to whole states.  There is no hand-written combine: without the derived one
+the functions here refuse.
 """
 from __future__ import annotations
 
@@ -29,6 +31,7 @@ LN2 = 0.6931471805599453
 
 DTYPES = ("float16", "bfloat16", "float32")
 DIMS = (64, 128)
+MAX_SPLITS = 65535          # splits are grid.y
 
 
 # --------------------------------------------------------------------------------------
@@ -54,8 +57,16 @@ class KernelConfig:
         """Registers a thread, as ptxas reported them for sm_90 (no spills): an estimate
         for occupancy, used to size split-K."""
         if self.dtype == "float32":
-            return 64
+            return 96
         return 255 if self.dim == 128 else 128
+
+    @property
+    def unroll_loads(self) -> bool:
+        """Whether the tile-load loops unroll: where ptxas keeps them unrolled without
+        spilling (bench/results/sass-*: with fewer warps a thread issues many copies and
+        their hoisted addresses spill; D = 64 with 8 warps sits at 128 registers, where the
+        unrolled loads cost one spilled value a tile)."""
+        return self.num_warps == 4 or (self.num_warps == 8 and self.dim == 128)
 
     @property
     def shared_bytes(self) -> int:
@@ -117,20 +128,8 @@ def key_tile_range(split: int, per_split: int, kv_tiles: int) -> range:
 
 
 # --------------------------------------------------------------------------------------
-# The combine, hand-written: a fallback only (the lead passes the derived one)
+# The derived combine on NumPy rows
 # --------------------------------------------------------------------------------------
-
-def combine_mdo(a, b):
-    """m = max(m1, m2); d = d1 a1 + d2 a2; o = o1 a1 + o2 a2, ai = 1 if mi == m else
-    exp(mi - m): the side holding the max takes the factor 1 exactly, so the identity
-    (-inf, 0, 0) never makes NaN.  On NumPy arrays (m, d shaped (..., 1), o (..., D))."""
-    (m1, d1, o1), (m2, d2, o2) = tuple(a), tuple(b)
-    with np.errstate(invalid="ignore", over="ignore"):
-        m = np.maximum(m1, m2)
-        a1 = np.where(m1 == m, 1, np.exp(m1 - m)).astype(m.dtype)
-        a2 = np.where(m2 == m, 1, np.exp(m2 - m)).astype(m.dtype)
-    return m, d1 * a1 + d2 * a2, o1 * a1 + o2 * a2
-
 
 def rowwise(combine):
     """A combine over whole arrays of rows from one over a single row (m and d numbers,
@@ -143,22 +142,6 @@ def rowwise(combine):
             m[row], d[row], o[row] = r[0], r[1], r[2]
         return m, d, o
     return batched
-
-
-FALLBACK_COMBINE_LANE = r"""
-// The FlashAttention combine for one lane of o, hand-written (gpu/attention.py's
-// fallback when no derived source is given): the side holding the max takes factor 1.
-__host__ __device__ void thm3_combine_lane(float a_m, float a_d, float a_o,
-                                           float b_m, float b_d, float b_o,
-                                           float& r_m, float& r_d, float& r_o) {
-    float m = fmaxf(a_m, b_m);
-    float ca = (a_m == m) ? 1.0f : expf(a_m - m);
-    float cb = (b_m == m) ? 1.0f : expf(b_m - m);
-    r_m = m;
-    r_d = a_d * ca + b_d * cb;
-    r_o = a_o * ca + b_o * cb;
-}
-"""
 
 
 # --------------------------------------------------------------------------------------
@@ -217,15 +200,17 @@ def attention_numpy(q, k, v, causal: bool = False, scale: float | None = None,
     before the product, as the tensor cores see it), merged into the running state with
     `combine`; then the partials are merged in order with the same combine.  `combine` is
     a callable combine(a, b) -> (m, d, o) on NumPy arrays, m and d shaped (..., 1): the
-    derived one (`rowwise(analysis.combine)` for one that takes a row at a time);
-    `combine_mdo` when None.  All queries of a row block are independent, so
+    derived one (`rowwise(analysis.combine)` for one that takes a row at a time, or an
+    emitted module's `combine_numpy`); there is no default.  All queries of a row block are independent, so
     they are folded together rather than in query tiles.
 
     Inputs are NumPy arrays of float16, float32, float64 or ml_dtypes' bfloat16;
     `input_dtype="bfloat16"` treats float32 arrays as holding bfloat16 values (NumPy has
     no bfloat16 of its own).  For 16-bit inputs the output is rounded to that format, as
     the kernel stores it, and given in q's dtype; lse is float32 (float64 for float64)."""
-    combine = combine or combine_mdo
+    if combine is None:
+        raise TypeError("attention_numpy needs the derived combine (combine=...): thm3 keeps no "
+                        "hand-written one")
     q, k, v = np.asarray(q), np.asarray(k), np.asarray(v)
     dtype = _dtype_name(input_dtype or q.dtype)
     _check_shapes(q, k, v)
@@ -275,7 +260,9 @@ def attention_numpy(q, k, v, causal: bool = False, scale: float | None = None,
             for part in partials:
                 total = _as_state(combine(total, part), state_dtype)
         m, d, o = total
-        out = np.where(d > 0, o / np.where(d > 0, d, 1), 0).astype(state_dtype)
+        # one reciprocal a row, as the kernels: out = o * (1 / d)
+        inverse = np.where(d > 0, (1 / np.where(d > 0, d, 1)).astype(state_dtype), 0).astype(state_dtype)
+        out = (o * inverse).astype(state_dtype)
         lse = np.where(d > 0, m + np.log(np.where(d > 0, d, 1)), -np.inf)[..., 0]
     out = _round_p(out, dtype)          # the 16-bit store, exact in float32
     out_dtype = q.dtype if dtype in ("float16", "bfloat16") else state_dtype
@@ -380,27 +367,19 @@ def ptx_primitives(dtype: str) -> str:
 
 _SOURCE = Template(r"""// thm3 FlashAttention forward: ${variant}.
 // Rendered by gpu/attention.py from the derived combine; one query row is a left fold over
-// (k, v) with state (m, d, o), a K/V tile is a sublist, and thm3_combine_lane merges states.
+// (k, v) with state (m, d, o), a K/V tile is a sublist, and thm3_merge_rows merges states.
 #ifndef INFINITY
 #define INFINITY __int_as_float(0x7f800000)
 #endif
 
-// ---- the derived combine, one lane of o at a time --------------------------------------
-${combine_lane}
-
-// The combine's o part is linear in the two o's: o = o_a * alpha_a + o_b * alpha_b, the
-// alphas depending on m and d alone.  So each row asks the derived combine for (m, d) and
-// for its two coefficients (the combine of unit o lanes) once, and every lane of o costs one
-// multiply and one FMA; calling the combine once a lane would leave the common exp to the
-// compiler, which does not merge it when the combine branches around its exp.
+// ---- the derived combine, in the split form the kernel merges in ------------------------
+// m from the two m's; d linear in the two d's and o = o_a * alpha_a + o_b * alpha_b, the
+// coefficients reading the m's alone (thm3.analysis.attention.merge_form checks this on the
+// combine's terms).  So a lane may carry a partial d, each row's merge is rendered once with
+// its common exps shared, and every lane of o costs one multiply and one FMA.
 struct thm3_merge { float m, d, alpha_a, alpha_b; };
-__host__ __device__ inline thm3_merge thm3_merge_rows(float a_m, float a_d, float b_m, float b_d) {
-    thm3_merge r;
-    float m_again, d_again;
-    thm3_combine_lane(a_m, a_d, 1.0f, b_m, b_d, 0.0f, r.m, r.d, r.alpha_a);
-    thm3_combine_lane(a_m, a_d, 0.0f, b_m, b_d, 1.0f, m_again, d_again, r.alpha_b);
-    return r;
-}
+${merge}
+
 __host__ __device__ inline float thm3_merge_lane(const thm3_merge& c, float a_o, float b_o) {
     return fmaf(b_o, c.alpha_b, a_o * c.alpha_a);
 }
@@ -448,12 +427,13 @@ __device__ __forceinline__ bool thm3_masked(int row, int key, int n_q, int n_kv)
 
 __device__ __forceinline__ void thm3_store(thm3_elem* p, float x) { ${store_elem} }
 
-// out = o / d and lse = m + log d (natural log); an empty row gives 0 and -inf, never NaN.
+// out = o * (1 / d), one reciprocal a row, and lse = m + log d (natural log); an empty row
+// gives 0 and -inf, never NaN.
 __device__ __forceinline__ float thm3_lse(float m, float d) {
     return d > 0.0f ? m + logf(d) : -INFINITY;
 }
-__device__ __forceinline__ float thm3_normalize(float o, float d) {
-    return d > 0.0f ? o / d : 0.0f;
+__device__ __forceinline__ float thm3_inverse(float d) {
+    return d > 0.0f ? __frcp_rn(d) : 0.0f;
 }
 
 ${forward}
@@ -464,8 +444,9 @@ ${forward}
 extern "C" __global__ void __launch_bounds__(128)
 thm3_attention_merge(const float* __restrict__ part_o, const float* __restrict__ part_m,
                      const float* __restrict__ part_d, thm3_elem* __restrict__ out,
-                     float* __restrict__ lse, int rows, int num_splits) {
-    const int row = blockIdx.x * 4 + (threadIdx.x >> 5);
+                     float* __restrict__ lse, long long rows, int num_splits) {
+    // rows = batch * heads * n_q may pass 2^31: row and offsets in 64 bits
+    const long long row = blockIdx.x * 4LL + (threadIdx.x >> 5);
     const int lane = threadIdx.x & 31;
     if (row >= rows) return;
     float m = -INFINITY, d = 0.0f, o[THM3_DIM / 32];
@@ -480,9 +461,10 @@ thm3_attention_merge(const float* __restrict__ part_o, const float* __restrict__
         m = c.m;
         d = c.d;
     }
+    const float inverse = thm3_inverse(d);
 #pragma unroll
     for (int i = 0; i < THM3_DIM / 32; ++i)
-        thm3_store(out + (size_t)row * THM3_DIM + lane + 32 * i, thm3_normalize(o[i], d));
+        thm3_store(out + (size_t)row * THM3_DIM + lane + 32 * i, o[i] * inverse);
     if (lane == 0) lse[row] = thm3_lse(m, d);
 }
 """)
@@ -700,10 +682,10 @@ thm3_attention_fwd(const thm3_elem* __restrict__ q, const thm3_elem* __restrict_
         const size_t at = (size_t)bh * n_q + row;
         if (num_splits == 1) {
             unsigned* dst = (unsigned*)(out + at * THM3_DIM);
+            const float inverse = thm3_inverse(d_run[r]);
 #pragma unroll
             for (int j = 0; j < THM3_DIM / 8; ++j)
-                dst[4 * j + t4] = thm3_pack2(thm3_normalize(o[j][2 * r], d_run[r]),
-                                             thm3_normalize(o[j][2 * r + 1], d_run[r]));
+                dst[4 * j + t4] = thm3_pack2(o[j][2 * r] * inverse, o[j][2 * r + 1] * inverse);
             if (t4 == 0) lse[at] = thm3_lse(m_run[r], d_run[r]);
         } else {
             const size_t pat = (size_t)split * batch_heads * n_q + at;
@@ -729,7 +711,9 @@ static_assert(THM3_BLOCK_M == 4 * THM3_WARPS, "a warp owns 4 query rows");
 #define THM3_ROWS 4
 #define THM3_KSTRIDE (THM3_DIM + 1)                     // padded: lane j reads row j, no conflicts
 
-extern "C" __global__ void __launch_bounds__(THM3_THREADS)
+// (a minimum of one block: with the calls of the math slow paths ptxas otherwise holds the
+// kernel to 40 registers, and it spills)
+extern "C" __global__ void __launch_bounds__(THM3_THREADS, 1)
 thm3_attention_fwd(const float* __restrict__ q, const float* __restrict__ k,
                    const float* __restrict__ v, float* __restrict__ out,
                    float* __restrict__ lse, float* __restrict__ part_o,
@@ -823,9 +807,10 @@ thm3_attention_fwd(const float* __restrict__ q, const float* __restrict__ k,
         if (row >= n_q) continue;
         const size_t at = (size_t)bh * n_q + row;
         if (num_splits == 1) {
+            const float inverse = thm3_inverse(d_run[r]);
 #pragma unroll
             for (int i = 0; i < THM3_DIM / 32; ++i)
-                out[at * THM3_DIM + lane + 32 * i] = thm3_normalize(o[r][i], d_run[r]);
+                out[at * THM3_DIM + lane + 32 * i] = o[r][i] * inverse;
             if (lane == 0) lse[at] = thm3_lse(m_run[r], d_run[r]);
         } else {
             const size_t pat = (size_t)split * batch_heads * n_q + at;
@@ -844,12 +829,13 @@ def variant_name(dtype: str, dim: int, causal: bool, num_warps: int) -> str:
             f"-w{num_warps}")
 
 
-def render_attention(combine_lane_src: str, *, dim: int, dtype: str, causal: bool = False,
+def render_attention(merge_src: str, *, dim: int, dtype: str, causal: bool = False,
                      num_warps: int | None = None, primitives: str | None = None) -> str:
     """The CUDA source of one variant: kernels `thm3_attention_fwd` (grid (q tiles, splits,
     batch * heads), `KernelConfig.threads` threads, `shared_bytes` of dynamic shared memory)
-    and `thm3_attention_merge` (grid ceil(rows / 4), 128 threads).  `combine_lane_src`
-    defines `thm3_combine_lane` (fields m, d, o in order, o one lane); `primitives` fills
+    and `thm3_attention_merge` (grid ceil(rows / 4), 128 threads).  `merge_src` defines
+    `thm3_merge thm3_merge_rows(a_m, a_d, b_m, b_d)`, the derived combine in its split form
+    (`thm3.gpu.emit_attention.merge_source`); `primitives` fills
     the device-primitive hole (default: inline PTX)."""
     dtype = _dtype_name(dtype)
     if dtype not in DTYPES:
@@ -861,14 +847,14 @@ def render_attention(combine_lane_src: str, *, dim: int, dtype: str, causal: boo
     return _SOURCE.substitute(
         variant=f"{variant_name(dtype, dim, causal, cfg.num_warps)}, "
                 f"{cfg.block_m} queries x {cfg.block_n} keys a tile",
-        combine_lane=combine_lane_src.strip("\n"),
+        merge=merge_src.strip("\n"),
         primitives=(ptx_primitives(dtype) if primitives is None else primitives).strip("\n"),
         dim=dim, num_warps=cfg.num_warps, block_m=cfg.block_m, block_n=cfg.block_n,
         causal=int(bool(causal)), dtype=dtype,
         elem_c="unsigned short" if sixteen else "float",
         store_elem="*p = thm3_to_elem(x);" if sixteen else "*p = x;",
         forward=Template(_FORWARD_16 if sixteen else _FORWARD_32).substitute(
-            load_unroll="#pragma unroll" if cfg.num_warps >= 4 else "#pragma unroll 1").strip("\n"),
+            load_unroll="#pragma unroll" if cfg.unroll_loads else "#pragma unroll 1").strip("\n"),
     )
 
 
@@ -876,15 +862,40 @@ def render_attention(combine_lane_src: str, *, dim: int, dtype: str, causal: boo
 # CuPy runner
 # --------------------------------------------------------------------------------------
 
+
+class BackendUnavailable(RuntimeError):
+    """CuPy is not installed here, or it sees no CUDA device."""
+
+
+def _cupy():
+    """CuPy, or BackendUnavailable naming the extra that installs it."""
+    try:
+        import cupy
+    except ImportError as err:
+        raise BackendUnavailable(
+            f"CuPy is not installed ({err}): pip install 'thm3[cuda12]' for CUDA 12 or "
+            f"'thm3[cuda13]' for CUDA 13, or run with backend='numpy'") from None
+    return cupy
+
+
+def _device(cupy) -> int:
+    """The current device's id; BackendUnavailable when CuPy sees none."""
+    try:
+        return cupy.cuda.runtime.getDevice()
+    except Exception as err:          # no driver, no device, or CuPy built for another CUDA
+        raise BackendUnavailable(f"CuPy sees no CUDA device ({type(err).__name__}: {err}); check "
+                                 f"the driver, and that the extra (thm3[cuda12] / thm3[cuda13]) "
+                                 f"matches it") from None
+
 _KERNELS: dict[tuple[int, str], tuple] = {}
 
 
 def _kernels(source: str, shared_bytes: int):
     """(forward, merge) of a source, compiled once per device; keyed by the text itself
     (a str caches its hash, so a caller that keeps its source pays nothing to look up)."""
-    import cupy
+    cupy = _cupy()
 
-    key = (cupy.cuda.runtime.getDevice(), source)
+    key = (_device(cupy), source)
     got = _KERNELS.get(key)
     if got is None:
         module = cupy.RawModule(code=source, options=("-std=c++17",))
@@ -903,7 +914,7 @@ def _rendered(lane: str, dim: int, dtype: str, causal: bool, num_warps: int) -> 
 
 @functools.lru_cache(maxsize=16)
 def _num_sms(device: int) -> int:
-    import cupy
+    cupy = _cupy()
     return cupy.cuda.runtime.getDeviceProperties(device)["multiProcessorCount"]
 
 
@@ -917,7 +928,7 @@ class _Frame:
             import torch
             self.lib = torch
         else:
-            import cupy
+            cupy = _cupy()
             self.lib = cupy
 
     def dtype_name(self, x) -> str:
@@ -936,26 +947,37 @@ class _Frame:
             return self.lib.full(shape, value, dtype=getattr(self.lib, dtype), device=like.device)
         return self.lib.full(shape, value, dtype=dtype)
 
+    def aligned(self, x):
+        """x, or a copy of it at a fresh (256-byte aligned) allocation when x starts off a
+        16-byte boundary, as a view with an odd storage offset can."""
+        if int(self.ptr(x)) % 16 == 0:
+            return x
+        return x.clone() if self.torch else x.copy()
+
     def ptr(self, x) -> np.uint64:
         return np.uint64(x.data_ptr() if self.torch else x.data.ptr)
 
     def stream(self):
-        import cupy
+        cupy = _cupy()
         if self.torch:
             return cupy.cuda.ExternalStream(self.lib.cuda.current_stream().cuda_stream)
         return cupy.cuda.get_current_stream()
 
 
 def attention_cupy(q, k, v, *, causal: bool = False, scale: float | None = None,
-                   splits: int | None = None, combine_lane_src: str | None = None,
+                   splits: int | None = None, merge_src: str | None = None,
                    source: str | None = None, num_warps: int | None = None):
     """(out, lse) on the GPU.  q, k, v: CuPy arrays (float16, float32) or CUDA torch
     tensors (also bfloat16), (batch, heads, n, D) with D in {64, 128}; out has q's dtype,
     lse is float32.  `source` is a pre-rendered variant (its shape must be the one
-    `kernel_config` picks, or `num_warps`); otherwise it is rendered from
-    `combine_lane_src` (default: the hand-written fallback)."""
+    `kernel_config` picks, or `num_warps`); otherwise it is rendered from `merge_src`, the
+    derived combine's merge (one of the two is required).  Inputs off 16-byte alignment
+    (cp.async reads 16 bytes at a time) are copied to fresh, aligned arrays first."""
+    if source is None and merge_src is None:
+        raise TypeError("attention_cupy needs the derived combine (merge_src=...) or a rendered "
+                        "source: thm3 keeps no hand-written one")
     frame = _Frame(q)
-    q, k, v = frame.contiguous(q), frame.contiguous(k), frame.contiguous(v)
+    q, k, v = (frame.aligned(frame.contiguous(x)) for x in (q, k, v))
     _check_shapes(q, k, v)
     dtype = frame.dtype_name(q)
     if dtype == "float64" or frame.dtype_name(k) != dtype or frame.dtype_name(v) != dtype:
@@ -966,6 +988,8 @@ def attention_cupy(q, k, v, *, causal: bool = False, scale: float | None = None,
         raise ValueError(f"head dimension must be one of {DIMS}, not {dim}")
     if b * h > 65535:
         raise ValueError("batch * heads must be at most 65535 (grid z)")
+    if max(n_q, n_kv) >= 2**31:
+        raise ValueError(f"sequence lengths must be below 2**31, not {max(n_q, n_kv)}")
     out = frame.empty((b, h, n_q, dim), dtype, like=q)
     lse = frame.empty((b, h, n_q), "float32", like=q)
     if n_q == 0 or b * h == 0:
@@ -975,16 +999,15 @@ def attention_cupy(q, k, v, *, causal: bool = False, scale: float | None = None,
     kv_tiles = -(-n_kv // cfg.block_n)
     q_tiles = -(-n_q // cfg.block_m)
     if splits is None:
-        import cupy
+        cupy = _cupy()
         splits = choose_splits(q_tiles, b * h, kv_tiles,
-                               num_sms=_num_sms(cupy.cuda.runtime.getDevice()),
+                               num_sms=_num_sms(_device(cupy)),
                                blocks_per_sm=_blocks_per_sm(cfg))
-    splits = normalize_splits(kv_tiles, int(splits))
+    splits = normalize_splits(kv_tiles, min(int(splits), MAX_SPLITS))
     per_split = tiles_per_split(kv_tiles, splits)
 
     if source is None:
-        source = _rendered(combine_lane_src or FALLBACK_COMBINE_LANE, dim, dtype, bool(causal),
-                           cfg.num_warps)
+        source = _rendered(merge_src, dim, dtype, bool(causal), cfg.num_warps)
     fwd, merge = _kernels(source, cfg.shared_bytes)
     rows = b * h * n_q
     null = np.uint64(0)
@@ -1003,17 +1026,17 @@ def attention_cupy(q, k, v, *, causal: bool = False, scale: float | None = None,
             shared_mem=cfg.shared_bytes)
         if splits > 1:
             merge((-(-rows // 4),), (128,),
-                  (*parts, frame.ptr(out), frame.ptr(lse), np.int32(rows), np.int32(splits)))
+                  (*parts, frame.ptr(out), frame.ptr(lse), np.int64(rows), np.int32(splits)))
     return out, lse
 
 
 def attention(q, k, v, *, causal: bool = False, scale: float | None = None,
               splits: int | None = None, backend: str = "cupy", combine=None,
-              combine_lane_src: str | None = None):
+              merge_src: str | None = None):
     """softmax(scale q K^T) V and its natural-log logsumexp per query row, over
     (batch, heads, n, D) arrays; n_q may differ from n_kv, and causal aligns the last
     query with the last key (query i sees keys j <= i + n_kv - n_q).  A row that sees no
-    key gives out 0 and lse -inf.  backend "cupy" runs the rendered kernels (`combine_lane_src`
+    key gives out 0 and lse -inf.  backend "cupy" runs the rendered kernels (`merge_src`
     is the derived combine's lane source), "numpy" the same algorithm on the CPU
     (`combine` the derived combine as a Python callable)."""
     match backend:
@@ -1021,12 +1044,12 @@ def attention(q, k, v, *, causal: bool = False, scale: float | None = None,
             return attention_numpy(q, k, v, causal, scale, splits, combine=combine)
         case "cupy":
             return attention_cupy(q, k, v, causal=causal, scale=scale, splits=splits,
-                                  combine_lane_src=combine_lane_src)
+                                  merge_src=merge_src)
         case _:
             raise ValueError(f"backend must be 'numpy' or 'cupy', not {backend!r}")
 
 
-__all__ = ["attention", "attention_numpy", "attention_cupy", "render_attention",
+__all__ = ["attention", "attention_numpy", "attention_cupy", "BackendUnavailable", "render_attention",
            "ptx_primitives", "kernel_config", "KernelConfig", "choose_splits",
            "normalize_splits", "tiles_per_split", "key_tile_range", "variant_name",
-           "combine_mdo", "rowwise", "round_to_bfloat16", "FALLBACK_COMBINE_LANE", "LOG2E", "LN2"]
+           "rowwise", "round_to_bfloat16", "LOG2E", "LN2", "MAX_SPLITS"]

@@ -7,8 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 from string import Template
 
-from thm3.ir import Fn, Loop, Type
-from thm3.syntax.printer import to_text
+from thm3.ir import Expr, Fn, Loop, Op, Type, walk
+from thm3.ir.printer import to_text
 
 from . import render as R
 
@@ -23,6 +23,7 @@ ${combine}
 
 reduce(${signature}) -> ${returns}
 reduce_state(...) -> the final State as a tuple (${field_names})
+    (both take backend="numpy" to run the same order of combines on the CPU, without CuPy)
 reduce_device(...) -> the outputs left on the device, not waited for (for timing)
 reduce_rows(...) / reduce_rows_state(...): one reduction per row of 2-D inputs
 
@@ -50,12 +51,37 @@ MAX_BLOCKS = 4096  # cap on pass 1's grid: pass 2 combines that many partials
 
 SOURCE = ${source}
 
+
+class BackendUnavailable(RuntimeError):
+    """CuPy is not installed here, or it sees no CUDA device."""
+
+
+def _cupy():
+    """CuPy, or BackendUnavailable naming the extra that installs it."""
+    try:
+        import cupy
+    except ImportError as err:
+        raise BackendUnavailable(
+            f"CuPy is not installed ({err}): pip install 'thm3[cuda12]' for CUDA 12 or "
+            f"'thm3[cuda13]' for CUDA 13, or run with backend='numpy'") from None
+    return cupy
+
+
+def _device(cupy) -> int:
+    """The current device's id; BackendUnavailable when CuPy sees none."""
+    try:
+        return cupy.cuda.Device().id
+    except Exception as err:          # no driver, no device, or CuPy built for another CUDA
+        raise BackendUnavailable(f"CuPy sees no CUDA device ({type(err).__name__}: {err}); check "
+                                 f"the driver, and that the extra (thm3[cuda12] / thm3[cuda13]) "
+                                 f"matches it") from None
+
 _modules: dict = {}
 
 
 def _kernel(name: str):
-    import cupy
-    device = cupy.cuda.Device().id
+    cupy = _cupy()
+    device = _device(cupy)
     module = _modules.get(device)
     if module is None:
         module = _modules[device] = cupy.RawModule(code=SOURCE)
@@ -69,7 +95,8 @@ def _real_type(type_: str):
 def _arrays(arrays, lead: int):
     """The element arrays on the device, contiguous, in their dtypes; and their length.
     `lead` is 1 for reduce (shape (n,) or (n, DIM)) and 2 for reduce_rows."""
-    import cupy
+    cupy = _cupy()
+    _device(cupy)
     data = [(name, t) for name, t in ELEMENTS if t != "Index"]
     if len(arrays) != len(data):
         names = ", ".join(name for name, _ in data)
@@ -90,7 +117,7 @@ def _arrays(arrays, lead: int):
 
 
 def _params(params: dict) -> list:
-    import cupy
+    cupy = _cupy()
     missing = [name for name, _ in PARAMS if name not in params]
     extra = sorted(set(params) - {name for name, _ in PARAMS})
     if missing or extra:
@@ -108,14 +135,14 @@ def _params(params: dict) -> list:
 
 
 def _outputs(count: int) -> list:
-    import cupy
+    cupy = _cupy()
     kinds = list(FIELDS) + ([("result", RESULT)] if RESULT else [])
     return [cupy.empty((count, DIM) if t == "Vec" else (count,), dtype=_real_type(t)) for _, t in kinds]
 
 
 def _grid_cap(kernel) -> int:
     """Blocks that fit on the device at once (a persistent grid, one wave); cached."""
-    import cupy
+    cupy = _cupy()
     device = cupy.cuda.Device()
     cap = _grid_caps.get(device.id)
     if cap is None:
@@ -132,10 +159,98 @@ def _grid_cap(kernel) -> int:
 _grid_caps: dict = {}
 
 
+# --- backend="numpy": the same order of combines on the CPU, without CuPy ------------------
+# Runs of RUN consecutive elements are folded with left side by side (one left step a
+# column, over every run at once), then neighbouring states are combined, the earlier on
+# the left, level by level, as the kernels do.  Reals are computed in DTYPE.
+
+${numpy_functions}
+
+DEFAULTS = ${defaults}
+RUN = 1024
+
+
+def _max(a, b):
+    return np.where((a > b) | (a != a), a, b)
+
+
+def _min(a, b):
+    return np.where((a < b) | (a != a), a, b)
+
+
+def _host_arrays(arrays):
+    data = [(name, t) for name, t in ELEMENTS if t != "Index"]
+    if not data:
+        if len(arrays) != 1:
+            raise TypeError(f"{NAME}: pass n, the number of elements")
+        return [], int(arrays[0])
+    if len(arrays) != len(data):
+        names = ", ".join(name for name, _ in data)
+        raise TypeError(f"{NAME}: expected {len(data)} arrays ({names}), got {len(arrays)}")
+    out = []
+    for a, (name, t) in zip(arrays, data):
+        a = np.asarray(a.get() if hasattr(a, "get") else a, dtype=_real_type(t))
+        want = 2 if t == "Vec" else 1
+        if a.ndim != want or (t == "Vec" and a.shape[-1] != DIM):
+            raise ValueError(f"{NAME}: {name} must have {want} dimensions; got shape {a.shape}")
+        out.append(a)
+    if len({a.shape[0] for a in out}) > 1:
+        raise ValueError(f"{NAME}: arrays of different lengths")
+    return out, out[0].shape[0]
+
+
+def _host_params(params: dict) -> list:
+    missing = [name for name, _ in PARAMS if name not in params]
+    extra = sorted(set(params) - {name for name, _ in PARAMS})
+    if missing or extra:
+        raise TypeError(f"{NAME}: loop parameters missing {missing}, unknown {extra}")
+    return [np.asarray(params[name], dtype=DTYPE).reshape(DIM) if t == "Vec" else _real_type(t)(params[name])
+            for name, t in PARAMS]
+
+
+def _column(value, t, runs):
+    """A field's value for `runs` states: (runs, 1), or (runs, DIM) for a Vec."""
+    width = DIM if t == "Vec" else 1
+    return np.full((runs, width), value, dtype=_real_type(t))
+
+
+def _reduce_numpy(arrays, params) -> list:
+    xs, n = _host_arrays(arrays)
+    ps = _host_params(params)
+    runs = max(1, -(-n // RUN))
+    state = [_column(v, t, runs) for v, (_, t) in zip(DEFAULTS, FIELDS)]
+    columns = {}
+    for k in range(min(RUN, n)):
+        at = np.arange(runs) * RUN + k
+        valid = (at < n)[:, None]
+        at = np.minimum(at, max(n - 1, 0))
+        elements, data = [], iter(xs)
+        for name, t in ELEMENTS:
+            if t == "Index":
+                elements.append(at[:, None].astype(np.int64))
+            else:
+                a = next(data)
+                elements.append(a[at] if t == "Vec" else a[at][:, None])
+        new = _left(*state, *elements, *ps)
+        state = [np.where(valid, np.broadcast_to(v, s.shape), s).astype(s.dtype)
+                 for v, s in zip(new, state)]
+    while state[0].shape[0] > 1:
+        count = state[0].shape[0]
+        pairs = count // 2
+        merged = _combine(*[s[0:2 * pairs:2] for s in state], *[s[1:2 * pairs:2] for s in state], *ps)
+        merged = [np.broadcast_to(v, (pairs, s.shape[1])).astype(s.dtype) for v, s in zip(merged, state)]
+        state = [np.concatenate([m, s[2 * pairs:]]) for m, s in zip(merged, state)]
+    values = [s[0] if t == "Vec" else s[0, 0] for s, (_, t) in zip(state, FIELDS)]
+    if _result is not None:
+        r = _result(*values, *ps)[0]
+        values.append(np.asarray(r, dtype=_real_type(RESULT)) if RESULT == "Vec" else _real_type(RESULT)(r))
+    return values
+
+
 def reduce_device(*arrays, **params) -> list:
     """Launch the reduction and return its outputs on the device without waiting: one
     CuPy array of length 1 per field (1 x DIM for a Vec), then the result's."""
-    import cupy
+    cupy = _cupy()
     if any(t != "Index" for _, t in ELEMENTS):
         xs, shape = _arrays(arrays, 1)
         n = shape[0]
@@ -154,23 +269,31 @@ def reduce_device(*arrays, **params) -> list:
     return outs
 
 
-def _reduce(arrays, params):
-    return [o.get()[0] for o in reduce_device(*arrays, **params)]
+def _reduce(arrays, params, backend):
+    match backend:
+        case "cupy":
+            return [o.get()[0] for o in reduce_device(*arrays, **params)]
+        case "numpy":
+            return _reduce_numpy(arrays, params)
+        case _:
+            raise ValueError(f"backend must be 'cupy' or 'numpy', not {backend!r}")
 
 
-def reduce_state(*arrays, **params) -> tuple:
+def reduce_state(*arrays, backend: str = "cupy", **params) -> tuple:
     """The final State of `${name}` over the arrays (${signature}), as a tuple of NumPy
-    values (${field_names}), computed on the GPU in list order."""
-    return tuple(_reduce(arrays, params)[:len(FIELDS)])
+    values (${field_names}), computed in list order on the GPU (backend="cupy") or, in
+    the same order of combines, on the CPU (backend="numpy", no CuPy needed)."""
+    return tuple(_reduce(arrays, params, backend)[:len(FIELDS)])
 
 
-def reduce(*arrays, **params):
-    """`${name}` (${title_short}) over the arrays: ${returns}.
+def reduce(*arrays, backend: str = "cupy", **params):
+    """`${name}` (${title_short}) over the arrays: ${returns}; on the GPU, or on the CPU
+    with backend="numpy".
 
     Arrays, in order: ${array_doc}.${param_doc}
     combine(a, b):
 ${combine_doc}"""
-    values = _reduce(arrays, params)
+    values = _reduce(arrays, params, backend)
     return values[len(FIELDS)] if RESULT else tuple(values)
 
 
@@ -201,6 +324,94 @@ def reduce_rows(*arrays, **params):
 
 __all__ = ["reduce", "reduce_state", "reduce_device", "reduce_rows", "reduce_rows_state", "SOURCE"]
 ''')
+
+
+# --- the same loop as NumPy code, for the emitted module's backend="numpy" ----------------
+# One entry per operation; operands are printed NumPy expressions.  Batched scalars are
+# (runs, 1) arrays and Vec values (runs, DIM), so scalar-vector arithmetic broadcasts; max
+# and min follow thm3's tables (a NaN on either side propagates, a tie gives b).
+NUMPY_OPS = {
+    Op.NEG: "np.negative({0})", Op.NOT: "np.logical_not({0})", Op.ABS: "np.abs({0})",
+    Op.EXP: "np.exp({0})", Op.EXP2: "np.exp2({0})", Op.LOG: "np.log({0})", Op.LOG2: "np.log2({0})",
+    Op.SQRT: "np.sqrt({0})", Op.ADD: "({0} + {1})", Op.SUB: "({0} - {1})", Op.MUL: "({0} * {1})",
+    Op.DIV: "np.true_divide({0}, {1})", Op.MAX: "_max({0}, {1})", Op.MIN: "_min({0}, {1})",
+    Op.LT: "({0} < {1})", Op.LE: "({0} <= {1})", Op.GT: "({0} > {1})", Op.GE: "({0} >= {1})",
+    Op.EQ: "({0} == {1})", Op.NE: "({0} != {1})", Op.AND: "np.logical_and({0}, {1})",
+    Op.OR: "np.logical_or({0}, {1})", Op.WHERE: "np.where({0}, {1}, {2})",
+    Op.DOT: "np.sum({0} * {1}, axis=-1, keepdims=True)",
+}
+
+
+def numpy_function(name: str, fn: Fn, names: dict[str, str], doc: str) -> str:
+    """`def name(<names' values>): return (outputs...)` printing `fn`'s outputs with NumPy;
+    `names` maps the IR variables to the Python parameter names, in order.  A subterm used
+    more than once becomes a local."""
+    uses: dict[int, int] = {}
+    for e in walk(fn.outputs):
+        for s in e.src:
+            uses[id(s)] = uses.get(id(s), 0) + 1
+    lines: list[str] = []
+    temps: dict[int, str] = {}
+
+    def text(e: Expr) -> str:
+        if id(e) in temps:
+            return temps[id(e)]
+        match e.op:
+            case Op.CONST:
+                v = e.arg
+                if isinstance(v, float) and v != v:
+                    out = "np.nan"
+                elif isinstance(v, float) and v in (float("inf"), float("-inf")):
+                    out = "np.inf" if v > 0 else "-np.inf"
+                else:
+                    out = {Type.BOOL: f"np.bool_({bool(v)})", Type.INT: f"np.int64({int(v)})"}.get(
+                        e.type, f"DTYPE({float(v)!r})")
+            case Op.VAR:
+                out = names[e.arg]
+            case Op.POW:
+                base = text(e.src[0])
+                out = (f"np.power(np.asarray({base}, dtype=DTYPE), {e.arg})" if e.arg < 0
+                       else f"({base} ** {e.arg})")
+            case _:
+                out = NUMPY_OPS[e.op].format(*(text(s) for s in e.src))
+        if uses.get(id(e), 0) > 1 and e.op not in (Op.CONST, Op.VAR):
+            temp = f"t{len(temps)}"
+            lines.append(f"        {temp} = {out}")
+            temps[id(e)] = temp
+            return temp
+        return out
+
+    outs = [text(e) for e in fn.outputs]
+    body = "\n".join(lines)
+    args = ", ".join(names.values())
+    return (f"def {name}({args}):\n    \"\"\"{doc}\"\"\"\n    with np.errstate(all=\"ignore\"):\n"
+            + (body + "\n" if body else "") + f"        return ({', '.join(outs)},)\n")
+
+
+def numpy_source(loop: Loop, combine: Fn) -> str:
+    """The module's NumPy functions: `_left`, `_combine`, `_result` (None without one)."""
+    fields = [f.name for f in loop.fields]
+    left_names = {f"acc.{f}": f"acc_{f}" for f in fields}
+    left_names.update({p.name: f"x_{p.name}" for p in loop.elements})
+    left_names.update({p.name: f"p_{p.name}" for p in loop.params})
+    combine_names = {f"{side}.{f}": f"{side}_{f}" for side in "ab" for f in fields}
+    combine_names.update({p.name: f"p_{p.name}" for p in loop.params})
+    parts = [numpy_function("_left", loop.left, left_names, "left: one element into the state"),
+             numpy_function("_combine", combine, combine_names, "the combine, a the earlier part")]
+    if loop.result is not None:
+        result_names = {f"acc.{f}": f"acc_{f}" for f in fields}
+        result_names.update({p.name: f"p_{p.name}" for p in loop.params})
+        parts.append(numpy_function("_result", loop.result, result_names, "the answer from a state"))
+    else:
+        parts.append("_result = None\n")
+    return "\n\n".join(parts)
+
+
+def _python_value(v) -> str:
+    """A field's default as Python source (infinities and NaN by float())."""
+    if isinstance(v, float) and (v != v or v in (float("inf"), float("-inf"))):
+        return f"float({str(v)!r})"
+    return repr(v)
 
 
 def _python_string(text: str) -> str:
@@ -242,6 +453,9 @@ def render_module(loop: Loop, combine: Fn, source: str, *, dtype: str = "float32
         block=R.BLOCK, items=spec.items, state_bytes=R.state_bytes(spec),
         array_doc=array_doc, param_doc=param_doc,
         source=_python_string(source),
+        numpy_functions=numpy_source(loop, combine),
+        defaults="(" + "".join(f"{_python_value(0.0 if f.type is Type.VEC else f.default)}, "
+                               for f in loop.fields) + ")",
     )
 
 

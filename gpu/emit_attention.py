@@ -3,40 +3,38 @@
 `NAME.py`, a self-contained module (CuPy and NumPy only) with
 `attention(q, k, v, *, causal=False, scale=None, splits=None, backend="cupy")`.
 
-Both carry the derived combine: as a lane function for the kernels (K/V tile merge and
-split-K merge), and as NumPy code for the CPU path.  The module's machinery is
+Both carry the derived combine: in its split form for the kernels (K/V tile merge and
+split-K merge, `merge_source`), and as NumPy code for the CPU path.  The module's machinery is
 `gpu/attention.py`, copied in, so the emitted file needs no thm3."""
 from __future__ import annotations
 
 from pathlib import Path
 
 from thm3.ir import Expr, Fn, Op, walk
-from thm3.syntax.printer import to_text
+from thm3.ir.printer import to_text
 
 from . import attention as fa
-from .render import render_combine_lane
+from thm3.analysis.attention import merge_form
+
+from .render import c_name, render_lane_struct_function
 
 
-def combine_lane_source(loop, combine: Fn, shape) -> str:
-    """The derived lane combine, plus `thm3_combine_lane(m, d, o)` in the order the
-    kernel calls it, whatever order the loop declares its fields in."""
-    derived = render_combine_lane(loop, combine, "float32", name="thm3_derived_lane")
-    order = [f.name for f in loop.fields]
-    a = ", ".join(f"a_{n}" for n in order)
-    b = ", ".join(f"b_{n}" for n in order)
-    r = ", ".join(f"r_{n}" for n in order)
-    m, d, o = shape.max_field, shape.sum_field, shape.out_field
-    return derived + f"""
-#ifndef THM3_ATTENTION_LANE
-#define THM3_ATTENTION_LANE
-// The kernel merges states (m, d, o) = ({m}, {d}, {o}) with the derived combine.
-__host__ __device__ __forceinline__ void thm3_combine_lane(float a_{m}, float a_{d}, float a_{o},
-                                                           float b_{m}, float b_{d}, float b_{o},
-                                                           float& r_{m}, float& r_{d}, float& r_{o}) {{
-    thm3_derived_lane({a}, {b}, {r});
-}}
-#endif
-"""
+def merge_source(loop, combine: Fn, shape) -> str:
+    """`thm3_merge thm3_merge_rows(a_m, a_d, b_m, b_d)`: the derived combine in the split
+    form the kernels merge in (m, d, and o's two coefficients), rendered from its terms.
+    Raises ValueError when the combine has no such form (the kernel would be wrong)."""
+    form = merge_form(loop, combine, shape)
+    if form is None:
+        raise ValueError(f"{loop.name}: the combine is not linear in {shape.sum_field} and "
+                         f"{shape.out_field} with coefficients of {shape.max_field} alone; the "
+                         f"attention kernel's partial sums would be wrong")
+    m, d = shape.max_field, shape.sum_field
+    inputs = {f"{side}.{n}": c_name(f"{side}_{n}") for side in "ab" for n in (m, d)}
+    return render_lane_struct_function(
+        loop, combine, "thm3_merge_rows", "thm3_merge", inputs,
+        [("m", form.m), ("d", form.d), ("alpha_a", form.alpha_a), ("alpha_b", form.alpha_b)],
+        f"the combine of `{loop.name}` as the kernel merges: ({m}, {d}) and the coefficients "
+        f"of a.{shape.out_field} and b.{shape.out_field}; a is the earlier part")
 
 
 # NumPy spelling of the IR for the CPU path, one entry per operation.
@@ -118,7 +116,7 @@ def emit_attention(analysis, shape, outdir, *, dim: int) -> tuple[Path, Path]:
     loop, combine = analysis.loop, analysis.combine_fn
     outdir = Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)
-    lane = combine_lane_source(loop, combine, shape)
+    lane = merge_source(loop, combine, shape)
     main_variant = fa.render_attention(lane, dim=dim, dtype="bfloat16", causal=False)
     cu = outdir / f"{loop.name}.cu"
     cu.write_text(f"// {loop.title}\n// thm3: attention kernel (bfloat16, D = {dim}, non-causal) with the derived "
@@ -140,7 +138,7 @@ from __future__ import annotations
 {_machinery()}
 
 DIM = {dim}
-COMBINE_LANE = r"""{lane}"""
+MERGE = r"""{lane}"""
 {numpy_combine_source(loop, combine, shape)}
 
 _attention = attention
@@ -153,6 +151,6 @@ def attention(q, k, v, *, causal: bool = False, scale: float | None = None,
     if q.shape[-1] != DIM:
         raise ValueError(f"this module was emitted for D = {{DIM}}, not {{q.shape[-1]}}")
     return _attention(q, k, v, causal=causal, scale=scale, splits=splits, backend=backend,
-                      combine=combine_numpy, combine_lane_src=COMBINE_LANE)
+                      combine=combine_numpy, merge_src=MERGE)
 ''')
     return cu, py

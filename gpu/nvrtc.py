@@ -21,6 +21,18 @@ def compile_cuda(source: str, arch: str = "sm_90", name: str = "kernel.cu",
                  options: tuple[str, ...] = ()) -> bytes:
     """PTX for `source` compiled for `arch` (e.g. "sm_90", "sm_80"); raises CompileError
     with NVRTC's log when the source does not compile."""
+    return _compile(source, arch.replace("sm_", "compute_"), name, options, "PTX")[0]
+
+
+def compile_cubin(source: str, arch: str = "sm_90", name: str = "kernel.cu",
+                  options: tuple[str, ...] = ()) -> tuple[bytes, str]:
+    """Machine code (a cubin) for `source` on `arch`, and NVRTC's log: with
+    `--ptxas-options=-v` among the options the log holds ptxas's report of registers,
+    stack frame and spills per function."""
+    return _compile(source, arch, name, options, "CUBIN")
+
+
+def _compile(source: str, target: str, name: str, options, output: str) -> tuple[bytes, str]:
     from cuda.bindings import nvrtc
 
     def check(result, what: str):
@@ -31,18 +43,18 @@ def compile_cuda(source: str, arch: str = "sm_90", name: str = "kernel.cu",
 
     prog = check(nvrtc.nvrtcCreateProgram(source.encode(), name.encode(), 0, [], []), "nvrtcCreateProgram")
     try:
-        compute = arch.replace("sm_", "compute_")
-        opts = [f"--gpu-architecture={compute}", "--std=c++17", *options]
+        opts = [f"--gpu-architecture={target}", "--std=c++17", *options]
         err, = nvrtc.nvrtcCompileProgram(prog, len(opts), [o.encode() for o in opts])
         size = check(nvrtc.nvrtcGetProgramLogSize(prog), "nvrtcGetProgramLogSize")
         log = b" " * size
         check(nvrtc.nvrtcGetProgramLog(prog, log), "nvrtcGetProgramLog")
         log = log.rstrip(b"\x00 ").decode(errors="replace")
         if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
-            raise CompileError(f"{name}: NVRTC could not compile it for {arch}:\n{log}")
-        size = check(nvrtc.nvrtcGetPTXSize(prog), "nvrtcGetPTXSize")
-        ptx = b" " * size
-        check(nvrtc.nvrtcGetPTX(prog, ptx), "nvrtcGetPTX")
-        return ptx.rstrip(b"\x00")
+            raise CompileError(f"{name}: NVRTC could not compile it for {target}:\n{log}")
+        get_size, get = getattr(nvrtc, f"nvrtcGet{output}Size"), getattr(nvrtc, f"nvrtcGet{output}")
+        size = check(get_size(prog), f"nvrtcGet{output}Size")
+        code = b" " * size
+        check(get(prog, code), f"nvrtcGet{output}")
+        return (code.rstrip(b"\x00") if output == "PTX" else code), log
     finally:
         nvrtc.nvrtcDestroyProgram(prog)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from string import Template
 
 from thm3.ir import Expr, Fn, Loop, Op, Type, walk
-from thm3.syntax.printer import to_text
+from thm3.ir.printer import to_text
 
 BLOCK = 256                                 # threads per block: 8 warps
 ITEMS = {"float32": 16, "float64": 8}       # elements per lane per warp tile: 64 bytes
@@ -617,6 +617,31 @@ def render_combine_lane(loop: Loop, combine: Fn, dtype: str = "float32", *,
             f"{_function(sig, printer.lines, comment)}\n#endif\n")
 
 
+def render_lane_struct_function(loop: Loop, combine: Fn, name: str, struct: str,
+                                inputs: dict[str, str], outputs: list[tuple[str, Expr]],
+                                comment: str, dtype: str = "float32") -> str:
+    """`struct name(inputs...)`: each output expression (of the combine's variables, Vec
+    values as one lane's scalar) stored in member `member` of a `struct` value, all printed
+    by one Printer, so a subterm that several outputs share is computed once.  `inputs`
+    maps the variables read (e.g. "a.m") to C parameter names; reading any other variable
+    raises ValueError.  Helpers and the function are guarded, like `render_combine_lane`."""
+    spec = make_spec(loop, combine, dtype, dim=1)
+    exprs = [e for _, e in outputs]
+    unknown = {e.arg for e in walk(exprs) if e.op is Op.VAR} - set(inputs)
+    if unknown:
+        raise ValueError(f"{loop.name}: {name} would read {sorted(unknown)}, which it is not given")
+    printer = Printer(spec, dict(inputs), lanes=True)
+    printer.lines.append(f"{struct} r;")
+    for (member, _), e in zip(outputs, printer.prepare(exprs)):
+        printer.assign(f"r.{member}", e, Type.REAL)
+    printer.lines.append("return r;")
+    sig = _signature(f"__host__ __device__ __forceinline__ {struct} {name}",
+                     [f"{spec.real.ctype} {c}" for c in inputs.values()])
+    guard = f"THM3_STRUCT_{name.upper()}_{dtype.upper()}"
+    return (f"{_HELPERS}\n\n#ifndef {guard}\n#define {guard}\n"
+            f"{_function(sig, printer.lines, comment)}\n#endif\n")
+
+
 # --- the kernels ----------------------------------------------------------------------------
 
 _KERNELS = Template(r"""// ---- the reduction, in list order ---------------------------------------------------
@@ -636,11 +661,25 @@ _KERNELS = Template(r"""// ---- the reduction, in list order -------------------
 #define THM3_ITEMS ${items}
 #endif
 #define THM3_VECTOR ${vector}
+#ifndef THM3_FULL_TILES
+#define THM3_FULL_TILES 0   // 1 only to read the fast path's machine code (gpu/sass.py)
+#endif
 #define THM3_WARPS (THM3_BLOCK / 32)
 #define THM3_WARP_TILE (32 * THM3_ITEMS)
 static_assert(THM3_BLOCK >= 32 && THM3_BLOCK <= 1024 && (THM3_BLOCK & (THM3_BLOCK - 1)) == 0,
               "THM3_BLOCK: a power of two from 32 to 1024");
 static_assert(THM3_ITEMS % THM3_VECTOR == 0, "THM3_ITEMS: a multiple of the vector width");
+
+// a / b for 0 <= a < 2^53, 0 < b, without a 64-bit integer division: its subroutine call
+// would cap the kernel at 64 registers and spill float64 states.  A double estimate, off
+// by at most a few units, corrected with integer arithmetic.
+__device__ __forceinline__ long long thm3_div(long long a, int b) {
+    long long q = (long long)((double)a * __drcp_rn((double)b));
+    long long r = a - q * b;
+    while (r < 0) { --q; r += b; }
+    while (r >= b) { ++q; r -= b; }
+    return q;
+}
 
 // 16 bytes of Reals, for vectorised loads.
 struct alignas(16) thm3_vec { ${real} v[THM3_VECTOR]; };
@@ -689,7 +728,7 @@ ${sig_fold} {
     for (long long tile = tiles * warp / THM3_WARPS; tile < tile_end; ++tile) {
         const long long i0 = tile * THM3_WARP_TILE + (long long)lane * THM3_ITEMS;
         State s = thm3_identity();
-        if (aligned && i0 + THM3_ITEMS <= count) {
+        if (THM3_FULL_TILES || (aligned && i0 + THM3_ITEMS <= count)) {
 ${fold_full}
         } else {
             // the end of the range (or arrays off 16-byte alignment): one element at a time
@@ -709,14 +748,18 @@ ${sig_store} {
 ${store}
 }
 
-// Pass 1: block b reduces the warp tiles [tiles * b / grid, tiles * (b + 1) / grid)
-// and writes its partial state.
-extern "C" __global__ void __launch_bounds__(THM3_BLOCK)
+// Pass 1: block b reduces a contiguous range of warp tiles (ranges in block order)
+// and writes its partial state.  (Launch bounds with a minimum of one block: a kernel that
+// calls a subroutine, such as a division's slow path, is otherwise held to 80 registers,
+// and float64 states spill.)
+extern "C" __global__ void __launch_bounds__(THM3_BLOCK, 1)
 ${sig_blocks} {
     const long long tiles = (n + THM3_WARP_TILE - 1) / THM3_WARP_TILE;
-    const long long b = blockIdx.x, grid = gridDim.x;
-    const long long begin = tiles * b / grid * THM3_WARP_TILE;
-    const long long end_tile = tiles * (b + 1) / grid * THM3_WARP_TILE;
+    const int b = blockIdx.x, grid = gridDim.x;
+    // blocks [0, extra) take per + 1 tiles, the others per
+    const long long thm3_per = thm3_div(tiles, grid), thm3_extra = tiles - thm3_per * grid;
+    const long long begin = (b * thm3_per + (b < thm3_extra ? b : thm3_extra)) * THM3_WARP_TILE;
+    const long long end_tile = begin + (thm3_per + (b < thm3_extra ? 1 : 0)) * THM3_WARP_TILE;
     const long long end = end_tile < n ? end_tile : n;
     const long long count = begin < end ? end - begin : 0;
     const State s = thm3_fold_range(${range_begin}, count, begin${params});
@@ -739,7 +782,7 @@ ${sig_partials} {
 // One reduction per row of a (rows, n) input, one block per row (Index: the position in
 // the row).  The 16-byte loads need each row at a 16-byte boundary (n * sizeof a multiple
 // of 16); other rows take the scalar path.
-extern "C" __global__ void __launch_bounds__(THM3_BLOCK)
+extern "C" __global__ void __launch_bounds__(THM3_BLOCK, 1)
 ${sig_rows} {
     const long long row = blockIdx.x;
     const State s = thm3_fold_range(${range_row}, n, 0${params});
@@ -886,7 +929,7 @@ def render_kernels(spec: Spec) -> str:
         fold_full=_indent(fold_full, 12),
         left_scalar=_left_call(spec, scalar_element),
         store=_indent(_store_lines(spec)),
-        sig_fold=_signature("__device__ State thm3_fold_range",
+        sig_fold=_signature("__device__ __forceinline__ State thm3_fold_range",
                             range_decls + ["long long count", "long long first"] + param_decls),
         sig_store=_signature("__device__ __forceinline__ void thm3_store",
                              ["const State& s", "long long row"] + param_decls + out_decls),

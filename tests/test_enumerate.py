@@ -12,7 +12,8 @@ from catalog import SAMPLES_DIR
 from thm3.synth.enumeration import enumerate_field, result_type
 from thm3.syntax.frontend import parse_file, parse_source
 from thm3.ir import Fn, Op, Type
-from thm3.semantics.samples import batch_close, batch_combine, make_triples
+from thm3.semantics.equality import rows_close
+from thm3.semantics.samples import batch_combine, make_triples
 
 BLOCKS = '''"""Number of blocks of ones, lifted."""
 from typing import NamedTuple
@@ -56,7 +57,7 @@ def _names(loop):
 
 def _agrees(e, i, names, triples) -> bool:
     fn = Fn(names, (e,))
-    return all(bool(np.all(batch_close(batch_combine(fn, t.a, t.b, t.params)[0], t.c[i]))) for t in triples)
+    return all(bool(np.all(rows_close(batch_combine(fn, t.a, t.b, t.params)[0], t.c[i]))) for t in triples)
 
 
 @pytest.fixture(scope="module")

@@ -587,7 +587,8 @@ EMULATION = r"""
 #include <thread>
 #include <vector>
 #define __global__
-#define __launch_bounds__(n)
+#define __launch_bounds__(...)
+inline double __drcp_rn(double x) { return 1.0 / x; }
 #define __shared__ static
 // A reusable barrier (a generation count under a mutex: libstdc++ 12's std::barrier was
 // seen to hang and to let threads through early with 256 threads).
@@ -1010,3 +1011,82 @@ def test_gpu_reduce_two_to_the_28(name, tmp_path):
         assert_states(got, want, 1e-4, 0.5)          # float32 sums of 2**28 normals
     else:
         assert got[1] == int(cupy.argmax(x)) and got[0] == float(x.max())
+
+
+# --- the runtime: its cache, and a backend that is not there ----------------------------------
+
+class _AnalysisLike:
+    """What the runtime reads of an Analysis: the loop and its combine."""
+    __slots__ = ("loop", "combine_fn")
+
+    def __init__(self, loop, combine_fn):
+        self.loop, self.combine_fn = loop, combine_fn
+
+
+def _analysis_like(name):
+    return _AnalysisLike(*LOOPS[name]())
+
+
+def test_runtime_cache_follows_the_loop_not_the_object_id(monkeypatch):
+    """Issue 15's finding: modules were cached by id(analysis) without keeping the analysis
+    alive; once it was collected, the next analysis at the same address got its kernel.
+    Here every object has the same id, as a freed analysis and the next one do."""
+    from thm3.gpu import runtime
+    monkeypatch.setattr(runtime, "id", lambda obj: 0, raising=False)
+    first = _analysis_like("mps")
+    mps_source = runtime.module_for(first).SOURCE
+    del first
+    other = _analysis_like("welford")
+    module = runtime.module_for(other)
+    assert module.SOURCE != mps_source
+    assert module.NAME == other.loop.name
+    assert module.SOURCE == render.render(other.loop, other.combine_fn)
+
+
+def test_missing_cupy_names_the_extras(monkeypatch):
+    from thm3.errors import BackendUnavailable
+    from thm3.gpu import runtime
+    monkeypatch.setitem(sys.modules, "cupy", None)          # import cupy raises ImportError
+    with pytest.raises(BackendUnavailable, match=r"thm3\[cuda12\].*thm3\[cuda13\]"):
+        runtime.run_cupy(_analysis_like("mps"), np.ones(10))
+
+
+def test_emitted_module_without_cupy_names_the_extras(tmp_path, monkeypatch):
+    _, py = emit_mod.emit(*LOOPS["mps"](), tmp_path)
+    module = _import(py)
+    monkeypatch.setitem(sys.modules, "cupy", None)
+    with pytest.raises(module.BackendUnavailable, match=r"thm3\[cuda12\]"):
+        module.reduce(np.ones(10, np.float32))
+
+
+def test_cli_run_without_cupy_exits_2(monkeypatch):
+    from click.testing import CliRunner
+    from thm3.cli.main import main
+    monkeypatch.setitem(sys.modules, "cupy", None)
+    sample = Path(__file__).resolve().parents[1] / "samples" / "sum.py"
+    result = CliRunner().invoke(main, ["run", str(sample), "--backend", "cupy", "--n", "100"])
+    assert result.exit_code == 2, result.output
+    assert "thm3[cuda12]" in result.output
+
+
+@pytest.mark.parametrize("name", sorted(LOOPS))
+def test_emitted_module_runs_on_numpy_without_cupy(name, tmp_path, monkeypatch):
+    """backend="numpy": the emitted module's own NumPy twin (runs folded with left side by
+    side, neighbours combined level by level), against the sequential fold; CuPy blocked."""
+    loop, combine = LOOPS[name]()
+    dim = DIM if any(x.type is V for x in loop.fields + loop.elements + loop.params) else None
+    _, py = emit_mod.emit(loop, combine, tmp_path, dim=dim)
+    monkeypatch.setitem(sys.modules, "cupy", None)
+    module = _import(py)
+    rng = np.random.default_rng(11)
+    for n in (0, 1, 1000, 5000 + 3):
+        arrays, params = data(name, n, rng)
+        dev = [a.astype(np.float32) if a.dtype == np.float64 else a for a in arrays]
+        state = module.reduce_state(*(dev or [n]), backend="numpy", **params)
+        want = run_sequential(loop, [a.astype(np.float64) if a.dtype == np.float32 else a for a in dev], params)
+        assert_states(state, want, 2e-4, 2e-4, what=f"{name} n={n}")
+        answer = module.reduce(*(dev or [n]), backend="numpy", **params)
+        if loop.result is not None:
+            np.testing.assert_allclose(answer, apply_result(loop, want, params), 2e-4, 2e-4)
+    with pytest.raises(ValueError, match="backend"):
+        module.reduce(*(dev or [n]), backend="torch", **params)

@@ -16,18 +16,24 @@ from catalog import SAMPLES, SAMPLES_DIR
 
 from thm3 import parse_file, parse_source
 from thm3.semantics.evaluate import call
-from thm3.ir import Expr, FieldDecl, Op, ParamDecl, Type, const, var
+from thm3.ir import Expr, FieldDecl, Op, ParamDecl, Type, const, same, var
 from thm3.lift import Lift, lift
 from thm3.syntax.loopfile import render_loop
-from thm3.semantics.samples import Domain, fold_left, fold_right, states_close
+from thm3.semantics.equality import states_close
+from thm3.semantics.samples import Domain, fold_left, fold_right
 from thm3.analysis.witness import find_witness
 
 LIFTING = [s for s in SAMPLES if s.lift == "expected"]
 NO_LIFT = [s for s in SAMPLES if s.lift == "none"]
 
 # The fewest fields that make each loop a homomorphism (what the search must not exceed).
+# Without a prover: recurrence2's length tells every pair of lists apart (A**len is a
+# function of it), though no combine in the IR's operations reads it; with the analyzer
+# as prover the step matrix is what is left (test_lift_analyzed).
 SMALLEST = {"kadane": 2, "mts": 1, "is_sorted": 1, "brackets_ok": 1, "longest_ones": 2,
-            "blocks_of_ones": 2, "atoi": 1, "zero_after_one": 1, "horner": 1, "ema": 1}
+            "blocks_of_ones": 2, "atoi": 1, "zero_after_one": 1, "horner": 1, "ema": 1,
+            "signs_alternate": 1, "longest_increasing": 3, "recurrence2": 1, "blocks_of_ones_run": 2,
+            "positive_block_sum": 2}
 
 LINEAR_RECURRENCE = '''"""Linear recurrence y' = a * y + b, keeping y only."""
 from typing import NamedTuple
@@ -95,6 +101,8 @@ def test_lift_keeps_the_original_fields(sample, lifts):
     assert lifted.preconditions or not loop.preconditions
     for xs, params in _random_lists(loop):
         assert states_close(fold_left(loop, xs, params), fold_left(lifted, xs, params)[:k]), xs
+        # the text, rendered once from the IR the search checked, computes the same
+        assert states_close(fold_left(res.loop, xs, params), fold_left(lifted, xs, params)), xs
         if loop.result is not None:
             a = call(loop.result, *fold_left(loop, xs, params), *params.values())
             b = call(lifted.result, *fold_left(lifted, xs, params), *params.values())
@@ -121,7 +129,7 @@ def test_lifted_text_explains_itself(sample, lifts):
 
 def test_majority_has_no_small_lift(lifts):
     res, elapsed = lifts["majority"]
-    assert res.loop_text is None and res.added == []
+    assert res.loop_text is None and res.added == ()
     assert "no lift" in res.reason and res.witness is not None
     assert elapsed < 10.0
 
@@ -136,6 +144,112 @@ def test_expected_fields():
     assert by["atoi"].field_names == ("v", "pw")
     # brackets_ok's depth already is the total: only the lowest prefix depth is added
     assert by["brackets_ok"].field_names == ("depth", "ok", "low")
+
+
+def test_expected_fields_of_the_lifts_that_exist(lifts):
+    """The issue's lifts: one field (the first element), three fields (the longest
+    increasing run: all-increasing flag, leading run, first element), a leading sum."""
+    by = {name: lifts[name][0].loop for name in ("signs_alternate", "longest_increasing", "positive_block_sum")}
+    assert by["signs_alternate"].field_names == ("ok", "last", "first")
+    assert set(by["longest_increasing"].field_names[3:]) == {"all_x_gt_last", "lead", "first"}
+    assert by["positive_block_sum"].field_names == ("best", "cur", "all_x_gt_0", "lead_s")
+
+
+def test_flags_read_the_state_they_had():
+    """A predicate of `left` that reads the state (x > acc.last) makes flags and runs too."""
+    from thm3.lift.search import _Candidates
+    loop = parse_file(SAMPLES_DIR / "longest_increasing.py")
+    texts = [repr(c.update) for c in _Candidates(loop, np.random.default_rng(0)).build()]
+    assert any("acc.last" in t and "and" in t for t in texts), texts
+
+
+def test_step_matrix_is_the_companion_matrix_power():
+    """recurrence2 (y' = a y + b z + x, z' = y): one candidate group M' = A M from the
+    identity, A = [[a, b], [1, 0]]; folded, it is A**len; the loop lifted by it keeps
+    its fields and has no witness, even for a = 1 or 0."""
+    from thm3.lift.search import _Candidates, _with_fields
+    loop = parse_file(SAMPLES_DIR / "recurrence2.py")
+    cands = _Candidates(loop, np.random.default_rng(0)).build()
+    group = [c for c in cands if c.group]
+    assert [c.hint for c in group] == ["m_y_y", "m_y_z", "m_z_y", "m_z_z"]
+    lifted = _with_fields(loop, group)
+    rng = np.random.default_rng(2)
+    for n in range(6):
+        a, b = (float(v) for v in rng.normal(size=2))
+        xs = [(float(v),) for v in rng.normal(size=n)]
+        state = fold_left(lifted, xs, {"a": a, "b": b})
+        power = np.linalg.matrix_power(np.array([[a, b], [1.0, 0.0]]), n)
+        assert np.allclose(np.array(state[2:]).reshape(2, 2), power)
+        assert states_close(state[:2], fold_left(loop, xs, {"a": a, "b": b}))
+    assert find_witness(lifted, timeout=3.0, max_lists=12000, settings=8) is None
+
+
+@pytest.mark.slow
+def test_step_matrix_follows_refused_scalars():
+    """Where the prover refuses every smaller set (the length, a**len, ...), the search
+    goes on to the four fields of the step matrix."""
+    loop = parse_file(SAMPLES_DIR / "recurrence2.py")
+    seen = []
+
+    def refuse_scalars(lifted):
+        seen.append(lifted.field_names[2:])
+        return len(lifted.fields) == 6
+    res = lift(loop, timeout=20.0, prove=refuse_scalars)
+    assert res.loop is not None and len(res.added) == 4, res.reason
+    assert all(len(f) < 4 for f in seen[:-1]) and len(seen[-1]) == 4
+
+
+def test_the_analyzer_proves_a_lift_without_raising():
+    """signs_alternate's lifted combine multiplies the first element (inf while empty):
+    the prover's extended reals take inf * 0 and inf * x without an internal error."""
+    from thm3.pipeline import LAWS, analyze_loop
+    loop = parse_file(SAMPLES_DIR / "signs_alternate.py")
+
+    def proves(lifted):
+        b = analyze_loop(lifted, timeout=10.0, lift=False)
+        return b if all(b.proofs.get(k) == "proved" for k in LAWS) else None
+    res = lift(loop, timeout=10.0, prove=proves)
+    assert res.loop is not None, res.reason
+    assert "prover failed" not in res.reason
+    assert res.proof.verdict == "homomorphism" and res.loop.field_names == ("ok", "last", "first")
+
+
+def test_derived_right_fold_is_simplified():
+    from thm3.ir.simplify import simplify
+    x, a, b = var("x", Type.REAL), var("acc.a", Type.REAL), var("acc.b", Type.REAL)
+    zero = const(0.0, Type.REAL)
+    e = _expr(Op.MAX, Type.REAL, zero, _expr(Op.SUB, Type.REAL, x, x))
+    assert repr(simplify(e, finite={"x"})) == "0.0"
+    assert repr(simplify(e)) != "0.0"                # x might be inf: inf - inf is NaN
+    e = _add(_expr(Op.MUL, Type.REAL, x, zero), _expr(Op.MUL, Type.REAL, b, x))
+    assert same(simplify(e, finite={"x"}), _expr(Op.MUL, Type.REAL, b, x))
+    assert simplify(_expr(Op.MUL, Type.REAL, a, zero), finite={"x"}).op is Op.MUL   # acc.a may be inf
+    inf = const(float("inf"), Type.REAL)
+    assert repr(simplify(_expr(Op.EQ, Type.BOOL, x, inf), finite={"x"})) == "False"
+    assert simplify(_expr(Op.EQ, Type.BOOL, a, inf), finite={"x"}).op is Op.EQ
+    flag, c = var("acc.f", Type.BOOL), _expr(Op.GT, Type.BOOL, x, zero)
+    e = Expr(Op.WHERE, Type.BOOL, (c, const(True, Type.BOOL), flag))
+    assert same(simplify(e), _expr(Op.OR, Type.BOOL, c, flag))
+    assert same(simplify(_expr(Op.EQ, Type.BOOL, flag, const(False, Type.BOOL))), _expr(Op.NOT, Type.BOOL, flag))
+    guarded = Expr(Op.WHERE, Type.REAL, (c, x, zero))          # x if x > 0 else 0 is at least 0
+    assert same(simplify(_expr(Op.MAX, Type.REAL, zero, guarded)), guarded)
+    assert simplify(_expr(Op.MAX, Type.REAL, zero, x)).op is Op.MAX
+
+
+def test_lifted_text_keeps_the_docstring_and_parameter_comments(lifts):
+    """The frontend keeps the docstring body and the loop parameters' comments, so the
+    lifted file carries them without re-reading the source."""
+    loop = parse_file(SAMPLES_DIR / "horner.py")
+    assert loop.param_comments == {"t": "the point at which the polynomial is evaluated"}
+    text = lifts["horner"][0].loop_text
+    assert "t: Real     # the point at which the polynomial is evaluated\n" in text
+    assert lifts["horner"][0].loop.path == "<lifted horner>"
+    text = LINEAR_RECURRENCE.replace('keeping y only."""', 'keeping y only.\n\nThe body stays."""')
+    loop = parse_source(text)
+    assert loop.doc == "The body stays."
+    res = lift(loop)
+    doc = ast.get_docstring(ast.parse(res.loop_text))
+    assert doc.startswith("Linear recurrence y' = a * y + b, keeping y only.\n\nThe body stays.\n\nLifted by thm3")
 
 
 def test_nothing_to_lift_for_a_homomorphism():
@@ -160,7 +274,7 @@ def test_prove_decides():
         return False
 
     res = lift(loop, timeout=3.0, prove=refuse)
-    assert res.loop_text is None and "not proved" in res.reason
+    assert res.loop_text is None and "no combine was proved" in res.reason
     assert seen and seen[0] == ("t", "s")
     res = lift(loop, prove=lambda lifted: True)
     assert res.loop_text is not None and "proved" in res.reason

@@ -1,6 +1,7 @@
 """Lifting end to end: `analyze` on a non-homomorphism finds the auxiliary state, the
 lifted file (with its derived right fold) analyses as a proved homomorphism, and the
-original fields keep their values on every list."""
+original fields keep their values on every list.  The lifted loop's combine is on the
+analysis, in its report and in its JSON."""
 from __future__ import annotations
 
 import numpy as np
@@ -9,12 +10,32 @@ import pytest
 import thm3
 from analyzed import analysis
 from catalog import NOT_HOMOMORPHISMS
-from thm3.semantics.samples import Domain, fold_left, states_close
+from thm3.ir import Op, same, walk
+from thm3.report import render_report
+from thm3.semantics.equality import states_close
+from thm3.semantics.samples import Domain, fold_left
 
-LIFTABLE = [s for s in NOT_HOMOMORPHISMS if s.lift == "expected"]
+# Analyses of more than a few seconds (the prover refuses smaller sets first) run in the
+# slow tier.  Two lifts are found by the search (test_lift.py) but their combines are
+# not yet synthesized: the longest increasing run's and the step matrix's (issue 14).
+SLOW = {"blocks_of_ones_run", "longest_increasing", "recurrence2"}
+AWAITING_SYNTHESIS = {"longest_increasing", "recurrence2"}
 
 
-@pytest.mark.parametrize("sample", LIFTABLE, ids=lambda s: s.name)
+def _param(s):
+    marks = []
+    if s.name in SLOW:
+        marks.append(pytest.mark.slow)
+    if s.name in AWAITING_SYNTHESIS:
+        marks.append(pytest.mark.xfail(reason="the lifted combine is for synthesis to find (issue 14)",
+                                       strict=False))
+    return pytest.param(s, marks=marks, id=s.name)
+
+
+LIFTABLE = [_param(s) for s in NOT_HOMOMORPHISMS if s.lift == "expected"]
+
+
+@pytest.mark.parametrize("sample", LIFTABLE)
 def test_lift_is_a_proved_homomorphism(sample):
     a = analysis(str(sample.path), lift=True)
     assert a.verdict == "not-homomorphism"
@@ -35,11 +56,27 @@ def test_lift_is_a_proved_homomorphism(sample):
         h = fold_left(orig, xs, params)
         g = fold_left(lifted, xs, params)[:len(orig.fields)]
         assert states_close(h, g), (xs, h, g)
+    # the combine the lift was proved with is shown: on the analysis, in the report, the JSON
+    c = a.lifted_analysis
+    assert c is not None and c.loop.field_names == lifted.field_names
+    assert all(c.proofs[k] == "proved" for k in ("identity", "associativity", "homomorphism"))
+    combine = a.to_json()["lifted_combine"]
+    assert list(combine) == list(lifted.field_names)
+    report = render_report(a)
+    assert "its combine (every law proved)" in report
+    assert all(f"    {name} = {text}" in report for name, text in combine.items())
+    # the derived right fold is simplified: no t - t, no t * 0, no max(t, t)
+    for e in walk(lifted.right.outputs):
+        if e.op in (Op.SUB, Op.MAX, Op.MIN):
+            assert not same(e.src[0], e.src[1]), repr(e)
+        if e.op is Op.MUL:
+            assert not any(s.op is Op.CONST and s.arg == 0 for s in e.src), repr(e)
 
 
 def test_majority_has_no_small_lift():
     s = next(s for s in NOT_HOMOMORPHISMS if s.lift == "none")
     a = analysis(str(s.path), lift=True)
-    assert a.lifted is None
+    assert a.lifted is None and a.lifted_analysis is None
+    assert a.to_json()["lifted_combine"] is None
     step = next(st for st in a.steps if st.name == "lift")
     assert step.status == "none" and "no lift" in step.detail

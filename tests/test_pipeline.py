@@ -67,7 +67,10 @@ def test_verdict_timeout_is_unknown():
     assert j.verdict is Verdict.UNKNOWN and j.keeps_combine and "time ran out" in j.reason
 
 
-def test_verdict_tested_only_says_so():
-    j = verdict_of({"identity": P, "associativity": T, "homomorphism": T}, {}, timed_out=False)
-    assert j.verdict is Verdict.HOMOMORPHISM
-    assert j.reason == "laws associativity, homomorphism tested on random lists, not proved"
+def test_verdict_tested_only_is_unknown_unless_accepted():
+    statuses = {"identity": P, "associativity": T, "homomorphism": T}
+    j = verdict_of(statuses, {}, timed_out=False)
+    assert j.verdict is Verdict.UNKNOWN and j.keeps_combine
+    assert "associativity, homomorphism only tested" in j.reason
+    j = verdict_of(statuses, {}, timed_out=False, accept_tested=True)
+    assert j.verdict is Verdict.HOMOMORPHISM and "accepted as tested" in j.reason

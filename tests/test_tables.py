@@ -6,7 +6,7 @@ import pytest
 
 from thm3.semantics.evaluate import NUMPY
 from thm3.ir import Op
-from thm3.syntax.printer import _SYNTAX
+from thm3.ir.printer import SYNTAX
 from thm3.semantics.symbolic import Explorer, SymbolicTable
 
 EVALUATED = set(Op) - {Op.VAR}
@@ -23,7 +23,7 @@ def test_symbolic_table_covers_every_op():
 
 
 def test_printer_covers_every_op():
-    assert set(_SYNTAX) == set(Op)
+    assert set(SYNTAX) == set(Op)
 
 
 def test_cuda_table_covers_every_op():

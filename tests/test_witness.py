@@ -13,7 +13,8 @@ from catalog import HOMOMORPHISMS, NOT_HOMOMORPHISMS, SAMPLES_DIR
 
 from thm3 import parse_file, parse_source
 from thm3.ir import Type
-from thm3.semantics.samples import fold_left, states_close
+from thm3.semantics.equality import states_close
+from thm3.semantics.samples import fold_left
 from thm3.analysis.witness import Witness, check_witness, find_witness, states_far, to_elements
 
 # y' = a * y + b over (a, b) pairs: no combine over y alone (the composed map needs the

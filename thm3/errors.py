@@ -65,3 +65,8 @@ def format_error(err: LoopError) -> str:
     if err.hint:
         lines.append(f"allowed instead: {err.hint}")
     return "\n".join(lines)
+
+
+class BackendUnavailable(RuntimeError):
+    """A backend that cannot run here: CuPy is not installed, or it sees no CUDA device.
+    The message names the extra that installs it (`thm3[cuda12]` or `thm3[cuda13]`)."""

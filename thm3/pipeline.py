@@ -21,13 +21,14 @@ from thm3.analysis.stability import stability
 from thm3.ir import Fn, Loop, Type
 from thm3.prove.laws import Setting
 from thm3.prove.combine import LAWS, prove_combine, verdict_of
-from thm3.semantics.evaluate import NUMPY, evaluate, quiet
+from thm3.semantics.evaluate import NUMPY, evaluate, numpy_value, quiet
 from thm3.semantics.samples import make_triples, plain
 from thm3.synth.sketch import synthesize
 from thm3.status import Status, Verdict
 from thm3.synth.tidy import tidy_combine
 from thm3.analysis.witness import find_witness
 from thm3.lift import lift, with_right_fold
+from thm3.syntax.loopfile import loop_text
 
 @dataclass(frozen=True)
 class Step:
@@ -54,6 +55,7 @@ class Analysis:
     witness_params: dict = field(default_factory=dict)
     lifted: str | None = None
     lift_added: list = field(default_factory=list)
+    lifted_analysis: "Analysis | None" = None      # the lifted loop's analysis: its proved combine
     stability: dict = field(default_factory=dict)
     stability_notes: dict = field(default_factory=dict)
     bird_detail: str = ""
@@ -68,10 +70,41 @@ class Analysis:
     tidied: Fn | None = field(default=None, repr=False)      # the candidate tidied with SymPy
     methods: dict = field(default_factory=dict, repr=False)  # field -> synthesis stage
 
+    def __repr__(self) -> str:
+        from thm3.report import one_line
+        return one_line(self)
+
+    def report(self) -> str:
+        """The human report, as `thm3 analyze` prints it."""
+        from thm3.report import render_report
+        return render_report(self)
+
+    def _repr_markdown_(self) -> str:
+        from thm3.notebook import markdown
+        return markdown(self)
+
+    def _repr_html_(self) -> str:
+        from thm3.notebook import html
+        return html(self)
+
+    def emit(self, outdir, *, dtype: str = "float32", dim: int | None = None) -> list:
+        """Write the kernel source and its CuPy module into `outdir`; returns their paths."""
+        if self.combine_fn is None:
+            raise UsageError(f"{self.loop.name}: nothing to emit ({self.verdict}): {self.reason}"
+                             + ("; `thm3 lift` (or a.lifted) gives a loop with a combine" if self.witness else ""))
+        from thm3.analysis.attention import recognize
+        shape = recognize(self.loop, self.transport_map)
+        if shape is not None:                   # attention: tiles of K/V merged by the combine
+            from thm3.gpu.emit_attention import emit_attention
+            return list(emit_attention(self, shape, outdir, dim=dim or 64))
+        from thm3.gpu.emit import emit as emit_files
+        return list(emit_files(self.loop, self.combine_fn, outdir, dtype=dtype, dim=dim))
+
     # -- the spec's API --------------------------------------------------------------
     @property
     def invariants(self) -> list[str]:
-        return [repr(e).replace("acc.", "") for e in self.invariant_exprs]
+        from thm3.report import invariant_text
+        return [invariant_text(e) for e in self.invariant_exprs]
 
     @property
     def State(self):
@@ -88,8 +121,8 @@ class Analysis:
         fn, loop, State = self.combine_fn, self.loop, self.State
 
         def combine(a, b, **params):
-            args = [_value(v, f.type) for v, f in zip(tuple(a), loop.fields)] + \
-                   [_value(v, f.type) for v, f in zip(tuple(b), loop.fields)]
+            args = [numpy_value(v, f.type) for v, f in zip(tuple(a), loop.fields)] + \
+                   [numpy_value(v, f.type) for v, f in zip(tuple(b), loop.fields)]
             env = {name: v for (name, _), v in zip(fn.inputs, args)}
             env.update({k: np.asarray(v, dtype=np.float64) if isinstance(v, (list, np.ndarray)) else v
                         for k, v in params.items()})
@@ -103,11 +136,12 @@ class Analysis:
     def run(self, *arrays, backend: str = "numpy", **params):
         if self.combine_fn is None:
             raise UsageError(f"{self.loop.name}: no combine ({self.verdict}): {self.reason}")
+        real = _check_run_inputs(self.loop, arrays, params)
         match backend:
             case "numpy":
                 from thm3.backends.numpy_tree import apply_result, run_parallel
-                state = run_parallel(self.loop, self.combine_fn, list(arrays), params)
-                return apply_result(self.loop, state, params)
+                state = run_parallel(self.loop, self.combine_fn, list(arrays), params, dtype=real)
+                return _in_dtype(apply_result(self.loop, state, params), real)
             case "cupy":
                 try:
                     import cupy  # noqa: F401
@@ -120,7 +154,7 @@ class Analysis:
                 raise UsageError(f"backend must be 'numpy' or 'cupy', not {backend!r}")
 
     def to_json(self) -> dict:
-        from thm3.syntax.printer import to_text
+        from thm3.ir.printer import to_text
         combine_text = None
         if self.combine_fn is not None:
             combine_text = {f.name: to_text(e) for f, e in zip(self.loop.fields, self.combine_fn.outputs)}
@@ -143,6 +177,7 @@ class Analysis:
             "witness_params": {k: plain(v) for k, v in self.witness_params.items()},
             "lifted": self.lifted,
             "lift_added": self.lift_added,
+            "lifted_combine": self.lifted_analysis.to_json()["combine"] if self.lifted_analysis else None,
             "transport": self.transport or None,
             "stability": dict(self.stability),
             "stability_notes": dict(self.stability_notes),
@@ -156,14 +191,44 @@ def _json_num(v):
     return v
 
 
-def _value(v, type_: Type):
-    if type_ is Type.VEC:
-        return np.asarray(v, dtype=np.float64)
-    if type_ is Type.BOOL:
-        return np.bool_(v)
-    if type_ is Type.INT:
-        return np.int64(v)
-    return np.float64(v)
+def _check_run_inputs(loop: Loop, arrays, params: dict):
+    """`a.run`'s inputs against the loop: one array per element parameter (an Index is
+    implicit), known loop parameters, and the `assert` preconditions on every element.
+    Returns the dtype the Real values are computed in: float32 when every Real array is."""
+    unknown = sorted(set(params) - {p.name for p in loop.params})
+    if unknown:
+        known = ", ".join(p.name for p in loop.params) or "none"
+        raise UsageError(f"{loop.name}: unknown keyword(s) {', '.join(unknown)}; the loop parameters are {known}")
+    given = [d for d in loop.elements if not d.index]
+    if len(arrays) != len(given):
+        raise UsageError(f"{loop.name}: {len(arrays)} array(s) given, one per element parameter expected: "
+                        + ", ".join(d.name for d in given))
+    data = [np.asarray(x) for x in arrays]
+    if loop.preconditions and data and data[0].shape[0]:
+        n = data[0].shape[0]
+        env = {d.name: np.arange(n) for d in loop.elements if d.index}
+        env.update({d.name: (x if d.type is Type.VEC else x.reshape(n, 1)) for d, x in zip(given, data)})
+        env.update({p.name: np.asarray(params[p.name], dtype=np.float64) for p in loop.params if p.name in params})
+        from thm3.report import invariant_text
+        for cond in loop.preconditions:
+            with quiet():
+                ok = np.broadcast_to(np.asarray(evaluate([cond], env, NUMPY)[0]).reshape(n, -1).all(axis=1), (n,))
+            if not ok.all():
+                i = int(np.argmin(ok))
+                values = ", ".join(f"{d.name} = {plain(x[i])}" for d, x in zip(given, data))
+                raise UsageError(f"{loop.name}: element {i} ({values}) breaks the precondition "
+                                 f"`assert {invariant_text(cond)}`")
+    reals = [x for d, x in zip(given, data) if d.type in (Type.REAL, Type.VEC)]
+    return np.float32 if reals and all(x.dtype == np.float32 for x in reals) else np.float64
+
+
+def _in_dtype(value, real):
+    """The result with its floats in the dtype the run computed in."""
+    if real is np.float64:
+        return value
+    if isinstance(value, tuple):
+        return tuple(_in_dtype(v, real) for v in value)
+    return real(value) if isinstance(value, (float, np.floating)) else value
 
 
 def _plain_value(v, type_: Type):
@@ -182,11 +247,13 @@ def _plain_value(v, type_: Type):
 
 @dataclass(frozen=True)
 class Context:
-    """What every step reads and none changes: the loop, the time budget, whether to lift."""
+    """What every step reads and none changes: the loop, the time budget, whether to lift,
+    whether a combine whose laws are only tested counts as a homomorphism."""
     loop: Loop
     timeout: float
     deadline: float
     lift: bool
+    accept_tested: bool = False
 
 
 @dataclass(frozen=True)
@@ -226,30 +293,27 @@ def search_witness(ctx: Context, a: Analysis) -> Done:
         "proofs": a.proofs | dict.fromkeys(LAWS, Status.SKIPPED)})
 
 
-class _LiftProver:
-    """The `prove` callback of `lift`: a lifted loop is accepted when its own analysis
-    (without lifting) proves it a homomorphism; the last accepted analysis is kept for
-    its combine."""
+def lift_prover(deadline: float):
+    """The `prove` callback of `lift`: a lifted loop counts when its own analysis
+    (without lifting) proves it a homomorphism; that analysis is the answer."""
 
-    def __init__(self, deadline: float):
-        self.deadline = deadline
-        self.accepted: Analysis | None = None
-
-    def __call__(self, lifted: Loop) -> bool:
-        b = analyze_loop(lifted, timeout=max(1.0, min(10.0, self.deadline - time.monotonic())), lift=False)
+    def prove(lifted: Loop) -> Analysis | None:
+        b = analyze_loop(lifted, timeout=max(1.0, min(10.0, deadline - time.monotonic())), lift=False)
         ok = b.verdict == Verdict.HOMOMORPHISM and all(b.proofs.get(k) == Status.PROVED for k in LAWS)
-        if ok:
-            self.accepted = b
-        return ok
+        return b if ok else None
+
+    return prove
 
 
 def lift_state(ctx: Context, a: Analysis) -> Done:
-    prover = _LiftProver(ctx.deadline)
-    res = lift(ctx.loop, timeout=max(1.0, ctx.deadline - time.monotonic()), prove=prover)
-    if res.loop_text is None:
+    """The lifting search with this analyzer as prover; the lifted loop gets the right
+    fold its proved combine gives, and its text is rendered once, here."""
+    res = lift(ctx.loop, timeout=max(1.0, ctx.deadline - time.monotonic()), prove=lift_prover(ctx.deadline))
+    if res.loop is None:
         return Done(Status.NONE, res.reason)
-    text = with_right_fold(res.loop_text, prover.accepted) if prover.accepted else res.loop_text
-    return Done(Status.FOUND, "; ".join(res.added), {"lifted": text, "lift_added": list(res.added)})
+    text = loop_text(with_right_fold(res.loop, res.proof.combine_fn))
+    return Done(Status.FOUND, "; ".join(res.added),
+                {"lifted": text, "lift_added": list(res.added), "lifted_analysis": res.proof})
 
 
 def synthesize_combine(ctx: Context, a: Analysis) -> Done:
@@ -273,14 +337,16 @@ def synthesize_combine(ctx: Context, a: Analysis) -> Done:
 
 def prove_laws(ctx: Context, a: Analysis) -> Done:
     """The laws of each candidate in turn, until one has all three proved (or time is
-    up); the candidate with the most proved laws is judged by `verdict_of`."""
+    up); a candidate that fails a law on a folded list is rejected for the next; the
+    best of the others (most proved laws) is judged by `verdict_of`."""
     best = None
     for cand in a.candidates:
         statuses, details, timed_out = prove_combine(ctx.loop, a.setting, cand, list(a.samples), ctx.deadline)
-        score = sum(s == Status.PROVED for s in statuses.values())
+        score = (not any(s == Status.FAILED for s in statuses.values()),
+                 sum(s == Status.PROVED for s in statuses.values()))
         if best is None or score > best[0]:
             best = (score, cand, statuses, details, timed_out)
-        if score == len(LAWS) or time.monotonic() > ctx.deadline:
+        if score == (True, len(LAWS)) or time.monotonic() > ctx.deadline:
             break
     _, cand, statuses, details, timed_out = best
     kinds = sorted(set(a.methods.values()))
@@ -288,7 +354,7 @@ def prove_laws(ctx: Context, a: Analysis) -> Done:
     if a.tidied is not None and cand is a.tidied:
         method += "; rational terms tidied with SymPy"
     method += " (each term checked on batched reachable states, then proved)"
-    judged = verdict_of(statuses, details, timed_out)
+    judged = verdict_of(statuses, details, timed_out, ctx.accept_tested)
     reason = judged.reason
     if a.proofs.get("bird") == Status.FAILED:
         reason = "; ".join(r for r in (reason, f"the given right fold is wrong: {a.bird_detail}") if r)
@@ -336,16 +402,24 @@ STEPS: tuple[PipelineStep, ...] = (
 )
 
 
-def analyze_loop(loop: Loop, *, timeout: float = 60.0, lift: bool = True) -> Analysis:
-    """Run `STEPS` on `loop` within `timeout` seconds; `lift=False` skips lifting."""
+def analyze_loop(loop: Loop, *, timeout: float = 60.0, lift: bool = True, accept_tested: bool = False,
+                 progress=None) -> Analysis:
+    """Run `STEPS` on `loop` within `timeout` seconds; `lift=False` skips lifting;
+    `accept_tested` lets laws only tested on lists make a homomorphism.
+    `progress(name, step)`, where given, is called as each step starts (step None) and
+    ends (its `Step`)."""
     t_start = time.monotonic()
-    ctx = Context(loop, timeout, t_start + timeout, lift)
+    ctx = Context(loop, timeout, t_start + timeout, lift, accept_tested)
     a = Analysis(loop)
     for step in STEPS:
         if not step.applies(ctx, a):
             continue
         t0 = time.monotonic()
+        if progress:
+            progress(step.name, None)
         done = step.run(ctx, a)
         a = replace(a, **done.changes,
                     steps=a.steps + (Step(step.name, done.status, time.monotonic() - t0, done.detail),))
+        if progress:
+            progress(step.name, a.steps[-1])
     return replace(a, seconds=time.monotonic() - t_start)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from thm3.ir import Type
-from thm3.syntax.printer import to_text
+from thm3.ir.printer import to_text
 
 _SUB = str.maketrans("12", "₁₂")
 
@@ -17,6 +17,29 @@ def math_text(text: str) -> str:
     text = re.sub(r"\bb\.(\w+)", lambda m: m.group(1) + "₂", text)
     text = text.replace(" * ", "·").replace("-inf", "−∞").replace("inf", "∞")
     return text
+
+
+def invariant_text(e) -> str:
+    """An invariant as the user reads it: `not A or B` as "A => B", fields without `acc.`,
+    and 0.0 as 0."""
+    from thm3.ir import Expr, Op
+    negated = {Op.EQ: Op.NE, Op.NE: Op.EQ, Op.LT: Op.GE, Op.GE: Op.LT, Op.GT: Op.LE, Op.LE: Op.GT}
+    if e.op is Op.OR and e.src[0].op is Op.NOT:
+        text = f"{to_text(e.src[0].src[0])} => {to_text(e.src[1])}"
+    elif e.op is Op.OR and e.src[0].op in negated:
+        first = e.src[0]
+        text = f"{to_text(Expr(negated[first.op], first.type, first.src, first.arg))} => {to_text(e.src[1])}"
+    else:
+        text = to_text(e)
+    return re.sub(r"(?<![\w.])(\d+)\.0\b", r"\1", text.replace("acc.", ""))
+
+
+def one_line(a) -> str:
+    """`repr(a)`: the loop, the verdict, the proofs in brief, the time."""
+    laws = [a.proofs.get(k, "skipped") for k in ("identity", "associativity", "homomorphism")]
+    fields = ", ".join(a.loop.field_names)
+    return (f"<Analysis {a.loop.name}: {a.verdict}, state ({fields}), "
+            f"laws proved {laws.count('proved')}/3, bird {a.proofs.get('bird', 'skipped')}, {a.seconds:.2f} s>")
 
 
 def _default(f) -> str:
@@ -87,10 +110,19 @@ def render_report(a) -> str:
         if a.lifted:
             w(f"{n}. A lift exists: add " + "; ".join(a.lift_added))
             w("     (`thm3 lift FILE -o OUT` writes it; the lifted loop is a proved homomorphism)")
+            if a.lifted_analysis is not None:
+                w("     its combine (every law proved):")
+                for line in combine_code(a.lifted_analysis).splitlines():
+                    w("       " + line)
             for line in a.lifted.splitlines():
                 w("       | " + line)
         elif lift_step is not None:
             w(f"{n}. No lift found: {lift_step.detail}")
+        n += 1
+    if a.verdict == "unknown":
+        w(f"{n}. Why unknown: what was tried, and what you could change")
+        for line in unknown_advice(a):
+            w("     " + line)
         n += 1
     w(f"{n}. Numerical stability (the combine and left step as emitted):")
     for k, v in a.stability.items():
@@ -98,6 +130,28 @@ def render_report(a) -> str:
     w("")
     w("steps: " + ", ".join(f"{s.name} {s.seconds:.2f}s" for s in a.steps))
     return "\n".join(out)
+
+
+def unknown_advice(a) -> list[str]:
+    """For an "unknown": each step that was tried with its outcome, then what the user
+    could change to get an answer."""
+    lines = [f"tried: {s.name} ({s.status}{': ' + s.detail if s.detail else ''})"
+             for s in a.steps if s.name in ("bird", "witness", "synthesize", "prove", "lift")]
+    timed_out = any(s.status == "timeout" for s in a.steps) or "time" in a.reason
+    if timed_out:
+        lines.append("change: give more time (--timeout S, or timeout= in thm3.analyze); "
+                     "a timeout never counts as a proof")
+    if any(s.name == "synthesize" and s.status == "none" for s in a.steps):
+        lines.append("change: no combine over this state was found and none was proved impossible; "
+                     "a field that carries what the combine needs (a total, a running maximum, "
+                     "a length) may make one exist: `thm3 lift FILE` searches for such fields")
+    if any(v == "failed" for k, v in a.proofs.items() if k != "bird"):
+        lines.append("change: the candidate failed a law on the lists shown; check the loop's "
+                     "preconditions (`assert` on the element) and its initial values")
+    if a.loop.right is None:
+        lines.append("change: a `def right(x, acc)` (the right fold) lets the Bird check prove "
+                     "the precondition of the theorem by induction")
+    return lines
 
 
 def with_field_names(loop, outputs, suffix: str = "") -> list:

@@ -10,7 +10,8 @@ import numpy as np
 from thm3.prove import laws as prove
 from thm3.ir import Loop, Type
 from thm3.prove.laws import Setting
-from thm3.semantics.samples import (SMALL_INTS, SMALL_REALS, Domain, batch_close, batch_fold, batch_init,
+from thm3.semantics.equality import rows_close
+from thm3.semantics.samples import (SMALL_INTS, SMALL_REALS, Domain, batch_fold, batch_init,
                                     batch_step, plain, stack_elements)
 
 
@@ -46,7 +47,7 @@ def small_domain(loop: Loop, params: dict) -> list[tuple]:
     out = []
     for combo in itertools.product(*per):
         e = tuple(0 if c is None else c for c in combo)
-        if dom._precondition_holds(e, params):
+        if dom.precondition_holds(e, params):
             out.append(combo)
     return out[:12]
 
@@ -65,9 +66,9 @@ def bounded_bird(loop: Loop, max_lists: int = 4000):
     for n in range(1, 6):
         if len(elems) ** n > max_lists:
             break
-        lists = [[tuple(i if v is None else v for i, v in enumerate(e)) for e in combo]
+        # an Index element (None in the domain) is the element's position in the list
+        lists = [[tuple(pos if v is None else v for v in e) for pos, e in enumerate(combo)]
                  for combo in itertools.product(elems, repeat=n)]
-        lists = [[tuple(pos if v is None else v for v in e) for pos, e in enumerate(xs)] for xs in lists]
         steps = stack_elements(loop, lists)
         rows = len(lists)
         left_state = batch_fold(loop, steps, params, batch_init(loop, rows, 3))
@@ -76,7 +77,7 @@ def bounded_bird(loop: Loop, max_lists: int = 4000):
             right_state = batch_step(loop.right, right_state, e, params)
         ok = np.ones(rows, dtype=bool)
         for x, y in zip(left_state, right_state):
-            ok &= batch_close(x, y)
+            ok &= rows_close(x, y)
         checked += rows
         if not ok.all():
             r = int(np.argmin(ok))

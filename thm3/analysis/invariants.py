@@ -12,7 +12,7 @@ import time
 import numpy as np
 
 from thm3.semantics.evaluate import NUMPY, evaluate, quiet
-from thm3.ir import Expr, Loop, Op, Type, const, var, walk
+from thm3.ir import Expr, Loop, Op, Type, const, initial_state, var, walk
 from thm3.prove.laws import Setting, preserved_atoms
 from thm3.semantics.samples import batch_init
 
@@ -31,14 +31,6 @@ def _not(a: Expr) -> Expr:
 
 def _field(f) -> Expr:
     return var(f"acc.{f.name}", Type.REAL if f.type is Type.VEC else f.type)
-
-
-def _default(f) -> Expr:
-    if f.type is Type.BOOL:
-        return const(bool(f.default), Type.BOOL)
-    if f.type is Type.INT:
-        return const(int(f.default), Type.INT)
-    return const(float(f.default), Type.REAL)
 
 
 def candidates(loop: Loop) -> list[Expr]:
@@ -67,15 +59,16 @@ def candidates(loop: Loop) -> list[Expr]:
                 out.append(_cmp(Op.GT, _field(f), _field(g)))
     # Facts tied to emptiness: while f still holds its initial value, g holds its own;
     # once f has moved, g is positive (online softmax: m > -inf implies d > 0).
+    initial = dict(zip(loop.field_names, initial_state(loop)))
     for f in loop.fields:
         if f.type is Type.VEC:
             continue
-        at_init = _cmp(Op.EQ, _field(f), _default(f))
+        at_init = _cmp(Op.EQ, _field(f), initial[f.name])
         for g in loop.fields:
             if g is f:
                 continue
             gx = _field(g)
-            out.append(_or(_not(at_init), _cmp(Op.EQ, gx, _default(g) if g.type is not Type.VEC else zero)))
+            out.append(_or(_not(at_init), _cmp(Op.EQ, gx, initial[g.name] if g.type is not Type.VEC else zero)))
             if g.type in (Type.REAL, Type.INT):
                 out.append(_or(at_init, _cmp(Op.GT, gx, zero)))
             if g.type is Type.BOOL:

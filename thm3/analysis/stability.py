@@ -106,7 +106,7 @@ def _positive_exp_argument(fn: Fn, envs) -> str:
             for arg, v in zip(args, evaluate(args, env, NUMPY)):
                 v = np.asarray(v, dtype=np.float64)
                 if np.any(v > 0):
-                    from thm3.syntax.printer import to_text
+                    from thm3.ir.printer import to_text
                     return f"exp({to_text(arg)}) has argument {float(np.max(v)):.4g} > 0 on a sampled state"
     return ""
 

@@ -15,7 +15,8 @@ import numpy as np
 from thm3.semantics.evaluate import NUMPY, evaluate, quiet
 from thm3.ir import Expr, Fn, Loop, Op, Type, var
 from thm3.prove.laws import Law, Setting, apply_fn, check_equal_pairs
-from thm3.semantics.samples import Triples, batch_close
+from thm3.semantics.equality import LAW, rows_close
+from thm3.semantics.samples import Triples
 
 _OPS = {Type.REAL: (Op.ADD, Op.MAX, Op.MIN, Op.MUL), Type.INT: (Op.ADD, Op.MAX, Op.MIN, Op.MUL),
         Type.VEC: (Op.ADD,), Type.BOOL: (Op.OR, Op.AND)}
@@ -29,7 +30,7 @@ class Transport:
     status: str               # "proved" | "tested"
 
     def describe(self, loop: Loop) -> str:
-        from thm3.syntax.printer import to_text
+        from thm3.ir.printer import to_text
         fields = ", ".join(f.name for f in loop.fields)
         images = ", ".join(_pretty(to_text(m)) for m in self.maps)
         onto = ", ".join(_NAMES[o] for o in self.ops)
@@ -98,8 +99,8 @@ def _agrees(loop: Loop, psi: Expr, op: Op, triples: list[Triples]) -> bool:
         pa, pb, pc = (_psi(psi, e, t.params) for e in envs)
         with quiet():
             want = np.asarray(NUMPY[op](pa, pb), dtype=np.float64)
-        if not bool(np.all(batch_close(np.broadcast_to(pc, np.broadcast(pc, want).shape),
-                                       np.broadcast_to(want, np.broadcast(pc, want).shape), rtol=1e-6))):
+        if not bool(np.all(rows_close(np.broadcast_to(pc, np.broadcast(pc, want).shape),
+                                       np.broadcast_to(want, np.broadcast(pc, want).shape), LAW))):
             return False
     return True
 

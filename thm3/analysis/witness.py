@@ -15,13 +15,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from thm3.semantics.evaluate import NUMPY, evaluate, quiet
+from thm3.semantics.evaluate import DTYPES, NUMPY, evaluate, numpy_value, quiet
 from thm3.ir import Loop, Op, Type, free_vars, walk
-from thm3.semantics.samples import Domain, init_state, states_close, step
+from thm3.semantics import critical
+from thm3.semantics.equality import ROUND_OFF_NO_NAN, apart, close, states_close
+from thm3.semantics.samples import Domain, init_state, step
 
 # Two states "differ" only by a clear margin, never by round-off; they are "equal"
 # when they agree to about nine digits (and, preferably, exactly).
-_FAR_RTOL = 1e-6
 _KEY_DIGITS = 9
 _DIM = 2            # length of Vec values in the search: small, enough for lanes to differ
 
@@ -44,9 +45,6 @@ class Witness:
     ys: list
     side: str = "right"
     params: dict = field(default_factory=dict)
-
-    def as_lists(self) -> tuple[list, list, list, str]:
-        return self.xs1, self.xs2, self.ys, self.side
 
     def describe(self) -> str:
         a, b = show(self.xs1), show(self.xs2)
@@ -84,14 +82,14 @@ def find_witnesses(loop: Loop, *, timeout: float = 1.0, rng_seed=0, max_lists: i
     for params in parameter_settings(loop, settings, rng):
         if time.monotonic() > deadline:
             break
-        elements = element_domain(loop, params, rng)
-        if not elements:
-            continue
-        search = ShortLists(loop, params, elements, max_lists, max_len)
-        for w in search.witnesses(prefix_len, limit - len(out), deadline):
-            out.append(w)
-        if len(out) >= limit:
-            break
+        for elements in (element_domain(loop, params, rng), critical_domain(loop, params)):
+            if not elements or time.monotonic() > deadline:
+                continue
+            search = ShortLists(loop, params, elements, max_lists, max_len)
+            for w in search.witnesses(prefix_len, limit - len(out), deadline):
+                out.append(w)
+            if len(out) >= limit:
+                return out
     return out
 
 
@@ -236,6 +234,37 @@ def element_domain(loop: Loop, params: dict, rng: np.random.Generator) -> list[t
     return tuples
 
 
+def critical_domain(loop: Loop, params: dict) -> list[tuple]:
+    """A second domain, from the loop's own comparisons: for each scalar element the
+    values that make a comparison or a field's value switch, a value on either side and
+    one inside each interval (`thm3.semantics.critical`), with 0 and 1; empty when the
+    loop has no such values beyond the first domain's."""
+    values = critical.element_values(loop, params)
+    if not any(values.values()):
+        return []
+    per = {1: 10, 2: 6}.get(len(loop.elements), 4)
+    columns = []
+    for d in loop.elements:
+        match d.type:
+            case Type.BOOL:
+                vals = [np.bool_(False), np.bool_(True)]
+            case Type.VEC:
+                vals = [np.array(v) for v in _VECS[:3]]
+            case Type.INT if d.index:
+                vals = [np.int64(v) for v in range(min(per, 4))]
+            case Type.INT:
+                vals = [np.int64(v) for v in dict.fromkeys(int(v) for v in values.get(d.name, []) + [0, 1])]
+            case _:
+                vals = [np.float64(v) for v in dict.fromkeys(values.get(d.name, []) + [0.0, 1.0])]
+        if loop.elements and d.type is not Type.BOOL:
+            vals = _filter_column(loop, loop.elements.index(d), vals, params)[:per]
+        columns.append(vals)
+    tuples = [()]
+    for vals in columns:
+        tuples = [t + (v,) for t in tuples for v in vals]
+    return [t for t in tuples if _holds(loop, t, params)]
+
+
 def _filter_column(loop: Loop, i: int, vals: list, params: dict) -> list:
     name = loop.elements[i].name
     others = {d.name for d in loop.elements} - {name}
@@ -299,7 +328,7 @@ def batch_step(loop: Loop, states: list, elements: list, params: dict, rows: int
 
 
 def batch_init(loop: Loop, rows: int, dim: int = _DIM) -> list:
-    return [np.broadcast_to(np.asarray(v, dtype=_dtype(f.type)).reshape(1, -1),
+    return [np.broadcast_to(np.asarray(v, dtype=DTYPES[f.type]).reshape(1, -1),
                             (rows, dim if f.type is Type.VEC else 1))
             for f, v in zip(loop.fields, init_state(loop, dim))]
 
@@ -309,24 +338,13 @@ def batch_matrix(states: list) -> np.ndarray:
     return np.hstack([np.asarray(v, dtype=np.float64).reshape(v.shape[0], -1) for v in states])
 
 
-def _dtype(type_: Type):
-    return {Type.BOOL: np.bool_, Type.INT: np.int64}.get(type_, np.float64)
-
-
 def _far(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Row-wise: some column differs by a clear margin (NaN never counts)."""
-    with quiet():
-        finite = np.isfinite(a) & np.isfinite(b)
-        gap = np.abs(a - b) > _FAR_RTOL * (1.0 + np.maximum(np.abs(a), np.abs(b)))
-        inf_gap = ~finite & ~np.isnan(a) & ~np.isnan(b) & (a != b)
-        return np.any((finite & gap) | inf_gap, axis=-1)
+    return np.any(apart(a, b), axis=-1)
 
 
 def _close(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    with quiet():
-        both_nan = np.isnan(a) & np.isnan(b)
-        close = (a == b) | (np.abs(a - b) <= 1e-9 * (1.0 + np.maximum(np.abs(a), np.abs(b))))
-        return np.all(close & ~both_nan, axis=-1)
+    return np.all(close(a, b, ROUND_OFF_NO_NAN), axis=-1)
 
 
 def _row(state: tuple) -> np.ndarray:
@@ -344,7 +362,7 @@ class ShortLists:
         d = len(elements)
         self.d = d
         # Element values as arrays indexed by element number.
-        self.values = [np.stack([np.atleast_1d(np.asarray(e[j], dtype=_dtype(p.type)))
+        self.values = [np.stack([np.atleast_1d(np.asarray(e[j], dtype=DTYPES[p.type]))
                                  for e in elements])
                        for j, p in enumerate(loop.elements)]
         self.dim = max([v.shape[1] for v, p in zip(self.values, loop.elements) if p.type is Type.VEC]
@@ -532,15 +550,7 @@ def _plain_value(v):
 
 def from_plain(v, type_: Type):
     """A spec-style plain value back to the NumPy value the interpreter uses."""
-    match type_:
-        case Type.VEC:
-            return np.asarray(v, dtype=np.float64)
-        case Type.BOOL:
-            return np.bool_(v)
-        case Type.INT:
-            return np.int64(v)
-        case _:
-            return np.float64(v)
+    return numpy_value(v, type_)
 
 
 def vec_dim(loop: Loop, xs: list[tuple], params: dict) -> int:

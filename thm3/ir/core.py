@@ -7,57 +7,11 @@ SymPy, Z3, the prover's extended reals, the CUDA printer) is a table keyed by `O
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import Enum, auto
 
-__all__ = ["BINARY", "COMPARISONS", "Expr", "FieldDecl", "Fn", "Loop", "Op", "ParamDecl", "TRANSCENDENTAL", "Type", "UNARY", "as_real", "const", "free_vars", "promote", "same", "substitute", "uses", "var", "walk"]
+from thm3.ir.ops import BINARY, COMPARISONS, TRANSCENDENTAL, UNARY, Op, Type
+from thm3.ir.printer import to_text
 
-
-class Type(Enum):
-    REAL = "Real"
-    INT = "Int"
-    BOOL = "Bool"
-    VEC = "Vec"
-
-
-class Op(Enum):
-    # leaves
-    CONST = auto()      # arg: the value (float, int or bool; +-inf as float)
-    VAR = auto()        # arg: the input's name
-    # unary
-    NEG = auto()
-    NOT = auto()
-    ABS = auto()
-    EXP = auto()
-    EXP2 = auto()
-    LOG = auto()
-    LOG2 = auto()
-    SQRT = auto()
-    # binary
-    ADD = auto()
-    SUB = auto()
-    MUL = auto()
-    DIV = auto()
-    POW = auto()        # src: (base,), arg: the constant integer exponent
-    MAX = auto()
-    MIN = auto()
-    LT = auto()
-    LE = auto()
-    GT = auto()
-    GE = auto()
-    EQ = auto()
-    NE = auto()
-    AND = auto()
-    OR = auto()
-    # other
-    WHERE = auto()      # src: (condition, if_true, if_false)
-    DOT = auto()        # src: (u, v), two VECs to a REAL
-
-
-UNARY = (Op.NEG, Op.NOT, Op.ABS, Op.EXP, Op.EXP2, Op.LOG, Op.LOG2, Op.SQRT)
-BINARY = (Op.ADD, Op.SUB, Op.MUL, Op.DIV, Op.MAX, Op.MIN, Op.LT, Op.LE, Op.GT, Op.GE,
-          Op.EQ, Op.NE, Op.AND, Op.OR, Op.DOT)
-COMPARISONS = (Op.LT, Op.LE, Op.GT, Op.GE, Op.EQ, Op.NE)
-TRANSCENDENTAL = (Op.EXP, Op.EXP2, Op.LOG, Op.LOG2, Op.SQRT)
+__all__ = ["BINARY", "COMPARISONS", "Expr", "FieldDecl", "Fn", "Loop", "Op", "ParamDecl", "TRANSCENDENTAL", "Type", "UNARY", "as_real", "const", "initial_state", "free_vars", "promote", "same", "substitute", "uses", "var", "walk"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -70,7 +24,6 @@ class Expr:
     arg: object = None
 
     def __repr__(self) -> str:
-        from thm3.syntax.printer import to_text
         return to_text(self)
 
 
@@ -128,14 +81,20 @@ class Loop:
     result: Fn | None = None
     result_type: Type | None = None
     preconditions: tuple[Expr, ...] = ()        # assert conditions over elements and params
-    field_lines: dict = field(default_factory=dict, compare=False)
+    doc: str = field(default="", compare=False)             # the docstring after its title line
+    param_comments: dict = field(default_factory=dict, compare=False)   # loop parameter -> its comment
 
     @property
     def field_names(self) -> tuple[str, ...]:
         return tuple(f.name for f in self.fields)
 
-    def state_inputs(self, prefix: str) -> tuple[tuple[str, Type], ...]:
-        return tuple((f"{prefix}.{f.name}", f.type) for f in self.fields)
+
+def initial_state(loop: Loop) -> tuple[Expr, ...]:
+    """The initial state (the combine's identity) as IR constants, one per field: the
+    field's default at its type (a Real as a float), a Vec's 0 as the Real 0 that
+    broadcasts to the zero vector.  Every evaluator reads the identity from here."""
+    return tuple(const(f.default, Type.REAL) if f.type is Type.VEC else const(f.default, f.type)
+                 for f in loop.fields)
 
 
 def promote(a: Type, b: Type) -> Type:

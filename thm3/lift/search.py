@@ -4,56 +4,64 @@ When the witness search shows that no combine over a loop's State exists, this s
 looks for the fewest extra fields, each with an initial value and a `left` update,
 such that the lifted loop has no witness (and, given a prover, a proved combine).  The
 original fields keep their names, order, updates and values.  Candidates come from the
-loop's own `left`: sums and counts of its element terms, flags for its predicates,
-first and last elements, prefix extrema of sums, leading runs, and the powers of the
-factors that scale the state.  A candidate set must tell apart every pair of lists
-the witness search has found so far (counterexample-guided: each failed set adds the
-witnesses it gets to the pruning)."""
+loop's own `left`: sums and counts of its element terms, flags for its predicates (also
+those that read the state, such as `x > acc.last`), first and last elements, prefix
+extrema of sums, leading runs and leading sums, the powers of the factors that scale
+the state, and, where `left` is linear in several fields, the product of its step
+matrices (a group of fields taken together).  A candidate set must tell apart every
+pair of lists the witness search has found so far (counterexample-guided: each failed
+set adds the witnesses it gets to the pruning).  The lifted loop is built as IR; text
+is rendered only for the user (`Lift.loop_text`)."""
 from __future__ import annotations
 
-import ast
 import itertools
 import math
-import re
 import textwrap
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
-from thm3.syntax.frontend import parse_source
-from thm3.semantics.evaluate import quiet
 from thm3.ir import (COMPARISONS, Expr, FieldDecl, Fn, Loop, Op, Type, as_real, const, free_vars, promote, same,
                      substitute, var, walk)
-from thm3.syntax.loopfile import expression_text as to_text, render_loop
-from thm3.semantics.samples import Domain, states_close
+from thm3.ir.simplify import simplify
+from thm3.syntax.loopfile import expression_text as to_text, loop_text
+from thm3.syntax.names import fresh
+from thm3.semantics.equality import close, states_close
+from thm3.semantics.samples import Domain
 from thm3.analysis.witness import (ShortLists, Witness, element_domain, find_witnesses, fold, from_plain,
                           parameter_settings, show, states_far, to_elements, vec_dim)
 
-MAX_ADDED = 3
-_RESERVED = {"State", "NamedTuple", "max", "min", "abs", "acc", "left", "right", "result", "inf",
-             "Real", "Int", "Bool", "Vec", "Index", "exp", "exp2", "log", "log2", "sqrt", "where",
-             "dot", "True", "False", "None", "and", "or", "not", "if", "else", "in", "is"}
+MAX_ADDED = 3           # candidate units (a field, or a group such as a step matrix) per lift
 # The budget on which a lifted loop must show no witness: more lists and parameter
 # values than the first search.
 _CHECK = dict(max_lists=12000, max_len=7, prefix_len=2, settings=3)
+_QUICK = dict(max_lists=1500, max_len=5, prefix_len=2, settings=2)
 
 
-@dataclass
+@dataclass(frozen=True)
 class Lift:
-    """The lifted loop file's text (None where no lift was found), one line per added
-    field ("name: Type = init; left: update; why"), a one-line reason, and the time."""
-    loop_text: str | None
-    added: list[str]
+    """The lifted loop (IR; None where no lift was found), one line per added field
+    ("name: Type = init; left: update; why"), a one-line reason, the time, the original
+    loop's witness, and what the prover answered for the lifted loop (its analysis)."""
+    loop: Loop | None
+    added: tuple[str, ...]
     reason: str
     seconds: float
-    witness: Witness | None = None      # the original loop's witness, where one was found
+    witness: Witness | None = None
+    proof: object = None
+
+    @property
+    def loop_text(self) -> str | None:
+        """The lifted loop file, rendered for the user."""
+        return None if self.loop is None else loop_text(self.loop)
 
 
-@dataclass
+@dataclass(frozen=True)
 class _Aux:
     """A candidate auxiliary field.  Its update reads "acc.<key>" for itself and for
-    the candidates it needs, besides the original fields, elements and parameters."""
+    the candidates it needs, besides the original fields, elements and parameters.
+    Candidates with the same `group` are taken together (the entries of a matrix)."""
     key: str
     hint: str           # the name it takes in the lifted file, if free
     type: Type
@@ -63,21 +71,24 @@ class _Aux:
     why: str            # why a combine may need it
     rank: int           # preference: smaller first
     needs: tuple[str, ...] = ()
+    group: str = ""
 
 
 def lift(loop: Loop, *, timeout: float = 10.0, prove=None) -> Lift:
-    """Search for the smallest lift of `loop` (1, then 2, then 3 added fields).
+    """Search for the smallest lift of `loop`: the fewest added fields, from at most
+    `MAX_ADDED` candidate units.
 
-    `prove`, where given, is called on each lifted loop that has no witness and must
-    return True only if a combine was synthesized and proved; without it, the absence of
-    a witness on the larger budget is what accepts a lift."""
+    `prove`, where given, is called on each lifted loop (IR) that has no witness and
+    must return a true value (kept as `Lift.proof`) only if a combine was synthesized
+    and proved; without it, the absence of a witness on the larger budget is what
+    accepts a lift."""
     t0 = time.monotonic()
     deadline = t0 + timeout * 0.95
 
-    def done(text, added, reason, witness=None) -> Lift:
-        return Lift(text, added, reason, time.monotonic() - t0, witness)
+    def done(lifted, added, reason, witness=None, proof=None) -> Lift:
+        return Lift(lifted, tuple(added), reason, time.monotonic() - t0, witness, proof)
 
-    first = find_witnesses(loop, timeout=min(2.0, timeout / 4), limit=8)
+    first = find_witnesses(loop, timeout=min(5.0, timeout / 2), limit=8)
     if not first:
         return done(None, [], "no witness: no two lists with equal state were told apart, "
                               "so there is nothing to lift")
@@ -85,15 +96,16 @@ def lift(loop: Loop, *, timeout: float = 10.0, prove=None) -> Lift:
     found = search.run()
     witness = first[0]
     if found is None:
-        reason = (f"no lift with up to {MAX_ADDED} added fields among {len(search.cands)} candidates "
+        reason = (f"no lift with up to {MAX_ADDED} added units among {len(search.cands)} candidates "
                   f"({search.tested} lifted loops checked"
                   + (", time ran out" if search.timed_out else "") + ")"
-                  + (f"; {search.refused} had no witness but were not proved" if search.refused else "")
+                  + (f"; {search.refused} had no witness but no combine was proved for them "
+                     f"({'; '.join(', '.join(n) for n in search.refused_names[:3])})" if search.refused else "")
                   + (f" (the prover failed: {search.prover_errors[0]})" if search.prover_errors else "")
                   + f"; the witness {witness.describe()} stands")
         return done(None, [], reason, witness)
-    text, added, reason = found
-    return done(text, added, reason, witness)
+    lifted, added, reason, proof = found
+    return done(lifted, added, reason, witness, proof)
 
 
 class _LiftSearch:
@@ -105,15 +117,17 @@ class _LiftSearch:
         self.tested = 0
         self.refused = 0
         self.refused_sets: list[set[int]] = []   # no witness, but not proved
+        self.refused_names: list[list[str]] = []
         self.prover_errors: list[str] = []
         self.timed_out = False
         self.first_witness = witnesses[0]
         self.cands = _Candidates(loop, self.rng).build()
-        self.mega = _with_fields(loop, self.cands, name=loop.name)
+        self.mega = _with_fields(loop, self.cands)
         self.keys = [c.key for c in self.cands]
         self.index = {k: i for i, k in enumerate(self.keys)}
         # Per witness: pre_close[c], post_far[c] over candidates, and whether the
-        # original fields differ after the prefix.
+        # original fields differ after the prefix.  One extra column, past the last
+        # candidate, pads candidate sets of fewer fields: equal before, equal after.
         self.pre: list[np.ndarray] = []
         self.post: list[np.ndarray] = []
         self.orig_post: list[bool] = []
@@ -132,8 +146,9 @@ class _LiftSearch:
         states = [fold(self.mega, xs, params, dim) for xs in (xs1, xs2, ys + xs1, ys + xs2)]
         k = len(self.loop.fields)
         pre = np.array([not states_far((a,), (b,)) and states_close((a,), (b,))
-                        for a, b in zip(states[0][k:], states[1][k:])], dtype=bool)
-        post = np.array([states_far((a,), (b,)) for a, b in zip(states[2][k:], states[3][k:])], dtype=bool)
+                        for a, b in zip(states[0][k:], states[1][k:])] + [True], dtype=bool)
+        post = np.array([states_far((a,), (b,)) for a, b in zip(states[2][k:], states[3][k:])] + [False],
+                        dtype=bool)
         orig = states_far(states[2][:k], states[3][:k])
         self.pre.append(pre)
         self.post.append(post)
@@ -141,8 +156,8 @@ class _LiftSearch:
         self.records.append(w)
 
     def violated(self, sets: np.ndarray, start: int = 0) -> np.ndarray:
-        """For each candidate set (rows of indices), whether a known witness (from
-        number `start` on) still holds for the loop lifted by it."""
+        """For each candidate set (rows of indices, padded), whether a known witness
+        (from number `start` on) still holds for the loop lifted by it."""
         out = np.zeros(len(sets), dtype=bool)
         if len(sets) == 0:
             return out
@@ -154,49 +169,73 @@ class _LiftSearch:
 
     # --- the search
 
-    def closed_sets(self, k: int) -> np.ndarray:
-        n = len(self.cands)
+    def units(self) -> list[tuple[int, ...]]:
+        """Candidates as the search takes them: one alone, or a whole group."""
+        groups: dict[str, list[int]] = {}
+        out: list[tuple[int, ...]] = []
+        for i, c in enumerate(self.cands):
+            if c.group:
+                groups.setdefault(c.group, []).append(i)
+            else:
+                out.append((i,))
+        return out + [tuple(g) for g in groups.values()]
+
+    def closed_sets(self) -> np.ndarray:
+        """Sets of up to MAX_ADDED units closed under `needs`, fewest fields first, then
+        by preference; padded with the extra column."""
+        pad = len(self.cands)
         needs = [{self.index[d] for d in c.needs} for c in self.cands]
-        sets = [s for s in itertools.combinations(range(n), k)
-                if all(needs[i] <= set(s) for i in s)]
         ranks = [c.rank for c in self.cands]
-        sets.sort(key=lambda s: (sum(ranks[i] for i in s), sorted(ranks[i] for i in s), s))
-        return np.array(sets, dtype=np.int64).reshape(len(sets), k)
+        units = self.units()
+        sets = []
+        for k in range(1, MAX_ADDED + 1):
+            for combo in itertools.combinations(units, k):
+                s = tuple(sorted(i for u in combo for i in u))
+                if all(needs[i] <= set(s) for i in s):
+                    sets.append(s)
+        sets.sort(key=lambda s: (len(s), sum(ranks[i] for i in s), sorted(ranks[i] for i in s), s))
+        width = max((len(s) for s in sets), default=1)
+        return np.array([s + (pad,) * (width - len(s)) for s in sets], dtype=np.int64).reshape(len(sets), width)
 
     def run(self):
-        for k in range(1, MAX_ADDED + 1):
-            sets = self.closed_sets(k)
-            if len(sets) == 0:
+        sets = self.closed_sets()
+        pad = len(self.cands)
+        alive = ~self.violated(sets)
+        seen = len(self.records)
+        for row in range(len(sets)):
+            if not alive[row]:
                 continue
-            alive = ~self.violated(sets)
-            seen = len(self.records)
-            for row in range(len(sets)):
+            if len(self.records) > seen:
+                # new witnesses since the mask was computed: re-prune the rest
+                alive[row:] &= ~self.violated(sets[row:], seen)
+                seen = len(self.records)
                 if not alive[row]:
                     continue
-                if len(self.records) > seen:
-                    # new witnesses since the mask was computed: re-prune the rest
-                    alive[row:] &= ~self.violated(sets[row:], seen)
-                    seen = len(self.records)
-                    if not alive[row]:
-                        continue
-                # A superset of a set that has no witness has none either; when the
-                # prover refused the smaller set, a larger one is rarely what it needs.
-                if any(r <= set(sets[row].tolist()) for r in self.refused_sets):
-                    continue
-                if time.monotonic() > self.deadline:
-                    self.timed_out = True
-                    return None
-                found = self.try_set([int(i) for i in sets[row]])
-                if found is not None:
-                    return found
+            chosen = [int(i) for i in sets[row] if i != pad]
+            # A superset of a set that has no witness has none either; when the
+            # prover refused the smaller set, a larger one is rarely what it needs.
+            if any(r <= set(chosen) for r in self.refused_sets):
+                continue
+            if time.monotonic() > self.deadline:
+                self.timed_out = True
+                return None
+            found = self.try_set(chosen)
+            if found is not None:
+                return found
         return None
 
     def try_set(self, chosen: list[int]):
         cands = [self.cands[i] for i in chosen]
-        lifted = _with_fields(self.loop, cands, name=self.loop.name)
+        lifted, names = self.lifted(cands)
         self.tested += 1
         budget = max(0.05, min(3.0, self.deadline - time.monotonic()))
-        ws = find_witnesses(lifted, timeout=budget, limit=8, **_CHECK)
+        # Most sets fail on short lists: a quick search first, the larger budget (with
+        # every small value of the loop parameters, 0 and 1 too: a = 1 makes a**len
+        # say nothing) only for a set that survives it.
+        ws = find_witnesses(lifted, timeout=budget, limit=8, **_QUICK)
+        if not ws:
+            check = _CHECK | ({"settings": 8} if self.loop.params else {})
+            ws = find_witnesses(lifted, timeout=budget, limit=8, **check)
         if ws:
             for w in ws:
                 self.add(w)
@@ -205,26 +244,26 @@ class _LiftSearch:
             return None
         if not self.preserved(lifted):
             return None
-        text, added, names = self.render(cands)
-        parsed = parse_source(text, f"<lifted {self.loop.name}>", name=self.loop.name)
-        if not self.same_function(lifted, parsed):
-            return None
-        if self.prove is not None and not self.proved(parsed):
-            self.refused += 1
-            self.refused_sets.append(set(chosen))
-            return None
+        proof = None
+        if self.prove is not None:
+            proof = self.proved(lifted)
+            if not proof:
+                self.refused += 1
+                self.refused_sets.append(set(chosen))
+                self.refused_names.append(names)
+                return None
         how = "and the prover proved its combine" if self.prove is not None else "no prover given"
         reason = (f"added {', '.join(names)}: the lifted loop has no witness on short lists "
                   f"({how})")
-        return text, added, reason
+        return lifted, self.describe(cands, lifted), reason, proof
 
-    def proved(self, lifted: Loop) -> bool:
+    def proved(self, lifted: Loop):
         """The prover's answer; an error in it counts as "not proved", and is reported."""
         try:
-            return bool(self.prove(lifted))
+            return self.prove(lifted)
         except Exception as err:            # the prover is another stage: report, go on
             self.prover_errors.append(f"{type(err).__name__}: {err}")
-            return False
+            return None
 
     # --- checks
 
@@ -246,47 +285,34 @@ class _LiftSearch:
                 return False
         return True
 
-    def same_function(self, lifted: Loop, parsed: Loop) -> bool:
-        """The rendered text computes what the search checked."""
-        if [f.name for f in parsed.fields[:len(self.loop.fields)]] != list(self.loop.field_names):
-            return False
-        for xs, params in self.random_lists(20):
-            dim = vec_dim(self.loop, xs, params)
-            if not states_close(fold(lifted, xs, params, dim), fold(parsed, xs, params, dim)):
-                return False
-        return True
+    # --- the lifted loop, as IR
 
-    # --- rendering
-
-    def render(self, cands: list[_Aux]) -> tuple[str, list[str], list[str]]:
+    def lifted(self, cands: list[_Aux]) -> tuple[Loop, list[str]]:
+        """The loop with `cands` added under fresh names, its docstring saying why."""
         loop = self.loop
         taken = set(loop.field_names) | {p.name for p in loop.params} | {p.name for p in loop.elements}
-        taken |= _RESERVED
         names = {}
         for c in cands:
-            names[c.key] = _fresh(c.hint, taken)
+            names[c.key] = fresh(c.hint, taken)
             taken.add(names[c.key])
         mapping = {f"acc.{c.key}": var(f"acc.{names[c.key]}", c.type) for c in cands}
-        updates = substitute([c.update for c in cands], mapping)
-        fields = list(loop.fields) + [FieldDecl(names[c.key], c.type, c.default, c.comment) for c in cands]
-        added = []
-        for c, u in zip(cands, updates):
-            name = names[c.key]
-            init = _default_text(c)
-            added.append(f"{name}: {c.type.value} = {init}; left: {name}' = {to_text(u)}; "
-                         f"{c.why}{self.evidence(c, name)}")
-        doc = _docstring_body(loop)
+        named = [replace(c, key=names[c.key], update=u)
+                 for c, u in zip(cands, substitute([c.update for c in cands], mapping))]
         lines = [f"Lifted by thm3: no combine over ({', '.join(loop.field_names)}) exists, since",
                  f"  {self.first_witness.describe()}."]
         lines += [textwrap.fill(f"Added {names[c.key]}: {c.comment}; {c.why}.", 88, subsequent_indent="  ")
                   for c in cands]
-        doc = (doc + "\n\n" if doc else "") + "\n".join(lines)
-        text = render_loop(loop.title, doc, fields, loop.params, loop.elements,
-                           list(loop.left.outputs) + list(updates), None,
-                           loop.result.outputs[0] if loop.result is not None else None,
-                           loop.preconditions, param_comments=_param_comments(loop),
-                           result_type=loop.result_type)
-        return text, added, [names[c.key] for c in cands]
+        doc = (loop.doc + "\n\n" if loop.doc else "") + "\n".join(lines)
+        lifted = _with_fields(loop, named)
+        return replace(lifted, path=f"<lifted {loop.name}>", doc=doc), [names[c.key] for c in cands]
+
+    def describe(self, cands: list[_Aux], lifted: Loop) -> list[str]:
+        k = len(self.loop.fields)
+        out = []
+        for c, f, u in zip(cands, lifted.fields[k:], lifted.left.outputs[k:]):
+            out.append(f"{f.name}: {c.type.value} = {_default_text(c)}; left: {f.name}' = {to_text(u)}; "
+                       f"{c.why}{self.evidence(c, f.name)}")
+        return out
 
     def evidence(self, c: _Aux, name: str) -> str:
         """Which known witness the field tells apart, as evidence that it is needed."""
@@ -351,7 +377,9 @@ class _Candidates:
             if e.type in (Type.REAL, Type.INT):
                 more += self.extrema(e)
         more += [self.lead(c) for c in self.alls if c.key in kept]
-        return base + self.dedupe(more, base)
+        more += [self.lead_sum(c, x) for c in self.alls if c.key in kept
+                 for x in xs if x.type in (Type.REAL, Type.INT)]
+        return base + self.dedupe(more, base) + self.step_matrix()
 
     def subterms(self) -> tuple[list[Expr], list[Expr], list[Expr]]:
         """Numeric terms and predicates over the element (and the loop parameters), and
@@ -381,11 +409,13 @@ class _Candidates:
                 if over_x(e):
                     add(preds, e)
                 elif free_vars([e]) & self.elements:
-                    # the loop's own condition, read at the initial state
+                    # the loop's own condition, read at the initial state, and as it
+                    # stands: a flag or a run over "x > acc.last" reads the state it had
                     (g,) = substitute([e], initial)
-                    g = _simplified(g)
+                    g = simplify(g)
                     if over_x(g):
                         add(preds, g)
+                    add(preds, e)
             elif e.type in (Type.REAL, Type.INT, Type.VEC) and over_x(e):
                 add(terms, e)
             if e.op is Op.MUL:
@@ -501,6 +531,48 @@ class _Candidates:
                         "the leading run, which joins the left part's trailing run at the split", _LEAD,
                         needs=(all_p.key,))
 
+    def lead_sum(self, all_p: _Aux, x: Expr) -> _Aux:
+        p = all_p.update.src[1]
+        flag = var(f"acc.{all_p.key}", Type.BOOL)
+        grow = Expr(Op.AND, Type.BOOL, (flag, p))
+        return self.new("lead_s", x.type, 0.0 if x.type is Type.REAL else 0,
+                        lambda me: Expr(Op.WHERE, x.type, (grow, _arith(Op.ADD, me, x), me)),
+                        f"sum of {to_text(x)} over the leading run with {to_text(p)}",
+                        "the leading run's sum, which joins the left part's trailing run at the split",
+                        _LEAD, needs=(all_p.key,))
+
+    def step_matrix(self) -> list[_Aux]:
+        """Where `left` maps several Real fields linearly, s' = A(x) s + c(x), the
+        product of the step matrices so far, M' = A(x) M from the identity: the
+        factor by which the later elements carry the fields that came before them (a
+        linear recurrence's companion matrix power).  One group, taken whole."""
+        block, rows = _linear_block(self.loop)
+        if len(block) < 2 or all(_is_const(rows[f][g], 1.0 if f == g else 0.0) for f in block for g in block):
+            return []
+        keys = {(i, j): f"c{self.serial + 1}_m_{i}_{j}" for i in block for j in block}
+        self.serial += 1
+        group = f"m{self.serial}"
+        out = []
+        for i in block:
+            for j in block:
+                terms = []
+                for k in block:
+                    a = rows[i][k]
+                    if _is_const(a, 0.0):
+                        continue
+                    m = var(f"acc.{keys[(k, j)]}", Type.REAL)
+                    terms.append(m if _is_const(a, 1.0) else _arith(Op.MUL, as_real(a), m))
+                update = const(0.0, Type.REAL)
+                for t in terms:
+                    update = t if update.op is Op.CONST else _arith(Op.ADD, update, t)
+                out.append(_Aux(keys[(i, j)], f"m_{i}_{j}", Type.REAL, 1.0 if i == j else 0.0, update,
+                                f"how {i} depends on the {j} before the list: an entry of the "
+                                f"product of the step matrices so far",
+                                "the step matrix product, by which the later elements carry the "
+                                "fields that came before them", _POWER,
+                                needs=tuple(keys[(k, j)] for k in block), group=group))
+        return out
+
     # --- deduplication by values
 
     def dedupe(self, cands: list[_Aux], before: tuple | list = ()) -> list[_Aux]:
@@ -509,7 +581,7 @@ class _Candidates:
         field is recorded in `alias`.  (A flag opposite to another stays: the leading
         run needs its own "every element" flag.)"""
         loop = self.loop
-        columns = self.columns(_with_fields(loop, list(before) + list(cands), name=loop.name))
+        columns = self.columns(_with_fields(loop, list(before) + list(cands)))
         k = len(loop.fields)
         kept: list[_Aux] = []
         known = [(f.name, columns[i]) for i, f in enumerate(loop.fields)]
@@ -545,44 +617,71 @@ class _Candidates:
 
 # --- helpers -----------------------------------------------------------------------
 
-def _with_fields(loop: Loop, cands: list[_Aux], name: str) -> Loop:
+def _with_fields(loop: Loop, cands: list[_Aux]) -> Loop:
+    """`loop` with the candidates as extra fields (named by their keys); `left` updates
+    them, `result` reads the original fields as before.  No right fold: the lifted
+    loop gets the one its proved combine gives (`thm3.lift.derive`)."""
     fields = tuple(loop.fields) + tuple(FieldDecl(c.key, c.type, c.default, c.comment) for c in cands)
-    inputs = (tuple((f"acc.{f.name}", f.type) for f in fields)
-              + tuple((d.name, d.type) for d in loop.elements)
-              + tuple((d.name, d.type) for d in loop.params))
-    left = Fn(inputs, tuple(loop.left.outputs) + tuple(c.update for c in cands))
-    return Loop(name=name, title=loop.title, path=loop.path, source="", fields=fields,
-                elements=loop.elements, params=loop.params, left=left, right=None,
-                result=None, result_type=None, preconditions=loop.preconditions)
+    state = tuple((f"acc.{f.name}", f.type) for f in fields)
+    params = tuple((d.name, d.type) for d in loop.params)
+    left = Fn(state + tuple((d.name, d.type) for d in loop.elements) + params,
+              tuple(loop.left.outputs) + tuple(c.update for c in cands))
+    result = None if loop.result is None else Fn(state + params, loop.result.outputs)
+    return replace(loop, source="", fields=fields, left=left, right=None, result=result)
 
 
-def _simplified(e: Expr) -> Expr:
-    """x + 0, 0 + x, x - 0, x * 1 and 1 * x as x: what substituting initial values leaves."""
-    memo: dict[int, Expr] = {}
-
-    def is_const(n: Expr, v) -> bool:
-        return n.op is Op.CONST and not isinstance(n.arg, bool) and n.arg == v
-
-    def go(n: Expr) -> Expr:
-        if id(n) in memo:
-            return memo[id(n)]
-        src = tuple(go(s) for s in n.src)
-        out = n if all(a is b for a, b in zip(src, n.src)) else Expr(n.op, n.type, src, n.arg)
-        if n.op in (Op.ADD, Op.SUB, Op.MUL):
-            a, b = src
-            unit = 1 if n.op is Op.MUL else 0
-            if is_const(b, unit) and a.type is n.type:
-                out = a
-            elif n.op is not Op.SUB and is_const(a, unit) and b.type is n.type:
-                out = b
-        memo[id(n)] = out
-        return out
-
-    return go(e)
+def _linear_block(loop: Loop) -> tuple[list[str], dict]:
+    """The largest set B of Real fields whose new values are linear in B with
+    coefficients (and a constant part) that read no state: field -> {field in B ->
+    coefficient}."""
+    block = [f.name for f in loop.fields if f.type is Type.REAL]
+    outputs = dict(zip(loop.field_names, loop.left.outputs))
+    while True:
+        rows = {f: _linear(outputs[f], {f"acc.{g}": g for g in block}) for f in block}
+        keep = [f for f in block if rows[f] is not None]
+        if keep == block:
+            return block, {f: {g: rows[f].get(g, const(0.0, Type.REAL)) for g in block} for f in block}
+        block = keep
 
 
+def _linear(e: Expr, names: dict[str, str]) -> dict | None:
+    """`e` as sum of coefficient * field (the constant part under ""), each part free
+    of state; None where `e` is not of that form."""
+    def state_free(x: Expr) -> bool:
+        return not any(n.startswith("acc.") for n in free_vars([x]))
+
+    if state_free(e):
+        return {"": e}
+    match e.op:
+        case Op.VAR if e.arg in names:
+            return {names[e.arg]: const(1.0, Type.REAL)}
+        case Op.ADD | Op.SUB:
+            a, b = (_linear(s, names) for s in e.src)
+            if a is None or b is None:
+                return None
+            out = dict(a)
+            for k, v in b.items():
+                v = v if e.op is Op.ADD else Expr(Op.NEG, v.type, (v,))
+                out[k] = _arith(Op.ADD, out[k], v) if k in out else v
+            return out
+        case Op.NEG:
+            a = _linear(e.src[0], names)
+            return None if a is None else {k: Expr(Op.NEG, v.type, (v,)) for k, v in a.items()}
+        case Op.MUL:
+            x, y = e.src
+            if state_free(y):
+                x, y = y, x
+            a = _linear(y, names) if state_free(x) else None
+            return None if a is None else {k: simplify(_arith(Op.MUL, x, v)) for k, v in a.items()}
+        case Op.DIV if state_free(e.src[1]):
+            a = _linear(e.src[0], names)
+            return None if a is None else {k: _arith(Op.DIV, v, e.src[1]) for k, v in a.items()}
+        case _:
+            return None
 
 
+def _is_const(e: Expr, v: float) -> bool:
+    return e.op is Op.CONST and not isinstance(e.arg, bool) and float(e.arg) == v
 
 
 def _arith(op: Op, a: Expr, b: Expr) -> Expr:
@@ -594,10 +693,7 @@ def _arith(op: Op, a: Expr, b: Expr) -> Expr:
 
 def _eq(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Equal values, to round-off (infinities equal only to themselves, NaN to NaN)."""
-    with quiet():
-        finite = np.isfinite(a) & np.isfinite(b)
-        near = finite & (np.abs(a - b) <= 1e-9 * (1.0 + np.maximum(np.abs(a), np.abs(b))))
-        return (a == b) | near | (np.isnan(a) & np.isnan(b))
+    return close(a, b)
 
 
 def _pred_name(p: Expr) -> str:
@@ -625,15 +721,6 @@ def _name_part(e: Expr) -> str:
     return ""
 
 
-def _fresh(base: str, taken: set[str]) -> str:
-    if base not in taken:
-        return base
-    i = 2
-    while f"{base}{i}" in taken:
-        i += 1
-    return f"{base}{i}"
-
-
 def _default_text(c: _Aux) -> str:
     v = c.default
     if isinstance(v, bool):
@@ -643,26 +730,3 @@ def _default_text(c: _Aux) -> str:
             return "inf" if v > 0 else "-inf"
         return str(int(v)) if v == int(v) else repr(v)
     return repr(v)
-
-
-def _docstring_body(loop: Loop) -> str:
-    """The original docstring without its title line."""
-    try:
-        doc = ast.get_docstring(ast.parse(loop.source)) or ""
-    except SyntaxError:
-        return ""
-    lines = doc.splitlines()
-    return "\n".join(lines[1:]).strip("\n")
-
-
-def _param_comments(loop: Loop) -> dict[str, str]:
-    """The comments on the loop parameters' lines, kept in the lifted file."""
-    out = {}
-    names = {d.name for d in loop.params}
-    for line in loop.source.splitlines():
-        m = re.match(r"^(\w+)\s*:\s*\w+\s*#\s*(.*)$", line)
-        if m and m.group(1) in names:
-            out[m.group(1)] = m.group(2).strip()
-    return out
-
-

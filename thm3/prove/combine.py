@@ -1,16 +1,22 @@
 """The laws of a candidate combine: identity, associativity and the homomorphism law,
-each proved by `thm3.prove.laws`, or where no proof is reached, checked on sampled
-reachable states ("failed" with the violating states, or "tested"); `verdict_of` turns
-the law statuses of a candidate into the verdict."""
+each proved by `thm3.prove.laws`, or where no proof is reached, refuted on concrete
+lists: the sampled reachable states, then lists over the values where the loop's
+comparisons switch and the constants of Z3's counter-model ("failed" with the lists
+that fold to a violation), else "tested".  `verdict_of` turns the statuses into the
+verdict: a law only "tested" is no homomorphism unless the caller accepts it."""
 from __future__ import annotations
 
+import itertools
 from typing import NamedTuple
 
 import numpy as np
 
 from thm3.ir import Fn, Loop, Type
 from thm3.prove import laws as prove
-from thm3.semantics.samples import batch_close, batch_combine, batch_init, plain
+from thm3.semantics import critical
+from thm3.semantics.equality import LAW, rows_close
+from thm3.semantics.samples import (Domain, Triples, batch_combine, batch_fold, batch_init, plain,
+                                    stack_elements)
 from thm3.status import Status, Verdict
 
 LAWS = ("identity", "associativity", "homomorphism")
@@ -27,7 +33,8 @@ def prove_combine(loop, setting, combine, triples, deadline):
             details[law] = f"{out.paths} path(s), {out.seconds:.2f} s"
             continue
         timed_out |= out.status == Status.TIMEOUT
-        bad = violation_on_samples(law, loop, combine, triples)
+        bad = violation_on_samples(law, loop, combine, triples) or violation_on_samples(
+            law, loop, combine, refutation_triples(loop, [t.params for t in triples], out.model))
         statuses[law] = Status.FAILED if bad else Status.TESTED
         details[law] = bad or f"not proved ({out.detail}); holds on {sum(t.a[0].shape[0] for t in triples)} random cases"
     return statuses, details, timed_out
@@ -41,13 +48,13 @@ class Judgement(NamedTuple):
     keeps_combine: bool
 
 
-def verdict_of(statuses: dict, details: dict, timed_out: bool) -> Judgement:
+def verdict_of(statuses: dict, details: dict, timed_out: bool, accept_tested: bool = False) -> Judgement:
     """The verdict for a candidate whose laws got `statuses` (law -> Status), with
     `details` per law and `timed_out` when a prover ran out of time.
 
     A failed law drops the candidate; every law proved makes a homomorphism; a timeout
-    leaves it unknown; laws only tested still make a homomorphism, saying so in the
-    reason."""
+    leaves it unknown; a law only tested leaves it unknown too, with the candidate kept
+    (shown, and callable), unless `accept_tested`."""
     failed = [law for law, s in statuses.items() if s == Status.FAILED]
     if failed:
         return Judgement(Verdict.UNKNOWN, "the candidate combine failed a law: " +
@@ -57,9 +64,12 @@ def verdict_of(statuses: dict, details: dict, timed_out: bool) -> Judgement:
     if timed_out:
         return Judgement(Verdict.UNKNOWN,
                          "solver time ran out before the laws were proved (they pass on random lists)", True)
-    return Judgement(Verdict.HOMOMORPHISM, "laws " + ", ".join(law for law, s in statuses.items()
-                                                               if s != Status.PROVED) +
-                     " tested on random lists, not proved", True)
+    laws = ", ".join(law for law, s in statuses.items() if s != Status.PROVED)
+    if accept_tested:
+        return Judgement(Verdict.HOMOMORPHISM, f"laws {laws} tested on lists, not proved (accepted as tested)",
+                         True)
+    return Judgement(Verdict.UNKNOWN, f"laws {laws} only tested on lists, not proved: the candidate combine "
+                                      "is shown (accept it with --accept-tested)", True)
 
 
 def violation_on_samples(law: str, loop: Loop, combine: Fn, triples) -> str:
@@ -81,10 +91,86 @@ def violation_on_samples(law: str, loop: Loop, combine: Fn, triples) -> str:
                 checks = [(batch_combine(combine, t.a, t.b, t.params), t.c)]
         for got, want in checks:
             for i, (g, w) in enumerate(zip(got, want)):
-                ok = batch_close(np.broadcast_to(g, np.shape(w)) if np.ndim(g) else g, w, rtol=1e-6, atol=1e-8)
+                ok = rows_close(np.broadcast_to(g, np.shape(w)) if np.ndim(g) else g, w, LAW)
                 if not bool(np.all(ok)):
                     r = int(np.argmin(ok))
                     return (f"field {loop.fields[i].name}: {plain(np.asarray(g)[r] if np.ndim(g) else g)} != "
                             f"{plain(np.asarray(w)[r])} on a={plain(tuple(x[r] for x in t.a))}, "
                             f"b={plain(tuple(x[r] for x in t.b))}")
     return ""
+
+
+# -- lists that reach where the loop switches ------------------------------------------
+
+_PER_COLUMN = 8
+_ELEMENTS = 12
+_SHORT = 2
+
+
+def refutation_triples(loop: Loop, settings: list[dict], model: dict) -> list[Triples]:
+    """All pairs of lists of length <= 2 (and lists long enough for the loop's counters)
+    over a few elements: the loop's critical values (`thm3.semantics.critical`), the
+    values of Z3's counter-model, 0, 1 and -1; one batch per parameter setting, the
+    model's setting included where it satisfies the preconditions."""
+    if any(d.type is Type.VEC for d in loop.elements):
+        return []
+    settings = list(settings)
+    from_model = {d.name: model[d.name] for d in loop.params if d.name in model}
+    if loop.params and len(from_model) == len(loop.params) and not any(
+            isinstance(v, float) and not np.isfinite(v) for v in from_model.values()):
+        p = {d.name: (bool(v) if d.type is Type.BOOL else int(round(v)) if d.type is Type.INT else float(v))
+             for d, v in zip(loop.params, (from_model[d.name] for d in loop.params))}
+        if Domain(loop).precondition_holds(None, p, params_only=True):
+            settings.append(p)
+    # the model's element values first, then its state values (often an element's, too)
+    finite = {k: v for k, v in model.items() if isinstance(v, float) and np.isfinite(v)}
+    hinted = [v for k, v in finite.items() if k.startswith(("x.", "y."))] + list(finite.values())
+    out = []
+    for params in settings:
+        elements = _elements(loop, params, hinted)
+        if elements:
+            out.append(_pairs(loop, params, elements))
+    return out
+
+
+def _elements(loop: Loop, params: dict, hinted: list[float]) -> list[tuple]:
+    values = critical.element_values(loop, params)
+    columns = []
+    for d in loop.elements:
+        match d.type:
+            case Type.BOOL:
+                col = [False, True]
+            case Type.INT if d.index:
+                col = [None]
+            case Type.INT:
+                col = list(dict.fromkeys(int(round(v)) for v in values.get(d.name, []) + hinted + [0, 1, -1]))
+            case _:
+                col = list(dict.fromkeys(float(v) + 0.0 for v in values.get(d.name, []) + hinted + [0, 1, -1]))
+        columns.append(col[:_PER_COLUMN])
+    dom = Domain(loop)
+    tuples = [t for t in itertools.product(*columns)
+              if dom.precondition_holds(tuple(0 if v is None else v for v in t), params)]
+    return tuples[:_ELEMENTS]
+
+
+def _positions(xs: list[tuple], start: int) -> list[tuple]:
+    return [tuple(start + i if v is None else v for v in e) for i, e in enumerate(xs)]
+
+
+def _pairs(loop: Loop, params: dict, elements: list[tuple]) -> Triples:
+    lists = {n: [list(c) for c in itertools.product(elements, repeat=n)] for n in range(_SHORT + 1)}
+    long = critical.counter_length(loop)
+    if long > _SHORT:
+        lists[long] = [[e] * long for e in elements]
+    parts = []
+    for la, lb in itertools.product(lists, repeat=2):
+        pairs = list(itertools.product(lists[la], lists[lb]))
+        xs = [_positions(a, 0) for a, _ in pairs]
+        ys = [_positions(b, la) for _, b in pairs]
+        rows = len(pairs)
+        a = batch_fold(loop, stack_elements(loop, xs), params, batch_init(loop, rows, 3))
+        c = batch_fold(loop, stack_elements(loop, ys), params, a)
+        b = batch_fold(loop, stack_elements(loop, ys), params, batch_init(loop, rows, 3))
+        parts.append((a, b, c))
+    a, b, c = (tuple(np.concatenate(cols, axis=0) for cols in zip(*(p[i] for p in parts))) for i in range(3))
+    return Triples(params, a, b, c)

@@ -18,8 +18,8 @@ import z3
 
 from thm3.errors import SolverTimeout
 from thm3.semantics.evaluate import evaluate
-from thm3.ir import Expr, Fn, Loop, Op, TRANSCENDENTAL, Type, walk
-from thm3.semantics.symbolic import (Explorer, Inf, SymbolicTable, Symbols, _const, _zb, is_bool,
+from thm3.ir import Expr, Fn, Loop, Op, TRANSCENDENTAL, Type, initial_state, walk
+from thm3.semantics.symbolic import (Explorer, Inf, SymbolicTable, Symbols, as_z3_bool, constant, is_bool,
                            isnan)
 
 
@@ -29,6 +29,7 @@ class Outcome:
     detail: str = ""
     seconds: float = 0.0
     paths: int = 0
+    model: dict = field(default_factory=dict)   # on "unproved": symbol values where the sides differ
 
     @property
     def proved(self) -> bool:
@@ -142,10 +143,51 @@ class Law:
                         where = ", ".join(f"{k}={v!r}" for k, v in env.items() if isinstance(v, Inf))
                         path = " and ".join(str(c) for c in ex.path) or "every ordering"
                         return Outcome("unproved", f"not shown on the case {where or 'all finite'}; "
-                                                   f"path: {path}", time.monotonic() - t0, npaths)
+                                                   f"path: {path}", time.monotonic() - t0, npaths,
+                                       counter_model(ex, values, syms, env))
         except SolverTimeout:
             return Outcome("timeout", "solver time ran out", time.monotonic() - t0, npaths)
         return Outcome("proved", "", time.monotonic() - t0, npaths)
+
+
+def counter_model(ex: Explorer, values, syms: Symbols, env: dict) -> dict:
+    """Where the values are pairs that should be equal: symbol values (plain floats and
+    bools, by operand name such as "s.m" or "x.x") satisfying the path, the hypotheses
+    and a disagreement of some pair; {} when Z3 finds none.  Infinite operands of the
+    case are included as +-inf.  A hint for the refutation search, never a proof."""
+    if not isinstance(values, list) or not all(isinstance(v, tuple) and len(v) == 2 for v in values):
+        return {}
+    differ = []
+    for l, r in values:
+        if isnan(l) or isnan(r) or isinstance(l, Inf) or isinstance(r, Inf):
+            if not (isnan(l) and isnan(r)) and not (isinstance(l, Inf) and isinstance(r, Inf) and l.sign == r.sign):
+                differ.append(z3.BoolVal(True))
+        elif is_bool(l) or is_bool(r):
+            if is_bool(l) and is_bool(r):
+                differ.append(as_z3_bool(l) != as_z3_bool(r))
+        else:
+            differ.append(l.z3 != r.z3)
+    if not differ:
+        return {}
+    solver = z3.Solver()
+    solver.set("timeout", 1000)
+    solver.add(*ex.base, *ex.side, *ex.path, z3.Or(*differ))
+    try:
+        if solver.check() != z3.sat:
+            return {}
+        m = solver.model()
+    except z3.Z3Exception:
+        return {}
+    out: dict = {name: float(v.sign) * float("inf") for name, v in env.items() if isinstance(v, Inf)}
+    for name, z in syms.z3_of.items():
+        v = m.eval(z, model_completion=True)
+        if z3.is_true(v) or z3.is_false(v):
+            out[name] = z3.is_true(v)
+        elif z3.is_rational_value(v):
+            out[name] = v.numerator_as_long() / v.denominator_as_long()
+        elif z3.is_algebraic_value(v):
+            out[name] = float(v.approx(12).as_decimal(12).rstrip("?"))
+    return out
 
 
 # -- equality on a path ---------------------------------------------------------
@@ -174,9 +216,15 @@ def _z3_to_sympy(t, syms: Symbols):
             return args[0] / args[1]
         if t.decl().kind() == z3.Z3_OP_UMINUS:
             return -args[0]
+        if t.decl().kind() == z3.Z3_OP_UNINTERPRETED and len(args) == 1 and t.decl().name() in _UF_SYMPY:
+            return _UF_SYMPY[t.decl().name()](args[0])     # exp, log, ... as symbolic.py names them
         return None
 
     return go(t)
+
+
+_UF_SYMPY = {"exp": sp.exp, "log": sp.log, "exp2": lambda x: sp.Integer(2) ** x,
+             "log2": lambda x: sp.log(x, 2), "sqrt": sp.sqrt}
 
 
 def _path_equalities(ex: Explorer, syms: Symbols) -> list:
@@ -220,6 +268,61 @@ def _is_zero(d) -> bool:
         return False
 
 
+def exp_equal(l, r) -> bool:
+    """l == r for real l, r with logs, through exp(l) == exp(r) (exp is injective):
+    exp of a sum is a product, exp(log(u)) is u, and exp(k·a + ...) is U^k·... in fresh
+    positive symbols U = exp(a), so the difference is a rational function whose
+    numerator is decided as a polynomial.  Only a True answer is used as a proof."""
+    if sp.count_ops(l) + sp.count_ops(r) > _MAX_OPS // 2:
+        return False
+    try:
+        d = sp.expand(sp.exp(l), power_exp=True, mul=False, multinomial=False) - \
+            sp.expand(sp.exp(r), power_exp=True, mul=False, multinomial=False)
+        atoms = {}
+
+        def factor(term):
+            if term.is_number:
+                return sp.exp(term)
+            coeff, rest = term.as_coeff_Mul()
+            if not (rest.is_Symbol and coeff.is_Rational):
+                raise ValueError(term)
+            return atoms.setdefault(rest, sp.Symbol(f"exp_{rest}", positive=True)) ** coeff
+
+        subs = {e: sp.Mul(*(factor(t) for t in sp.Add.make_args(sp.expand(e.args[0]))))
+                for e in d.atoms(sp.exp)}
+        q = d.xreplace(subs)
+        if q.has(sp.exp, sp.log):
+            return False
+        num, _ = sp.fraction(sp.together(q))
+        num = sp.expand(num)
+        return num == 0 or (bool(num.free_symbols) and sp.Poly(num, *sorted(num.free_symbols, key=str)).is_zero)
+    except (TypeError, ValueError, RecursionError, sp.PolynomialError, AttributeError):
+        return False
+
+
+def _on_path(terms: tuple, eqs: list) -> tuple | None:
+    """The terms with the path's equalities solved for one symbol each and substituted;
+    None when the equalities contradict each other (a nonzero number must be 0: the path
+    is infeasible in the reals, which Z3 with uninterpreted log cannot see)."""
+    eqs = list(eqs[:8])
+    while eqs:
+        eq = eqs.pop(0)
+        if eq.is_number:
+            if eq != 0 and eq.is_zero is False:
+                return None
+            continue
+        for x in sorted(eq.free_symbols, key=str):
+            k = sp.expand(eq).coeff(x)                  # eq = k·x + rest, rest free of x
+            rest = sp.expand(eq - k * x)
+            if not k.is_number or k == 0 or rest.has(x):
+                continue
+            sol = -rest / k
+            terms = tuple(t.subs(x, sol) for t in terms)
+            eqs = [sp.expand(e.subs(x, sol)) for e in eqs]
+            break
+    return terms
+
+
 def sympy_zero(d, eqs) -> bool:
     if _is_zero(d):
         return True
@@ -245,8 +348,13 @@ def values_equal(ex: Explorer, l, r, syms: Symbols):
     if isinstance(l, Inf) or isinstance(r, Inf):
         return isinstance(l, Inf) and isinstance(r, Inf) and l.sign == r.sign
     if is_bool(l) or is_bool(r):
-        return ex.valid(_zb(l) == _zb(r)) is True
+        return ex.valid(as_z3_bool(l) == as_z3_bool(r)) is True
     if l.sp is not None and r.sp is not None:
+        # logs first through exp of both sides (cheap), then SymPy's general route
+        if l.sp.has(sp.log) or r.sp.has(sp.log):
+            on_path = _on_path((l.sp, r.sp), _path_equalities(ex, syms))
+            if on_path is None or exp_equal(*on_path):
+                return True
         if sympy_zero(l.sp - r.sp, _path_equalities(ex, syms)):
             return True
     return ex.valid(l.z3 == r.z3) is True
@@ -262,9 +370,9 @@ def _state(env, prefix, loop):
     return [env[f"{prefix}.{f.name}"] for f in loop.fields]
 
 
-def _init(loop: Loop) -> list:
-    return [_const(float(f.default) if f.type is Type.REAL else f.default,
-                   f.type if f.type is not Type.VEC else Type.REAL) for f in loop.fields]
+def initial(loop: Loop) -> list:
+    """The initial state as symbolic values."""
+    return [constant(e.arg, e.type) for e in initial_state(loop)]
 
 
 def apply_fn(table, fn: Fn, args: list, params: dict):
@@ -286,8 +394,8 @@ def prove_identity(setting: Setting, combine: Fn, deadline: float) -> Outcome:
 
     def build(table, env):
         a, p = _state(env, "a", loop), _params(env, loop)
-        left_id = apply_fn(table, combine, _init(loop) + a, p)
-        right_id = apply_fn(table, combine, a + _init(loop), p)
+        left_id = apply_fn(table, combine, initial(loop) + a, p)
+        right_id = apply_fn(table, combine, a + initial(loop), p)
         return list(zip(left_id, a)) + list(zip(right_id, a))
 
     return Law(setting, ["a"], [], deadline, combine.outputs).run(build, check_equal_pairs)
@@ -314,7 +422,7 @@ def prove_homomorphism(setting: Setting, combine: Fn, deadline: float) -> Outcom
 
     def build(table, env):
         s, x, p = _state(env, "s", loop), _elem(env, "x", loop), _params(env, loop)
-        single = apply_fn(table, loop.left, _init(loop) + x, p)
+        single = apply_fn(table, loop.left, initial(loop) + x, p)
         lhs = apply_fn(table, combine, s + single, p)
         rhs = apply_fn(table, loop.left, s + x, p)
         return list(zip(lhs, rhs))
@@ -332,8 +440,8 @@ def prove_bird(setting: Setting, deadline: float) -> Outcome:
     def build(table, env):
         s, x, y, p = (_state(env, "s", loop), _elem(env, "x", loop), _elem(env, "y", loop),
                       _params(env, loop))
-        base_l = apply_fn(table, loop.left, _init(loop) + x, p)
-        base_r = apply_fn(table, right, _init(loop) + x, p)
+        base_l = apply_fn(table, loop.left, initial(loop) + x, p)
+        base_r = apply_fn(table, right, initial(loop) + x, p)
         lhs = apply_fn(table, right, apply_fn(table, loop.left, s + y, p) + x, p)
         rhs = apply_fn(table, loop.left, apply_fn(table, right, s + x, p) + y, p)
         return list(zip(base_l, base_r)) + list(zip(lhs, rhs))
@@ -420,8 +528,8 @@ def identity_nan_free(setting: Setting, combine: Fn, deadline: float) -> Outcome
 
     def build(table, env):
         a, p = _state(env, "a", loop), _params(env, loop)
-        return (apply_fn(table, combine, _init(loop) + a, p) + apply_fn(table, combine, a + _init(loop), p)
-                + apply_fn(table, combine, _init(loop) + _init(loop), p))
+        return (apply_fn(table, combine, initial(loop) + a, p) + apply_fn(table, combine, a + initial(loop), p)
+                + apply_fn(table, combine, initial(loop) + initial(loop), p))
 
     def check(ex, values, syms):
         return not any(isnan(v) for v in values)

@@ -36,14 +36,19 @@ def call(fn: Fn, *args, table: dict | None = None):
     return evaluate(fn.outputs, env, table or NUMPY)
 
 
+# The NumPy type of each IR type (a Vec holds float64 lanes): the one typing table of
+# the NumPy side.
+DTYPES = {Type.REAL: np.float64, Type.INT: np.int64, Type.BOOL: np.bool_, Type.VEC: np.float64}
+
+
+def numpy_value(value, type_: Type):
+    """A value (Python or NumPy; a Vec as a list or array) as the NumPy value the
+    interpreter uses for `type_`."""
+    return np.asarray(value, dtype=np.float64) if type_ is Type.VEC else DTYPES[type_](value)
+
+
 def _np_const(value, type_):
-    match type_:
-        case Type.BOOL:
-            return np.bool_(value)
-        case Type.INT:
-            return np.int64(value)
-        case _:
-            return np.float64(value)
+    return DTYPES[type_](value)
 
 
 def _max(a, b):

@@ -3,13 +3,14 @@ preconditions, folds over them, and state comparison.  Used by the witness searc
 the numeric filter of synthesis, the `tested` fallback of proofs and the lifting search."""
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from thm3.semantics.evaluate import NUMPY, evaluate, quiet
-from thm3.ir import Fn, Loop, Op, Type
+from thm3.ir import Fn, Loop, Op, Type, initial_state
 
 # Small values first: ties, zeros and signs are where wrong combines show.
 SMALL_REALS = (0.0, 1.0, -1.0, 2.0, -2.0, 3.0, 0.5, -0.5)
@@ -41,7 +42,7 @@ class Domain:
     def params(self, rng: np.random.Generator, small: bool = True) -> dict:
         for _ in range(200):
             p = {d.name: self._draw(d.type, rng, small and rng.random() < 0.7) for d in self.loop.params}
-            if self._precondition_holds(None, p, params_only=True):
+            if self.precondition_holds(None, p, params_only=True):
                 return p
         return {d.name: self._draw(d.type, rng, small) for d in self.loop.params}
 
@@ -56,11 +57,21 @@ class Domain:
             elif d.type is Type.VEC:
                 cols.append([self._draw(d.type, rng, small) for _ in range(k)])
             elif small or d.type is Type.BOOL:
-                pool = self._pool(d.type)
+                pool = self._pool(d.type) + self._critical.get(d.name, ())
                 cols.append([pool[i] for i in rng.integers(0, len(pool), size=k)])
             else:
                 cols.append([self._draw(d.type, rng, False) for _ in range(k)])
         return cols
+
+    @functools.cached_property
+    def _critical(self) -> dict[str, tuple]:
+        """Per element, the values that make the loop's comparisons switch
+        (`thm3.semantics.critical`), drawn among the small values."""
+        from thm3.semantics import critical
+        return {name: tuple(int(v) if type_ is Type.INT else v for v in vals
+                            if type_ is not Type.INT or float(v).is_integer())
+                for name, vals in critical.element_values(self.loop).items()
+                for type_ in [next(d.type for d in self.loop.elements if d.name == name)]}
 
     def _pool(self, type_: Type) -> tuple:
         """Small values plus the constants the preconditions mention (bits, digits)."""
@@ -105,7 +116,7 @@ class Domain:
                 ok &= np.broadcast_to(v.reshape(v.shape[0], -1).all(axis=1) if v.ndim else v, (k,))
         return ok
 
-    def _precondition_holds(self, element, params, params_only: bool = False) -> bool:
+    def precondition_holds(self, element, params, params_only: bool = False) -> bool:
         if not self.loop.preconditions:
             return True
         env = dict(params)
@@ -124,25 +135,15 @@ class Domain:
 
 
 def init_state(loop: Loop, dim: int = 3) -> tuple:
-    return tuple(np.zeros(dim) if f.type is Type.VEC else _typed(f.default, f.type) for f in loop.fields)
+    """The initial state as NumPy values (a Vec as `dim` zeros)."""
+    return tuple(np.zeros(dim) if f.type is Type.VEC else NUMPY[Op.CONST](e.arg, e.type)
+                 for f, e in zip(loop.fields, initial_state(loop)))
 
 
-def _typed(value, type_: Type):
-    return NUMPY[Op.CONST](value, type_)
-
-
-def step(fn: Fn, state: tuple, element: tuple, params: dict, *, element_first: bool = False) -> tuple:
+def step(fn: Fn, state: tuple, element: tuple, params: dict) -> tuple:
     names = [n for n, _ in fn.inputs]
-    k = len(state)
-    m = len(element)
-    env = {}
-    if element_first:
-        raise NotImplementedError
-    for name, v in zip(names[:k], state):
-        env[name] = v
-    for name, v in zip(names[k:k + m], element):
-        env[name] = v
-    env.update(params)
+    k, m = len(state), len(element)
+    env = dict(zip(names[:k], state)) | dict(zip(names[k:k + m], element)) | params
     with quiet():
         return tuple(np.asarray(v)[()] if np.ndim(v) == 0 else np.asarray(v) for v in evaluate(fn.outputs, env, NUMPY))
 
@@ -159,39 +160,6 @@ def fold_right(loop: Loop, xs: list, params: dict, dim: int = 3) -> tuple:
     for e in reversed(xs):
         s = step(loop.right, s, e, params)
     return s
-
-
-def apply_combine(combine: Fn, a: tuple, b: tuple, params: dict) -> tuple:
-    names = [n for n, _ in combine.inputs]
-    k = len(a)
-    env = dict(zip(names[:k], a)) | dict(zip(names[k:2 * k], b)) | params
-    with quiet():
-        return tuple(np.asarray(v)[()] if np.ndim(v) == 0 else np.asarray(v) for v in evaluate(combine.outputs, env, NUMPY))
-
-
-def value_close(a, b, rtol: float = 1e-9, atol: float = 1e-9) -> bool:
-    a = np.asarray(a, dtype=np.float64) if not isinstance(a, (bool, np.bool_)) else a
-    b = np.asarray(b, dtype=np.float64) if not isinstance(b, (bool, np.bool_)) else b
-    if isinstance(a, (bool, np.bool_)) or isinstance(b, (bool, np.bool_)):
-        return bool(a) == bool(b)
-    with quiet():
-        same_inf = (a == b)
-        both_nan = np.isnan(a) & np.isnan(b)
-        close = np.isfinite(a) & np.isfinite(b) & (np.abs(a - b) <= atol + rtol * np.maximum(np.abs(a), np.abs(b)))
-    return bool(np.all(same_inf | both_nan | close))
-
-
-def states_close(a: tuple, b: tuple, rtol: float = 1e-9, atol: float = 1e-9) -> bool:
-    return all(value_close(x, y, rtol, atol) for x, y in zip(a, b, strict=True))
-
-
-def state_key(state: tuple, digits: int = 9) -> tuple:
-    """A hashable key that groups equal states (rounded; infinities kept)."""
-    out = []
-    for v in state:
-        arr = np.atleast_1d(np.asarray(v, dtype=np.float64))
-        out.append(tuple(x if not math.isfinite(x) else round(float(x), digits) + 0.0 for x in arr))
-    return tuple(out)
 
 
 def plain(value):
@@ -224,13 +192,9 @@ def stack_elements(loop: Loop, lists: list[list]) -> list[tuple]:
 
 
 def batch_init(loop: Loop, rows: int, dim: int) -> tuple:
-    out = []
-    for f in loop.fields:
-        if f.type is Type.VEC:
-            out.append(np.zeros((rows, dim)))
-        else:
-            out.append(np.full((rows, 1), _typed(f.default, f.type)))
-    return tuple(out)
+    """The initial state for `rows` lists at once: (rows, dim) for a Vec, else (rows, 1)."""
+    return tuple(np.zeros((rows, dim)) if f.type is Type.VEC else np.full((rows, 1), v)
+                 for f, v in zip(loop.fields, init_state(loop, dim)))
 
 
 def batch_step(fn: Fn, state: tuple, element: tuple, params: dict) -> tuple:
@@ -275,41 +239,40 @@ def make_triples(loop: Loop, *, seed: int = 0, rows: int = 24, max_len: int = 5,
     """Pairs of lists of every length combination up to `max_len` (empty lists
     included), small integer-like values and general reals mixed.  An `Index`
     parameter is part of the element: ys keep their positions in xs + ys."""
+    from thm3.semantics.critical import counter_length
     rng = np.random.default_rng(seed)
     dom = Domain(loop, dim)
     out = []
+    # lists long enough for a counter to reach the constant it is compared with
+    long = counter_length(loop)
+    lengths = [(la, lb) for la in range(max_len + 1) for lb in range(max_len + 1) if la + lb <= max_len + 2]
+    if long > max_len:
+        lengths += [(long, 0), (0, long), (long, 1), (1, long), (long // 2, long - long // 2), (long, long)]
     for p_i in range(param_sets):
-        params = dom.params(rng, small=p_i < 2)
+        params = _signed(dom, dom.params(rng, small=p_i < 2), (1, -1, 1)[p_i % 3])
         params = {k: (np.asarray(v) if isinstance(v, np.ndarray) else v) for k, v in params.items()}
         parts_a, parts_b, parts_c = [], [], []
-        for la in range(max_len + 1):
-            for lb in range(max_len + 1):
-                if la + lb > max_len + 2:
-                    continue
-                small = (la + lb) % 2 == 0 or p_i == 0
-                xs = [dom.random_list(rng, params, la, small) for _ in range(rows)]
-                ys = [dom.random_list(rng, params, lb, small, start=la) for _ in range(rows)]
-                init = batch_init(loop, rows, dim)
-                a = batch_fold(loop, stack_elements(loop, xs), params, init)
-                c = batch_fold(loop, stack_elements(loop, ys), params, a)
-                b = batch_fold(loop, stack_elements(loop, ys), params, batch_init(loop, rows, dim))
-                parts_a.append(a)
-                parts_b.append(b)
-                parts_c.append(c)
+        for la, lb in lengths:
+            small = (la + lb) % 2 == 0 or p_i == 0
+            xs = [dom.random_list(rng, params, la, small) for _ in range(rows)]
+            ys = [dom.random_list(rng, params, lb, small, start=la) for _ in range(rows)]
+            init = batch_init(loop, rows, dim)
+            a = batch_fold(loop, stack_elements(loop, xs), params, init)
+            c = batch_fold(loop, stack_elements(loop, ys), params, a)
+            b = batch_fold(loop, stack_elements(loop, ys), params, batch_init(loop, rows, dim))
+            parts_a.append(a)
+            parts_b.append(b)
+            parts_c.append(c)
         out.append(Triples(params, _concat(parts_a), _concat(parts_b), _concat(parts_c)))
     return out
 
 
-def batch_close(x, y, rtol: float = 1e-7, atol: float = 1e-9):
-    """Row-wise closeness (NaN equals NaN, infinities equal themselves)."""
-    x = np.asarray(x, dtype=np.float64)
-    y = np.asarray(y, dtype=np.float64)
-    x, y = np.broadcast_arrays(x, y)
-    with quiet():
-        # infinities must match exactly: |inf - 1| <= rtol * inf would hold
-        ok = (x == y) | (np.isnan(x) & np.isnan(y)) | (np.isfinite(x) & np.isfinite(y) & (
-            np.abs(x - y) <= atol + rtol * np.maximum(np.abs(x), np.abs(y))))
-    return ok.reshape(ok.shape[0], -1).all(axis=1) if ok.ndim > 1 else ok
+def _signed(dom: Domain, params: dict, sign: int) -> dict:
+    """The drawn scalar loop parameters with the given sign (so that the settings see
+    both sides of 0), where the preconditions allow it."""
+    out = {k: (sign * abs(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v)
+           for k, v in params.items()}
+    return out if dom.precondition_holds(None, out, params_only=True) else params
 
 
 def random_arrays(loop: Loop, n: int, dim: int, rng: np.random.Generator) -> tuple[list, dict]:

@@ -86,7 +86,7 @@ class Explorer:
     def feasible(self, extra) -> bool:
         self._tick()
         self.solver.push()
-        self.solver.add(*self.side, *self.path, extra)
+        self.solver.add(*self.path, extra)
         r = self.solver.check()
         self.solver.pop()
         if r == z3.unknown:
@@ -100,7 +100,7 @@ class Explorer:
         if isinstance(claim, bool):
             return claim
         self.solver.push()
-        self.solver.add(*self.side, *self.path, z3.Not(claim))
+        self.solver.add(*self.path, z3.Not(claim))
         r = self.solver.check()
         self.solver.pop()
         return True if r == z3.unsat else False if r == z3.sat else None
@@ -141,6 +141,7 @@ class Explorer:
         if key not in self._side_ids:
             self._side_ids.add(key)
             self.side.append(fact)
+            self.solver.add(fact)        # an axiom: true on every path, asserted once
 
 
 @dataclass
@@ -168,7 +169,7 @@ class Symbols:
         return Fin(s, z)
 
 
-def _const(value, type_):
+def constant(value, type_):
     if type_ is Type.BOOL or isinstance(value, bool):
         return bool(value)
     if isinstance(value, float):
@@ -224,12 +225,12 @@ class SymbolicTable(dict):
                 return a
             return Fin(None, z3.If(c, a.z3, b.z3))
         if self.lazy and is_bool(a) and is_bool(b):
-            return z3.If(c, _zb(a), _zb(b))
+            return z3.If(c, as_z3_bool(a), as_z3_bool(b))
         return a if self.ex.decide(c) else b
 
     # -- leaves --------------------------------------------------------------
     def op_const(self, value, type_):
-        return _const(value, type_)
+        return constant(value, type_)
 
     # -- arithmetic ------------------------------------------------------------
     def op_neg(self, a):
@@ -256,7 +257,8 @@ class SymbolicTable(dict):
     def _sign(self, x: Fin) -> int:
         n = _fin_num(x)
         if n is not None:
-            return (n > 0) - (n < 0)
+            # SymPy compares numbers to its own booleans (sympy.true), not Python's
+            return int(bool(n > 0)) - int(bool(n < 0))
         if self.ex.decide(x.z3 > 0):
             return 1
         return -1 if self.ex.decide(x.z3 < 0) else 0
@@ -277,7 +279,7 @@ class SymbolicTable(dict):
         if isnan(a) or isnan(b):
             return a if isnan(a) else b
         if isinstance(b, Inf):
-            return NAN if isinstance(a, Inf) else _const(0.0, Type.REAL)
+            return NAN if isinstance(a, Inf) else constant(0.0, Type.REAL)
         if isinstance(a, Inf):
             s = self._sign(b)
             return NAN if s == 0 else Inf(a.sign * s)
@@ -292,12 +294,12 @@ class SymbolicTable(dict):
             return a
         if isinstance(a, Inf):
             if n == 0:
-                return _const(1.0, Type.REAL)
+                return constant(1.0, Type.REAL)
             if n < 0:
-                return _const(0.0, Type.REAL)
+                return constant(0.0, Type.REAL)
             return Inf(1 if n % 2 == 0 else a.sign)
         if n < 0:
-            return self.op_div(_const(1.0, Type.REAL), self.op_pow(a, -n))
+            return self.op_div(constant(1.0, Type.REAL), self.op_pow(a, -n))
         z = z3.RealVal(1) if n == 0 else a.z3
         for _ in range(n - 1):
             z = z * a.z3
@@ -339,18 +341,21 @@ class SymbolicTable(dict):
         if isnan(a):
             return a
         if isinstance(a, Inf):
-            return Inf(1) if a.sign > 0 else _const(0.0, Type.REAL)
+            return Inf(1) if a.sign > 0 else constant(0.0, Type.REAL)
         n = _fin_num(a)
         if n is not None and n == 0:
-            return _const(1.0, Type.REAL)
+            return constant(1.0, Type.REAL)
         f = self._uf(name)
         t = f(a.z3)
         self.ex.add_side(t > 0)
         self.ex.add_side(z3.Implies(a.z3 <= 0, t <= 1))
         self.ex.add_side(z3.Implies(a.z3 >= 0, t >= 1))
+        self.ex.add_side(z3.Implies(a.z3 < 0, t < 1))         # strictly increasing
+        self.ex.add_side(z3.Implies(a.z3 > 0, t > 1))
         for other_arg, other in self.instances.setdefault(name, []):
             self.ex.add_side(z3.Implies(a.z3 <= other_arg, t <= other))
             self.ex.add_side(z3.Implies(a.z3 >= other_arg, t >= other))
+            self.ex.add_side(z3.Implies(a.z3 < other_arg, t < other))
         self.instances[name].append((a.z3, t))
         return Fin(S(sp.exp if base is None else (lambda x: sp.Integer(2) ** x), a.sp), t)
 
@@ -379,6 +384,8 @@ class SymbolicTable(dict):
         t = self._uf(name)(a.z3)
         self.ex.add_side(z3.Implies(a.z3 >= 1, t >= 0))
         self.ex.add_side(z3.Implies(z3.And(a.z3 > 0, a.z3 <= 1), t <= 0))
+        self.ex.add_side(z3.Implies(a.z3 > 1, t > 0))          # strictly increasing
+        self.ex.add_side(z3.Implies(z3.And(a.z3 > 0, a.z3 < 1), t < 0))
         return Fin(S(sp.log if base is None else (lambda x: sp.log(x, 2)), a.sp), t)
 
     def op_log(self, a):
@@ -434,7 +441,7 @@ class SymbolicTable(dict):
         if is_bool(a) and is_bool(b):
             if isinstance(a, bool) and isinstance(b, bool):
                 return a == b
-            return _zb(a) == _zb(b)
+            return as_z3_bool(a) == as_z3_bool(b)
         return self._compare(a, b, Op.EQ)
 
     def op_ne(self, a, b):
@@ -463,5 +470,5 @@ class SymbolicTable(dict):
         return self._select(c, a, b)
 
 
-def _zb(b):
+def as_z3_bool(b):
     return z3.BoolVal(b) if isinstance(b, bool) else b

@@ -1,2 +1,2 @@
-"""Syntax: the loop file's text to the IR (`frontend`) and back (`printer` for
-expressions, `loopfile` for whole files)."""
+"""Syntax: the loop file's text to the IR (`frontend`) and whole loop files written back
+(`loopfile`); expressions print with `thm3.ir.printer`."""

@@ -17,19 +17,12 @@ import tokenize
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from thm3 import lang
 from thm3.errors import LoopError
-from thm3.ir import Expr, FieldDecl, Fn, Loop, Op, ParamDecl, Type, as_real, const, free_vars, promote, var
+from thm3.syntax.names import FUNCTIONS, LANG_NAMES, NAMES_IN_USE, RESERVED
+from thm3.ir import Expr, FieldDecl, Fn, Loop, Op, ParamDecl, Type, as_real, const, free_vars, promote, var, walk
 
 TYPES = {"Real": Type.REAL, "Int": Type.INT, "Bool": Type.BOOL, "Vec": Type.VEC}
-LANG_NAMES = frozenset(lang.__all__)
-FUNCTIONS = ("left", "right", "result")
 CALLS = ("max", "min", "abs", "exp", "exp2", "log", "log2", "sqrt", "where", "dot")
-# Names a loop file may not bind: they already mean something in every loop file.
-# Locals and element parameters may reuse the function names (a local `result` is fine);
-# loop parameters may not, since they share the module's namespace with the defs.
-NAMES_IN_USE = LANG_NAMES | {"State", "NamedTuple", "max", "min", "abs"}
-RESERVED = NAMES_IN_USE | set(FUNCTIONS)
 
 ARITHMETIC = {ast.Add: (Op.ADD, "+"), ast.Sub: (Op.SUB, "-"), ast.Mult: (Op.MUL, "*"),
               ast.Div: (Op.DIV, "/"), ast.Pow: (Op.POW, "**")}
@@ -58,7 +51,7 @@ CONSTRUCTS = {
     ast.Lambda: "lambda", ast.ListComp: "list comprehension", ast.SetComp: "set comprehension",
     ast.DictComp: "dict comprehension", ast.GeneratorExp: "generator expression",
     ast.Import: "import", ast.ImportFrom: "import", ast.Global: "global statement",
-    ast.Nonlocal: "nonlocal statement", ast.Try: "try statement", ast.TryStar: "try statement",
+    ast.Nonlocal: "nonlocal statement", ast.Try: "try statement",
     ast.With: "with statement", ast.AsyncWith: "async with statement",
     ast.Delete: "del statement", ast.Raise: "raise statement", ast.Break: "break",
     ast.Continue: "continue", ast.ClassDef: "class definition",
@@ -72,6 +65,15 @@ CONSTRUCTS = {
     ast.NamedExpr: "assignment expression (:=)", ast.Await: "await", ast.Yield: "yield",
     ast.YieldFrom: "yield from", ast.Starred: "starred expression",
 }
+if hasattr(ast, "TryStar"):                 # Python 3.11+: `try: ... except* E: ...`
+    CONSTRUCTS[ast.TryStar] = "try statement"
+
+# Bounds on what a loop file may hold, so that a huge or deep file is refused at once
+# instead of exhausting the recursion limit, the time budget or memory of later stages.
+# The samples reach depth 8 and 19 nodes a function.
+MAX_SOURCE_BYTES = 256 * 1024
+MAX_DEPTH = 64          # longest chain of operations from an output to a leaf
+MAX_NODES = 2000        # distinct operations in one function
 
 
 def parse_source(text: str, path: str = "<string>", name: str | None = None) -> Loop:
@@ -79,6 +81,9 @@ def parse_source(text: str, path: str = "<string>", name: str | None = None) -> 
     if name is None:
         name = "loop" if path.startswith("<") else Path(path).stem
     text = text.removeprefix("\ufeff")        # a byte-order mark is not part of the program
+    if len(text) > MAX_SOURCE_BYTES:
+        raise LoopError(f"the file holds {len(text)} characters, more than the {MAX_SOURCE_BYTES} a loop file "
+                        "may hold", path, 1, 1, text.split("\n", 1)[0][:200])
     source = _Source(text, path)
     try:
         tree = ast.parse(text, filename=path)
@@ -184,6 +189,7 @@ class _Module:
     fields: list[FieldDecl] = field(default_factory=list)
     field_lines: dict[str, int] = field(default_factory=dict)
     params: dict[str, ParamDecl] = field(default_factory=dict)
+    param_comments: dict[str, str] = field(default_factory=dict)
     functions: dict[str, ast.FunctionDef] = field(default_factory=dict)
 
     def read(self, tree: ast.Module) -> Loop:
@@ -199,15 +205,16 @@ class _Module:
         left = self.functions["left"]
         acc, elements = self.signature(left)
         body = _Body(self, left, acc, elements)
-        left_fn = Fn(self.inputs(elements), body.outputs())
+        left_fn = Fn(self.inputs(elements), self.bounded(left, body.outputs()))
         right_fn = result_fn = result_type = None
         if "right" in self.functions:
             fn = self.functions["right"]
-            right_fn = Fn(self.inputs(elements), _Body(self, fn, *self.right_signature(fn, elements)).outputs())
+            outputs = _Body(self, fn, *self.right_signature(fn, elements)).outputs()
+            right_fn = Fn(self.inputs(elements), self.bounded(fn, outputs))
         if "result" in self.functions:
             fn = self.functions["result"]
             acc, declared = self.result_signature(fn)
-            outputs = _Body(self, fn, acc, [], declared).outputs()
+            outputs = self.bounded(fn, _Body(self, fn, acc, [], declared).outputs())
             result_fn = Fn(self.inputs([]), outputs)
             result_type = declared or outputs[0].type
 
@@ -217,7 +224,22 @@ class _Module:
             path=self.src.path, source=self.src.text,
             fields=tuple(self.fields), elements=tuple(elements), params=tuple(self.params.values()),
             left=left_fn, right=right_fn, result=result_fn, result_type=result_type,
-            preconditions=tuple(body.preconditions), field_lines=dict(self.field_lines))
+            preconditions=tuple(body.preconditions),
+            doc="\n".join(doc.splitlines()[1:]).strip("\n"), param_comments=dict(self.param_comments))
+
+    def bounded(self, fn: ast.FunctionDef, outputs: tuple[Expr, ...]) -> tuple[Expr, ...]:
+        """`outputs`, unless they are deeper or larger than every later stage can take."""
+        depth: dict[int, int] = {}
+        for e in walk(outputs):
+            depth[id(e)] = 1 + max((depth[id(s)] for s in e.src), default=0)
+            if len(depth) > MAX_NODES:
+                raise self.src.error(fn, f"`{fn.name}` computes more than {MAX_NODES} distinct operations",
+                                     "a loop step of at most that size: split the work into several loops")
+        deepest = max((depth[id(e)] for e in outputs), default=0)
+        if deepest > MAX_DEPTH:
+            raise self.src.error(fn, f"`{fn.name}` chains {deepest} operations, more than the {MAX_DEPTH} "
+                                 "a loop step may chain", "a shallower step: fewer chained assignments")
+        return outputs
 
     def inputs(self, elements: list[ParamDecl]) -> tuple[tuple[str, Type], ...]:
         return (tuple((f"acc.{f.name}", f.type) for f in self.fields)
@@ -378,6 +400,7 @@ class _Module:
             raise self.src.error(stmt, f"a second loop parameter `{name}`")
         type_, _ = self.read_type(stmt.annotation, "a loop parameter")
         self.params[name] = ParamDecl(name, type_)
+        self.param_comments[name] = self.src.comments.get(stmt.lineno, "")
 
     def read_def(self, fn: ast.FunctionDef) -> None:
         if fn.name not in FUNCTIONS:

@@ -8,19 +8,15 @@ bound to locals, as a person would write them."""
 from __future__ import annotations
 
 import io
-import keyword
 import math
 import tokenize
 
-from thm3 import lang
 from thm3.ir import Expr, FieldDecl, Fn, Op, Type, walk
-from thm3.syntax.printer import to_text
+from thm3.ir.printer import to_text
+from thm3.syntax.names import LANG_NAMES, TAKEN, fresh
 
 _LINE = 88
 _INDENT = "    "
-# Names a local may not take: they mean something in every loop file.
-_TAKEN = (set(lang.__all__) | {"State", "NamedTuple", "max", "min", "abs", "acc", "left", "right",
-                               "result", "True", "False", "None"} | set(keyword.kwlist))
 # A local's name from what it computes, where it is no field's new value.
 _LOCAL_NAMES = {
     Op.EXP: "e", Op.EXP2: "e", Op.LOG: "lg", Op.LOG2: "lg", Op.SQRT: "r",
@@ -46,7 +42,7 @@ def render_loop(title: str, doc: str, fields, params, elements, left_outputs, ri
     params = tuple(params)
     elements = tuple(elements)
     param_comments = param_comments or {}
-    taken = _TAKEN | {p.name for p in params} | {p.name for p in elements}
+    taken = set(TAKEN) | {p.name for p in params} | {p.name for p in elements}
     if isinstance(result, Fn):
         result = result.outputs[0]
 
@@ -133,7 +129,7 @@ def _state_body(outputs: list[Expr], names: list[str], taken: set[str]) -> list[
 def _lang_names(code: str) -> set[str]:
     names = set()
     for tok in tokenize.generate_tokens(io.StringIO(code).readline):
-        if tok.type == tokenize.NAME and tok.string in lang.__all__:
+        if tok.type == tokenize.NAME and tok.string in LANG_NAMES:
             names.add(tok.string)
     return names
 
@@ -196,7 +192,7 @@ def _bind_locals(outputs: list[Expr], names: list[str | None], taken: set[str]) 
             continue
         name = as_output.get(id(e))
         if name is None or name in chosen:
-            name = _fresh(_LOCAL_NAMES.get(e.op, "v"), taken | chosen | set(as_output.values()))
+            name = fresh(_LOCAL_NAMES.get(e.op, "v"), taken | chosen | set(as_output.values()))
         chosen.add(name)
         lines.append(f"{name} = {_text(_replaced(e, bound, top=True))}")
         bound[id(e)] = Expr(Op.VAR, e.type, (), name)
@@ -264,15 +260,6 @@ def _condition(c: Expr) -> str:
 _COMPARE = (Op.LT, Op.LE, Op.GT, Op.GE, Op.EQ, Op.NE)
 
 
-def _fresh(base: str, taken: set[str]) -> str:
-    if base not in taken:
-        return base
-    i = 2
-    while f"{base}{i}" in taken:
-        i += 1
-    return f"{base}{i}"
-
-
 def _replaced(e: Expr, bound: dict[int, Expr], top: bool = False) -> Expr:
     """`e` with its bound subterms (not itself when `top`) written as their locals."""
     if not top and id(e) in bound:
@@ -283,3 +270,11 @@ def _replaced(e: Expr, bound: dict[int, Expr], top: bool = False) -> Expr:
     if all(a is b for a, b in zip(src, e.src)):
         return e
     return Expr(e.op, e.type, src, e.arg)
+
+
+def loop_text(loop) -> str:
+    """The loop file of a `Loop` built as IR (a lifted loop): its title, docstring, the
+    loop parameters' comments and every function it has."""
+    return render_loop(loop.title, loop.doc, loop.fields, loop.params, loop.elements, loop.left.outputs,
+                       loop.right.outputs if loop.right is not None else None, loop.result,
+                       loop.preconditions, param_comments=loop.param_comments, result_type=loop.result_type)

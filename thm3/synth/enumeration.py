@@ -18,9 +18,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from thm3.semantics.evaluate import NUMPY, evaluate, quiet
+from thm3.semantics.evaluate import DTYPES, NUMPY, evaluate, quiet
 from thm3.ir import UNARY, Expr, Loop, Op, Type, const, promote, var, walk
-from thm3.semantics.samples import Triples, batch_close
+from thm3.semantics.equality import rows_close
+from thm3.semantics.samples import Triples
 
 FIELD_SECONDS = 5.0         # at most this long for one field, when the caller allows more
 MAX_ROWS = 256              # rows the terms are enumerated on; the rest check hits (CEGIS)
@@ -90,10 +91,6 @@ def fits(term: Type, field_type: Type) -> bool:
     return term is field_type
 
 
-def _dtype(type_: Type):
-    return {Type.BOOL: np.bool_, Type.INT: np.int64}.get(type_, np.float64)
-
-
 def value_bits(vals: np.ndarray) -> np.ndarray:
     """Values as integers that are equal for equal values: floats rounded to 40 bits of
     mantissa (sums in another order still meet), -0.0 as 0.0, one NaN."""
@@ -111,7 +108,7 @@ def value_bits(vals: np.ndarray) -> np.ndarray:
 
 def _column(type_: Type, rows: int, width: int, v) -> np.ndarray:
     """A value as a (rows, W) column: scalars repeat down the rows, a Vec parameter too."""
-    arr = np.asarray(v).astype(_dtype(type_), copy=False)
+    arr = np.asarray(v).astype(DTYPES[type_], copy=False)
     if arr.ndim < 2:
         arr = arr.reshape(1, -1) if type_ is Type.VEC else arr.reshape(-1, 1)
     return np.broadcast_to(arr, (rows, width if type_ is Type.VEC else 1))
@@ -166,7 +163,7 @@ class _Rows:
         try:
             with quiet():
                 got = evaluate([e], self.env, NUMPY)[0]
-                return ~batch_close(np.broadcast_to(got, self.target.shape), self.target)
+                return ~rows_close(np.broadcast_to(got, self.target.shape), self.target)
         except (ValueError, TypeError, OverflowError):
             return None
 
@@ -327,7 +324,7 @@ class _Search:
                 got = np.asarray(got)
                 if got.shape[0] != len(part):
                     got = np.broadcast_to(got, (len(part),) + got.shape[1:])
-                got = got.astype(_dtype(out), copy=False)
+                got = got.astype(DTYPES[out], copy=False)
                 fixed = [None if j == batch else int(pools[j][pos[j]]) for j in range(len(combo))]
 
                 def how(r, fixed=fixed, part=part):
@@ -343,10 +340,10 @@ class _Search:
         for tg in self.targets:
             if type_ not in tg.accepts or vals.shape[2] not in (1, tg.values.shape[1]):
                 continue
-            head = np.nonzero(batch_close(vals[:, :PREFIX], tg.values[None, :PREFIX]))[0]
+            head = np.nonzero(rows_close(vals[:, :PREFIX], tg.values[None, :PREFIX]))[0]
             if len(head) == 0:
                 continue
-            whole = head[batch_close(vals[head], tg.values[None])]
+            whole = head[rows_close(vals[head], tg.values[None])]
             for r in whole.tolist():
                 if tg.base is not None and _constant(vals[r]):
                     continue        # base + c: a plain term, found as such

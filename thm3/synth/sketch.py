@@ -14,25 +14,20 @@ from __future__ import annotations
 import itertools
 import math
 import time
-from dataclasses import dataclass
+
 
 import numpy as np
 
 from thm3.errors import SolverTimeout
-from thm3.ir import Expr, Fn, Loop, Op, Type, const, var, walk
+from thm3.ir.simplify import simplify
+from thm3.ir import Expr, Fn, Loop, Op, Type, const, initial_state, var, walk
 from thm3.semantics.evaluate import NUMPY, evaluate, quiet
-from thm3.semantics.samples import Triples, batch_close, batch_combine
+from thm3.semantics.equality import SAMPLED, close, rows_close
+from thm3.semantics.samples import Triples, batch_combine
 
 MAX_ALTERNATIVES = 4000
 ONE = const(1.0)
 ZERO = const(0.0)
-
-
-@dataclass
-class Found:
-    combine: Fn
-    method: str
-    candidates_tried: int
 
 
 def _deps(exprs) -> dict[int, tuple[bool, bool]]:
@@ -131,10 +126,9 @@ class Sketch:
         folds = [(op, _b(g)) for op in monoid for g in self.loop.fields
                  if _compatible(f.type, g.type) or f.type is g.type]
         guards = []
-        for g in self.loop.fields:
+        for g, d in zip(self.loop.fields, initial_state(self.loop)):
             if g.type is Type.VEC:
                 continue
-            d = const(g.default if g.type is not Type.REAL else float(g.default), g.type)
             guards.append((_mk(Op.EQ, Type.BOOL, _b(g), d), af))
             guards.append((_mk(Op.EQ, Type.BOOL, _a(g), d), bf))
         return plain, folds, guards
@@ -178,40 +172,6 @@ def guard_for_stability(e: Expr, loop: Loop, memo: dict | None = None) -> Expr:
             den = out.src[1]
             zero = const(0.0) if den.type is not Type.INT else const(0)
             out = Expr(Op.WHERE, out.type, (Expr(Op.EQ, Type.BOOL, (den, zero)), const(0.0), out))
-        memo[id(x)] = (x, out)
-        return out
-
-    return go(e)
-
-
-def fold_constants(e: Expr, memo: dict | None = None) -> Expr:
-    """Selects and connectives on constant conditions, left by holes filled with True."""
-    memo = {} if memo is None else memo
-
-    def is_c(x, v):
-        return x.op is Op.CONST and x.type is Type.BOOL and x.arg is v
-
-    def go(x: Expr) -> Expr:
-        got = memo.get(id(x))
-        if got is not None and got[0] is x:
-            return got[1]
-        src = tuple(go(s) for s in x.src)
-        out = x if all(a is b for a, b in zip(src, x.src)) else Expr(x.op, x.type, src, x.arg)
-        match out.op:
-            case Op.WHERE if is_c(src[0], True):
-                out = src[1]
-            case Op.WHERE if is_c(src[0], False):
-                out = src[2]
-            case Op.AND if is_c(src[0], True) or is_c(src[1], False):
-                out = src[1]
-            case Op.AND if is_c(src[1], True) or is_c(src[0], False):
-                out = src[0]
-            case Op.OR if is_c(src[0], False) or is_c(src[1], True):
-                out = src[1]
-            case Op.OR if is_c(src[1], False) or is_c(src[0], True):
-                out = src[0]
-            case Op.NOT if src[0].op is Op.CONST and src[0].type is Type.BOOL:
-                out = const(not src[0].arg)
         memo[id(x)] = (x, out)
         return out
 
@@ -262,7 +222,7 @@ def synthesize(loop: Loop, triples: list[Triples], *, limit: int = 3,
         def spell(e: Expr) -> Expr:
             got = spelled.get(id(e))
             if got is None or got[0] is not e:
-                got = spelled[id(e)] = (e, fold_constants(guard_for_stability(e, loop, g_memo), f_memo))
+                got = spelled[id(e)] = (e, simplify(guard_for_stability(e, loop, g_memo), arithmetic=False, memo=f_memo))
             return got[1]
 
         found: list[tuple[int, Expr]] = []
@@ -382,14 +342,11 @@ class Checker:
                     try:
                         ops = np.stack([np.broadcast_to(self.leaf(folds[j][1])[t_i], want.shape) for j in js], axis=1)
                         got = NUMPY[op](np.broadcast_to(v, want.shape)[:, None], ops)
-                        w = np.broadcast_to(want[:, None], got.shape).astype(np.float64)
-                        g = got.astype(np.float64)
-                        close = (g == w) | (np.isnan(g) & np.isnan(w)) | (np.isfinite(g) & np.isfinite(w) & (
-                            np.abs(g - w) <= 1e-9 + 1e-7 * np.maximum(np.abs(g), np.abs(w))))
+                        same = close(got, np.broadcast_to(want[:, None], got.shape), SAMPLED)
                     except (ValueError, TypeError):
                         ok[:] = False
                         break
-                    ok &= close.reshape(close.shape[0], close.shape[1], -1).all(axis=(0, 2))
+                    ok &= same.reshape(same.shape[0], same.shape[1], -1).all(axis=(0, 2))
                     if not ok.any():
                         break
                 hits += [j for j, good in zip(js, ok) if good]
@@ -460,7 +417,7 @@ class Checker:
         for v, t in zip(vals, self.triples):
             want = t.c[self.field]
             try:
-                if not bool(np.all(batch_close(np.broadcast_to(v, want.shape), want))):
+                if not bool(np.all(rows_close(np.broadcast_to(v, want.shape), want))):
                     return False
             except ValueError:
                 return False
@@ -479,6 +436,6 @@ def _agrees(e: Expr, i: int, names, triples: list[Triples]) -> bool:
             got = batch_combine(fn, t.a, t.b, t.params)[0]
         except (ValueError, TypeError, FloatingPointError, OverflowError):
             return False
-        if not bool(np.all(batch_close(got, t.c[i]))):
+        if not bool(np.all(rows_close(got, t.c[i]))):
             return False
     return True

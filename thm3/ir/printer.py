@@ -1,4 +1,4 @@
-"""Print IR expressions back as loop-file syntax.
+"""Print IR expressions as loop-file syntax: the IR's text form.
 
 The text is valid in a loop file (given the `thm3.lang` imports it uses), so the lifter
 can write generated loops with it, and it is what `Expr.__repr__` shows.  Parentheses
@@ -7,14 +7,18 @@ always parenthesised, `(a if c else b)`, as a conditional expression reads best 
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
-from thm3.ir import Expr, Op
+from thm3.ir.ops import Op
+
+if TYPE_CHECKING:
+    from thm3.ir.core import Expr
 
 # Python's binding strengths, weakest first.
 _OR, _AND, _NOT, _COMPARE, _SUM, _PRODUCT, _UNARY, _POWER, _ATOM = range(1, 10)
 
 # How each op is written: (form, token, binding strength of the result).
-_SYNTAX: dict[Op, tuple[str, str | None, int]] = {
+SYNTAX: dict[Op, tuple[str, str | None, int]] = {
     Op.CONST: ("leaf", None, _ATOM),
     Op.VAR: ("leaf", None, _ATOM),
     Op.NEG: ("prefix", "-", _UNARY),
@@ -51,7 +55,7 @@ def to_text(expr: Expr) -> str:
 
 
 def _render(e: Expr) -> tuple[str, int]:
-    form, token, strength = _SYNTAX[e.op]
+    form, token, strength = SYNTAX[e.op]
     match form:
         case "leaf":
             return _leaf(e)

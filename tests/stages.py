@@ -1,0 +1,56 @@
+"""Small loops and hand-written combines shared by the per-stage tests (no analysis run)."""
+from __future__ import annotations
+
+import time
+
+import thm3
+from catalog import SAMPLES_DIR
+from thm3.analysis.invariants import infer
+from thm3.ir import Expr, Fn, Op, Type, var
+from thm3.prove.laws import Setting
+from thm3.semantics.samples import make_triples
+
+R = Type.REAL
+
+
+def loop_of(name: str):
+    return thm3.parse_file(SAMPLES_DIR / f"{name}.py")
+
+
+def combine_of(loop, **fields: Expr) -> Fn:
+    """A combine over a.<field>, b.<field> and the loop parameters, from its outputs."""
+    inputs = tuple((f"{p}.{f.name}", f.type) for p in "ab" for f in loop.fields) + \
+        tuple((d.name, d.type) for d in loop.params)
+    return Fn(inputs, tuple(fields[f.name] for f in loop.fields))
+
+
+def a(name: str, type_: Type = R) -> Expr:
+    return var(f"a.{name}", type_)
+
+
+def b(name: str, type_: Type = R) -> Expr:
+    return var(f"b.{name}", type_)
+
+
+def add(x: Expr, y: Expr) -> Expr:
+    return Expr(Op.ADD, R, (x, y))
+
+
+def mx(x: Expr, y: Expr) -> Expr:
+    return Expr(Op.MAX, R, (x, y))
+
+
+def mps_combine(loop) -> Fn:
+    return combine_of(loop, s=add(a("s"), b("s")), m=mx(a("m"), add(a("s"), b("m"))))
+
+
+def prepared(name: str):
+    """The loop, its sampled triples and the proof setting with its invariants."""
+    loop = loop_of(name)
+    triples = make_triples(loop)
+    inv, _ = infer(loop, triples, time.monotonic() + 30)
+    return loop, triples, Setting(loop, inv)
+
+
+def later(seconds: float = 30.0) -> float:
+    return time.monotonic() + seconds

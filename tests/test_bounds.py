@@ -1,0 +1,46 @@
+"""Deep or huge loop files are refused with a LoopError (exit 2) at once, never a
+RecursionError from a later stage or a run past --timeout."""
+from __future__ import annotations
+
+import time
+
+import pytest
+from click.testing import CliRunner
+
+import thm3
+from thm3.cli.main import main
+
+HEAD = '"""chain"""\nfrom typing import NamedTuple\nfrom thm3.lang import Real\n\n\n' \
+       'class State(NamedTuple):\n    s: Real = 0\n\n\ndef left(acc: State, x: Real) -> State:\n'
+
+
+def _chain(n: int) -> str:
+    body = ["    t0 = acc.s + x"] + [f"    t{i} = t{i - 1} + x" for i in range(1, n)]
+    return HEAD + "\n".join(body) + f"\n    return State(t{n - 1})\n"
+
+
+def test_600_chained_assignments_refused_with_position():
+    with pytest.raises(thm3.LoopError) as err:
+        thm3.analyze_source(_chain(600), path="chain.py")
+    assert err.value.line == 10 and "chains 601 operations" in err.value.message
+
+
+def test_chain_within_bound_is_analyzed():
+    a = thm3.analyze_source(_chain(10), timeout=60)
+    assert a.verdict == "homomorphism"
+    assert "HOMOMORPHISM" in a.report()
+
+
+@pytest.mark.parametrize("text", [
+    "# pad\n" * 200_000,                                                      # 1.2 MB
+    HEAD + "    return State(acc.s + " + " + ".join(["x"] * 60_000) + ")\n",   # one huge expression
+    HEAD + "    return State(" + "(" * 5000 + "x" + ")" * 5000 + ")\n",        # absurd nesting
+])
+def test_huge_files_exit_2_quickly(tmp_path, text):
+    p = tmp_path / "big.py"
+    p.write_text(text)
+    t0 = time.perf_counter()
+    r = CliRunner().invoke(main, ["analyze", str(p), "--timeout", "5"])
+    assert r.exit_code == 2, r.output
+    assert time.perf_counter() - t0 < 5
+    assert "Traceback" not in r.output and "RecursionError" not in r.output

@@ -1,0 +1,172 @@
+"""The numerical side of the parallel form, measured: the relative error of the
+sequential fold and of the blocked combine tree (`thm3.backends.numpy_tree`), both
+computed in a lower precision, against a float64 reference, as the list grows.
+
+The sequential fold is the loop as written, element by element; the tree folds runs of
+a few elements and combines them pairwise, so each element's value passes through about
+log2(n) combines instead of n steps, which is why summation error grows like log n
+rather than n there.  `thm3 accuracy` prints the table and draws it."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from thm3.ir import Loop, Op
+from thm3.semantics.evaluate import PYTHON, Compiled, quiet
+
+# Operations whose Real result must be rounded to the working precision; the others
+# (max, min, abs, negation, comparisons) return one of their operands exactly.
+_ROUNDED = (Op.ADD, Op.SUB, Op.MUL, Op.DIV, Op.POW, Op.EXP, Op.EXP2, Op.LOG, Op.LOG2, Op.SQRT, Op.DOT)
+
+
+def _rounding(f, real):
+    """`f` with a float result rounded to `real` (np.float32): float32 arithmetic on Python
+    floats.  One IEEE double operation rounded to float32 is the correctly rounded float32
+    result for + - * / and sqrt (double has more than 2 * 24 + 2 bits)."""
+    def g(*args):
+        v = f(*args)
+        if type(v) is float:
+            return float(real(v))
+        if isinstance(v, np.ndarray) and v.dtype.kind == "f":
+            return v.astype(real)
+        return v
+    return g
+
+
+def table_for(dtype) -> dict:
+    """The PYTHON table of the reference interpreter, computing Real values in `dtype`."""
+    real = np.dtype(dtype).type
+    if real is np.float64:
+        return PYTHON
+    table = dict(PYTHON)
+    for op in _ROUNDED:
+        table[op] = _rounding(PYTHON[op], real)
+    const = PYTHON[Op.CONST]
+    table[Op.CONST] = lambda value, type_: _rounding(const, real)(value, type_)
+    return table
+
+
+def sequential_prefixes(loop: Loop, arrays, params: dict, checkpoints, *, dtype=np.float64,
+                        progress=None) -> list[tuple]:
+    """One left fold, element by element, computing in `dtype`; the state after the first
+    n elements for each n in `checkpoints` (ascending).  `progress(k)` is told every few
+    thousand elements how many more were folded."""
+    from thm3.backends.numpy_tree import identity
+    real = np.dtype(dtype).type
+    table = table_for(real)
+    step = Compiled(loop.left.outputs, table)
+    names = [f"acc.{f.name}" for f in loop.fields]
+    state = [_python(v, real) for v in identity(loop, dim=_dim(arrays), dtype=real)]
+    env = {p.name: _python(np.asarray(params[p.name], dtype=real), real) for p in loop.params}
+    given = iter(arrays)
+    columns = []
+    for d in loop.elements:
+        col = None if d.index else np.asarray(next(given))
+        columns.append((d.name, None if col is None else (col.astype(real) if col.ndim > 1 else
+                                                           col.astype(real if col.dtype.kind == "f" else col.dtype).tolist())))
+    out, i = [], 0
+    with quiet():
+        for n in checkpoints:
+            while i < n:
+                stop = min(n, i + 65536)
+                for j in range(i, stop):
+                    env.update(zip(names, state))
+                    for name, col in columns:
+                        env[name] = j if col is None else col[j]
+                    state = step(env)
+                if progress:
+                    progress(stop - i)
+                i = stop
+            out.append(tuple(state))
+    return out
+
+
+def _python(v, real):
+    arr = np.asarray(v)
+    return arr.astype(real) if arr.ndim else arr.item()
+
+
+def _dim(arrays):
+    return next((np.shape(x)[1] for x in arrays if np.ndim(x) > 1), None)
+
+
+def checkpoints(max_n: int) -> list[int]:
+    """n = 10^2, 10^3, ... up to max_n (and max_n itself)."""
+    ns = [10 ** k for k in range(2, 9) if 10 ** k <= max_n]
+    return ns + ([max_n] if max_n not in ns else [])
+
+
+def relative_error(value, reference) -> float:
+    """The largest relative error over the result's entries (absolute where the
+    reference is 0; 0 where both are the same inf or NaN)."""
+    xs = value if isinstance(value, tuple) else (value,)
+    rs = reference if isinstance(reference, tuple) else (reference,)
+    worst = 0.0
+    for x, r in zip(xs, rs):
+        x = np.asarray(x, dtype=np.float64).ravel()
+        r = np.asarray(r, dtype=np.float64).ravel()
+        with quiet():
+            same = (x == r) | (np.isnan(x) & np.isnan(r))
+            err = np.where(same, 0.0, np.abs(x - r) / np.where(r == 0, 1.0, np.abs(r)))
+        worst = max(worst, float(np.max(err)) if err.size else 0.0)
+    return worst
+
+
+def measure(a, *, dtype: str = "float32", max_n: int = 10**6, seed: int = 0, arrays=None,
+            params: dict | None = None, progress=None) -> list[dict]:
+    """Rows {n, sequential, tree} of relative errors of the loop's result against the
+    float64 sequential fold over the same (dtype-rounded) inputs.  Random inputs are
+    drawn honouring the preconditions unless `arrays` (and `params`) are given."""
+    from thm3.backends.numpy_tree import apply_result, run_parallel
+    from thm3.semantics.samples import random_arrays
+    if a.combine_fn is None:
+        raise ValueError(f"{a.loop.name}: no combine ({a.verdict}): {a.reason}")
+    real = np.dtype(dtype).type
+    if arrays is None:
+        arrays, params = random_arrays(a.loop, max_n, 4, np.random.default_rng(seed))
+    params = dict(params or {})
+    arrays = [np.asarray(x).astype(real) if np.asarray(x).dtype.kind == "f" else np.asarray(x) for x in arrays]
+    n_total = len(arrays[0]) if arrays else max_n
+    ns = checkpoints(min(max_n, n_total))
+    low = sequential_prefixes(a.loop, arrays, params, ns, dtype=real, progress=progress)
+    ref = sequential_prefixes(a.loop, arrays, params, ns, dtype=np.float64, progress=progress)
+    rows = []
+    for n, s_low, s_ref in zip(ns, low, ref):
+        tree = run_parallel(a.loop, a.combine_fn, [x[:n] for x in arrays], params, dtype=real)
+        want = apply_result(a.loop, s_ref, params)
+        rows.append({"n": n,
+                     "sequential": relative_error(apply_result(a.loop, s_low, params), want),
+                     "tree": relative_error(apply_result(a.loop, tree, params), want)})
+    return rows
+
+
+def table(rows: list[dict]) -> str:
+    lines = [f"{'n':>10}  {'sequential':>11}  {'tree':>11}  sequential / tree"]
+    for r in rows:
+        ratio = r["sequential"] / r["tree"] if r["tree"] else math.inf if r["sequential"] else 1.0
+        lines.append(f"{r['n']:>10}  {r['sequential']:>11.2e}  {r['tree']:>11.2e}  {ratio:.3g}")
+    return "\n".join(lines)
+
+
+def plot_errors(rows: list[dict], path, *, title: str = "") -> None:
+    """Both errors against n on log-log axes, into a PNG at `path` (needs matplotlib)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    ns = [r["n"] for r in rows]
+    floor = 1e-17                           # an exact answer is drawn at the bottom, not dropped
+    fig, ax = plt.subplots(figsize=(6, 4), dpi=100)
+    ax.loglog(ns, [max(r["sequential"], floor) for r in rows], "o-", label="sequential fold (the loop as written)")
+    ax.loglog(ns, [max(r["tree"], floor) for r in rows], "s-", label="thm3's blocked combine tree")
+    ax.set_xlabel("n (list length)")
+    ax.set_ylabel("relative error vs float64")
+    ax.set_title(title)
+    ax.grid(True, which="major", alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
+__all__ = ["checkpoints", "measure", "plot_errors", "relative_error", "sequential_prefixes", "table", "table_for"]

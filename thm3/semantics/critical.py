@@ -1,0 +1,221 @@
+"""Critical values: the element values at which the loop's comparisons and equalities
+switch, and the list lengths at which its counters reach the constants they are
+compared with.  Samples, the witness search and the refutation of unproved laws draw
+them, so that a branch taken at one value only (`x == 7`, `x >= 10`, `x + 3` returning
+the identity at x = -3, a count reaching 9) is reached at all.
+
+The values come from the loop's own terms, with the state at its initial value and the
+loop parameters at the values given: the roots of each comparison (lhs - rhs = 0, max
+and min included), the roots of each arm of a field's new value against the field's
+initial value, each constant compared against, a value on either side of each root and
+one inside each interval the roots bound."""
+from __future__ import annotations
+
+import math
+
+import sympy as sp
+
+from thm3.ir import COMPARISONS, Loop, Op, Type, walk
+
+# Terms beyond this size are not solved (SymPy has no timeout).
+_MAX_OPS = 80
+_MAX_ROOTS = 12
+
+
+def _sympy_const(value, type_):
+    if isinstance(value, bool) or type_ is Type.BOOL:
+        return None
+    v = float(value)
+    if math.isinf(v):
+        return sp.oo if v > 0 else -sp.oo
+    return sp.Rational(repr(v)) if type_ is Type.REAL else sp.Integer(int(value))
+
+
+def _binary(f):
+    def g(a, b):
+        if a is None or b is None:
+            return None
+        try:
+            return f(a, b)
+        except (TypeError, ValueError, ZeroDivisionError):
+            return None
+    return g
+
+
+def _unary(f):
+    def g(a):
+        if a is None:
+            return None
+        try:
+            return f(a)
+        except (TypeError, ValueError):
+            return None
+    return g
+
+
+# A SymPy table for `evaluate`: arithmetic only; booleans and vectors are None.
+_SYMPY = {
+    Op.CONST: _sympy_const,
+    Op.NEG: _unary(lambda a: -a),
+    Op.ABS: _unary(sp.Abs),
+    Op.EXP: _unary(sp.exp),
+    Op.EXP2: _unary(lambda a: sp.Integer(2) ** a),
+    Op.LOG: _unary(sp.log),
+    Op.LOG2: _unary(lambda a: sp.log(a, 2)),
+    Op.SQRT: _unary(sp.sqrt),
+    Op.ADD: _binary(lambda a, b: a + b),
+    Op.SUB: _binary(lambda a, b: a - b),
+    Op.MUL: _binary(lambda a, b: a * b),
+    Op.DIV: _binary(lambda a, b: a / b),
+    Op.POW: lambda a, n: None if a is None else a ** n,
+    Op.MAX: _binary(sp.Max),
+    Op.MIN: _binary(sp.Min),
+    Op.WHERE: lambda c, a, b: None,
+    Op.DOT: lambda u, v: None,
+    **{op: (lambda a, b: None) for op in COMPARISONS + (Op.AND, Op.OR)},
+    Op.NOT: lambda a: None,
+}
+
+
+def _values(loop: Loop, params: dict) -> tuple[dict, dict]:
+    """SymPy values of every node of `left` (by id) at the initial state, with the
+    element parameters as symbols; and those symbols by name."""
+    symbols = {d.name: sp.Symbol(d.name, real=True) for d in loop.elements}
+    env = {f"acc.{f.name}": (_sympy_const(f.default, f.type) if f.type is not Type.VEC else None)
+           for f in loop.fields}
+    env.update(symbols)
+    for d in loop.params:
+        v = params.get(d.name)
+        env[d.name] = (sp.Symbol(d.name, real=True) if v is None or getattr(v, "ndim", 0)
+                       else _sympy_const(float(v), Type.REAL))
+    memo: dict[int, object] = {}
+    for e in walk(tuple(loop.left.outputs) + tuple(loop.preconditions)):
+        match e.op:
+            case Op.VAR:
+                v = env.get(e.arg)
+            case Op.CONST:
+                v = _sympy_const(e.arg, e.type)
+            case Op.POW:
+                v = _SYMPY[Op.POW](memo[id(e.src[0])], e.arg)
+            case _:
+                v = _SYMPY[e.op](*(memo[id(s)] for s in e.src))
+        memo[id(e)] = v
+    return memo, symbols
+
+
+def _switches(loop: Loop, memo: dict) -> list:
+    """Differences whose zeros switch something: comparison sides, max/min operands,
+    and each arm of a new field value against the field's initial value."""
+    out = []
+    for e in walk(tuple(loop.left.outputs) + tuple(loop.preconditions)):
+        if e.op in COMPARISONS + (Op.MAX, Op.MIN) and len(e.src) == 2:
+            a, b = memo[id(e.src[0])], memo[id(e.src[1])]
+            if a is not None and b is not None:
+                out.append(a - b)
+    for f, out_e in zip(loop.fields, loop.left.outputs):
+        init = _sympy_const(f.default, f.type) if f.type in (Type.REAL, Type.INT) else None
+        if init is None:
+            continue
+        for arm in _arms(out_e):
+            v = memo.get(id(arm))
+            if v is not None:
+                out.append(v - init)
+    return out
+
+
+def _arms(e):
+    """The values a selected term can take: through WHERE, MAX and MIN to their operands."""
+    if e.op is Op.WHERE:
+        return _arms(e.src[1]) + _arms(e.src[2])
+    if e.op in (Op.MAX, Op.MIN):
+        return [e] + _arms(e.src[0]) + _arms(e.src[1])
+    return [e]
+
+
+def _roots(d, x) -> list[float]:
+    if not isinstance(d, sp.Expr) or x not in d.free_symbols or d.has(sp.oo, -sp.oo, sp.zoo, sp.nan):
+        return []
+    if sp.count_ops(d) > _MAX_OPS or len(d.free_symbols) > 1:
+        return []
+    try:
+        sols = sp.solve(d, x)
+    except (NotImplementedError, TypeError, ValueError, AttributeError):
+        return []
+    out = []
+    for s in sols[:_MAX_ROOTS] if isinstance(sols, list) else []:
+        try:
+            v = complex(s)
+        except (TypeError, ValueError):
+            continue
+        if abs(v.imag) < 1e-12 and math.isfinite(v.real):
+            out.append(float(v.real))
+    return out
+
+
+def _constants_compared(loop: Loop) -> list[float]:
+    """Finite constants that are an operand of a comparison, max or min."""
+    out = []
+    for e in walk(tuple(loop.left.outputs) + tuple(loop.preconditions)):
+        if e.op in COMPARISONS + (Op.MAX, Op.MIN):
+            for s in e.src:
+                if s.op is Op.CONST and not isinstance(s.arg, bool) and math.isfinite(float(s.arg)):
+                    out.append(float(s.arg))
+    return out
+
+
+def roots(loop: Loop, params: dict | None = None) -> dict[str, list[float]]:
+    """Per scalar element parameter, the values at which a comparison switches or a
+    field's new value equals its initial value, in order of appearance."""
+    memo, symbols = _values(loop, params or {})
+    diffs = _switches(loop, memo)
+    out: dict[str, list[float]] = {}
+    for d in loop.elements:
+        if d.type not in (Type.REAL, Type.INT) or d.index:
+            continue
+        vals: list[float] = []
+        for diff in diffs:
+            for r in _roots(diff, symbols[d.name]):
+                if d.type is Type.INT:
+                    vals += [float(math.floor(r)), float(math.ceil(r))]
+                else:
+                    vals.append(r)
+        vals += _constants_compared(loop)
+        out[d.name] = list(dict.fromkeys(v + 0.0 for v in vals))
+    return out
+
+
+def around(values: list[float], integer: bool) -> list[float]:
+    """The values, one on either side of each, and one inside each interval they bound
+    (integers where the element is an Int)."""
+    if not values:
+        return []
+    step = 1.0 if integer else 0.5
+    out = list(values)
+    for v in values:
+        out += [v - step, v + step]
+    ordered = sorted(set(values))
+    for lo, hi in zip(ordered, ordered[1:]):
+        mid = (lo + hi) / 2
+        out.append(float(math.floor(mid)) if integer else mid)
+    return list(dict.fromkeys(v + 0.0 for v in out))
+
+
+def element_values(loop: Loop, params: dict | None = None) -> dict[str, list[float]]:
+    """Per scalar element parameter: the roots first, then their sides and interiors."""
+    by_name = roots(loop, params)
+    types = {d.name: d.type for d in loop.elements}
+    return {name: around(vals, types[name] is Type.INT) for name, vals in by_name.items()}
+
+
+def counter_length(loop: Loop) -> int:
+    """A list length that lets counters reach the integer constants they are compared
+    with (`n >= 9` needs 9 steps of a count; 0 when nothing is compared)."""
+    longest = 0
+    for e in walk(tuple(loop.left.outputs) + tuple(loop.right.outputs if loop.right else ())):
+        if e.op in COMPARISONS + (Op.MAX, Op.MIN):
+            reads_state = any(s.op is Op.VAR and s.arg.startswith("acc.") for s in walk(list(e.src)))
+            for s in e.src:
+                if reads_state and s.op is Op.CONST and not isinstance(s.arg, bool) \
+                        and math.isfinite(float(s.arg)) and float(s.arg) == int(s.arg):
+                    longest = max(longest, abs(int(s.arg)) + 2)
+    return min(longest, 64)
