@@ -32,18 +32,10 @@ QUICK_SEEDS = list(range(6))
 
 # The quick-tier cases thm3 answers wrongly today, with the finding (issue 15).
 KNOWN_WRONG: dict[str, str] = {
-    "x_plus_3": "issue 15 wrong homomorphism 1: h([]) == h([-3]); samples never try the "
-                "root of x + 3 == 0, the homomorphism law only tested",
-    "first_equal_7": "issue 15 wrong homomorphism 2: no sampled state has has == True; the "
-                     "combine keeps b and loses a's 7",
-    "flag_x_ge_10": "issue 15 wrong homomorphism 2 (x >= 10): the combine keeps the last, "
-                    "not the first, element >= 10",
-    "length_reached_9": "issue 15 wrong homomorphism 3: no sampled list reaches length 9; "
-                        "the combine drops the flag",
+    # x_plus_3, first_equal_7, flag_x_ge_10, length_reached_9 and inf_default_halved were
+    # here until the soundness merge (main 6d791be) fixed them.
     "minus_one_over_x": "issue 15 witness outside the semantics: h([]) == h([0]) only in IEEE "
                         "arithmetic (-1/0 = -inf); in the reals [0] has no state",
-    "inf_default_halved": "issue 15 internal error: an -inf default divided by a constant raises "
-                          "TypeError: BooleanAtom not allowed (symbolic _sign)",
 }
 
 
