@@ -503,14 +503,17 @@ UNSOLVED: dict[str, str] = {
     "int_softmax_normaliser": "unknown over an Int element (proved over Real)",
     "product_init_two": "unknown: the combine a * b / 2 is not in the sketch",
     "logsumexp_ifelse": "unknown with if/else; the max() twin is proved",
-    "length_reached": "a wrong combine (drops the flag), see UNSOUND",
+    "length_reached": "unknown: identity only tested (the candidate dropped the flag before "
+                      "the soundness merge)",
+    "kahan_sum": "unknown: identity only tested (c == 0 over the reals not proved)",
+    "capped_count": "unknown: identity only tested (the invariant n <= cap not found)",
 }
 
 # Loops on which thm3 answers against the truth today (issue 15): the soundness test is
 # xfail(strict=True) for these, with the finding.
 UNSOUND: dict[str, str] = {
-    "length_reached": "issue 15 wrong homomorphism 3: the combine drops the flag reached "
-                      "(no sampled list reaches length 9); homomorphism law only tested",
+    # length_reached (issue 15 finding 3: a combine that dropped the flag) was here until
+    # the soundness merge (main 6d791be): it is now "unknown" with the candidate shown.
 }
 
 
