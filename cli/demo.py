@@ -17,7 +17,7 @@ import numpy as np
 
 import thm3
 from thm3.ir.printer import to_text
-from thm3.report import math_text, with_field_names
+from thm3.report import invariant_text, math_text, with_field_names
 
 
 def _sample() -> Path:
@@ -82,7 +82,7 @@ def run_demo(outdir: str, dim: int, timeout: float) -> int:
     a = thm3.analyze(path, timeout=timeout, lift=False)
     say(f"1. analysis: {a.verdict} in {time.perf_counter() - t0:.2f} s")
     say(_steps_table(a.steps))
-    say("2. invariants: " + "; ".join(a.invariants))
+    say("2. invariants: " + "; ".join(invariant_text(e) for e in a.invariant_exprs))
     say("3. combine (synthesized from left, no table of known loops):")
     for f, e in zip(a.loop.fields, with_field_names(a.loop, a.combine_fn.outputs)):
         say(f"     {f.name} = {math_text(to_text(e))}")

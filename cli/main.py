@@ -5,6 +5,7 @@ analysis answered no or could not tell, 2 a bad loop file or bad usage.  Reports
 to stdout; the steps, as they run, to stderr (never with --json)."""
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 import time
@@ -51,21 +52,49 @@ def _load(path: str, timeout: float, lift: bool = True, as_json: bool = False,
         _fail(err.message if as_json else str(err), as_json, err.line, err.col, err.path)
     except OSError as err:
         _fail(f"{path}: cannot read the file: {err.strerror or err}", as_json, path=path)
-    progress = None if as_json else _Steps()
+    steps = _Steps(quiet=as_json)
     try:
-        with progress or _nothing():
+        with steps, _hard_deadline(timeout + max(2.0, 0.1 * timeout)):
             return analyze_loop(loop, timeout=timeout, lift=lift, accept_tested=accept_tested,
-                                progress=progress)
+                                progress=steps)
     except RecursionError:                  # a last resort: the frontend bounds depth
         _fail(f"{path}: the loop is nested too deeply for thm3's passes", as_json, path=path)
+    except _PastTimeout:
+        reason = (f"the analysis ran past --timeout {timeout:g} s in step '{steps.current}' and was "
+                  "stopped; a larger --timeout may give an answer")
+        if as_json:
+            click.echo(json.dumps({"loop": loop.name, "path": path, "verdict": "unknown", "reason": reason}))
+        else:
+            click.echo(f"{path}: unknown: {reason}")
+        sys.exit(1)
 
 
-class _nothing:
-    def __enter__(self):
-        return self
+class _PastTimeout(BaseException):
+    """Raised by the alarm of `_hard_deadline`: a BaseException, so that no stage's
+    `except Exception` swallows it."""
 
-    def __exit__(self, *exc):
-        return False
+
+@contextlib.contextmanager
+def _hard_deadline(seconds: float):
+    """Stop the analysis with `_PastTimeout` after `seconds` of wall-clock time, whatever
+    step it is in: every step keeps to --timeout by itself, this bounds the ones that do
+    not on an unusual loop.  POSIX main thread only; elsewhere a no-op."""
+    import signal
+    import threading
+    if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def alarm(signum, frame):
+        raise _PastTimeout()
+
+    previous = signal.signal(signal.SIGALRM, alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 class _Steps:
@@ -73,13 +102,15 @@ class _Steps:
     the report's own steps line): a spinner naming the running step, one line per
     finished step with its status and time."""
 
-    def __init__(self, console=None):
+    def __init__(self, console=None, quiet: bool = False):
         from rich.console import Console
         self.console = console or Console(stderr=True, highlight=False, soft_wrap=True)
+        self.quiet = quiet or not self.console.is_terminal
         self.status = None
+        self.current = "start"
 
     def __enter__(self):
-        if self.console.is_terminal:
+        if not self.quiet:
             self.status = self.console.status("analysing")
             self.status.start()
         return self
@@ -91,7 +122,8 @@ class _Steps:
 
     def __call__(self, name: str, step) -> None:
         from rich.text import Text
-        if not self.console.is_terminal:
+        self.current = name
+        if self.quiet:
             return
         if step is None:
             if self.status is not None:

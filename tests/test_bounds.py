@@ -44,3 +44,23 @@ def test_huge_files_exit_2_quickly(tmp_path, text):
     assert r.exit_code == 2, r.output
     assert time.perf_counter() - t0 < 5
     assert "Traceback" not in r.output and "RecursionError" not in r.output
+
+
+def _wide_state(n: int) -> str:
+    fields = "\n".join(f"    f{i}: Real = 0" for i in range(n))
+    steps = "\n".join(f"    g{i} = max(acc.f{i} + x * {i + 1}, acc.f{(i + 1) % n} - x)" for i in range(n))
+    return (HEAD.split("class State")[0] + "class State(NamedTuple):\n" + fields +
+            "\n\n\ndef left(acc: State, x: Real) -> State:\n" + steps +
+            "\n    return State(" + ", ".join(f"g{i}" for i in range(n)) + ")\n")
+
+
+def test_a_step_that_overruns_timeout_is_stopped(tmp_path):
+    """150 coupled fields: the sampling step alone takes minutes; the CLI's hard deadline
+    stops it soon after --timeout with an honest "unknown"."""
+    p = tmp_path / "wide_state.py"
+    p.write_text(_wide_state(150))
+    t0 = time.perf_counter()
+    r = CliRunner().invoke(main, ["analyze", str(p), "--timeout", "2", "--no-lift"])
+    assert r.exit_code == 1, r.output
+    assert "ran past --timeout 2 s" in r.output and "unknown" in r.output
+    assert time.perf_counter() - t0 < 30

@@ -67,10 +67,12 @@ def test_verdict_timeout_is_unknown():
     assert j.verdict is Verdict.UNKNOWN and j.keeps_combine and "time ran out" in j.reason
 
 
-def test_verdict_tested_only_is_unknown_unless_accepted():
+def test_verdict_tested_only_says_so():
+    # issue 15: a law only tested is no homomorphism, unless the caller accepts it
     statuses = {"identity": P, "associativity": T, "homomorphism": T}
     j = verdict_of(statuses, {}, timed_out=False)
     assert j.verdict is Verdict.UNKNOWN and j.keeps_combine
-    assert "associativity, homomorphism only tested" in j.reason
+    assert "associativity, homomorphism only tested" in j.reason and "--accept-tested" in j.reason
     j = verdict_of(statuses, {}, timed_out=False, accept_tested=True)
-    assert j.verdict is Verdict.HOMOMORPHISM and "accepted as tested" in j.reason
+    assert j.verdict is Verdict.HOMOMORPHISM
+    assert j.reason == "laws associativity, homomorphism tested on lists, not proved (accepted as tested)"

@@ -241,3 +241,53 @@ def left(acc: State, x: Real) -> State:
     out = laws.prove_identity(laws.Setting(loop, []), combine, deadline=float("inf"))
     assert not out.proved and {"a.has", "a.v"} <= set(out.model)
     assert violation_on_samples("identity", loop, combine, refutation_triples(loop, [{}], out.model))
+
+
+# -- witnesses hold in the reals of the proofs ---------------------------------------------------
+
+NEG_INV = """class State(NamedTuple):
+    v: Real = -inf
+
+def left(acc: State, x: Real) -> State:
+{guard}    return State(-1 / x)
+"""
+
+
+def test_witness_never_divides_by_zero():
+    """h([]) == h([0]) holds only in IEEE arithmetic (-1/0 = -inf); in the reals a list
+    that divides by zero has no state.  Without `assert x != 0` thm3 suggests it."""
+    a = analyze(NEG_INV.format(guard=""))
+    assert a.verdict != "not-homomorphism", a.witness
+    assert "assert x != 0" in a.reason
+    b = analyze(NEG_INV.format(guard="    assert x != 0\n"))
+    assert b.verdict == "homomorphism", b.reason
+    assert all(b.proofs[k] == "proved" for k in ("identity", "associativity", "homomorphism"))
+
+
+def test_result_dividing_by_zero_on_the_empty_list_is_a_note():
+    """The mean of the empty list divides by 0 in `result`: stability's "division" is
+    about the combine and the left step, so this is a note, not "failed"."""
+    a = analyze("""class State(NamedTuple):
+    s: Real = 0
+    n: Int = 0
+
+def left(acc: State, x: Real) -> State:
+    return State(acc.s + x, acc.n + 1)
+
+def result(acc: State) -> Real:
+    return acc.s / acc.n
+""")
+    assert a.verdict == "homomorphism"
+    assert a.stability["division"] == "skipped", a.stability_notes
+    assert a.stability_notes["result_division"].startswith("failed")
+
+
+# -- proof power -----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", ["kahan_sum", "capped_count", "length_reached"])
+def test_corpus_loops_proved_by_new_invariants(name):
+    """Kahan's c == 0 over the reals, n <= cap, reached == (n >= 9)."""
+    from corpus import CORPUS_DIR
+    a = thm3.analyze(CORPUS_DIR / f"{name}.py", lift=False, timeout=30.0)
+    assert a.verdict == "homomorphism", a.reason
+    assert all(a.proofs[k] == "proved" for k in ("identity", "associativity", "homomorphism")), a.law_details

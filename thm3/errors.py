@@ -17,8 +17,10 @@ class SolverTimeout(Thm3Error):
     a stage called on its own."""
 
 
-class BackendUnavailable(Thm3Error):
-    """A backend was asked for whose package (CuPy, NVRTC) is not installed here."""
+class BackendUnavailable(Thm3Error, RuntimeError):
+    """A backend that cannot run here: its package (CuPy, NVRTC, Numba, Dask) is not
+    installed, or CuPy sees no CUDA device.  The message names the extra that installs it
+    (`thm3[cuda12]` or `thm3[cuda13]` for CuPy)."""
 
 
 class UsageError(Thm3Error, ValueError, TypeError):
@@ -65,8 +67,3 @@ def format_error(err: LoopError) -> str:
     if err.hint:
         lines.append(f"allowed instead: {err.hint}")
     return "\n".join(lines)
-
-
-class BackendUnavailable(RuntimeError):
-    """A backend that cannot run here: CuPy is not installed, or it sees no CUDA device.
-    The message names the extra that installs it (`thm3[cuda12]` or `thm3[cuda13]`)."""

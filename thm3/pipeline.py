@@ -20,6 +20,7 @@ from thm3.analysis.invariants import infer
 from thm3.analysis.stability import stability
 from thm3.ir import Fn, Loop, Type
 from thm3.prove.laws import Setting
+from thm3.semantics.critical import division_guards
 from thm3.prove.combine import LAWS, prove_combine, verdict_of
 from thm3.semantics.evaluate import NUMPY, evaluate, numpy_value, quiet
 from thm3.semantics.samples import make_triples, plain
@@ -103,8 +104,7 @@ class Analysis:
     # -- the spec's API --------------------------------------------------------------
     @property
     def invariants(self) -> list[str]:
-        from thm3.report import invariant_text
-        return [invariant_text(e) for e in self.invariant_exprs]
+        return [repr(e).replace("acc.", "") for e in self.invariant_exprs]
 
     @property
     def State(self):
@@ -326,8 +326,12 @@ def synthesize_combine(ctx: Context, a: Analysis) -> Done:
         return Done(Status.TIMEOUT, "the search for a combine ran out of time",
                     nothing | {"reason": "the search for a combine ran out of time (--timeout)"})
     if not cands:
+        reason = "no combine found by the sketch search, and no witness that none exists"
+        if guards := division_guards(loop):       # a list dividing by zero has no state
+            reason += "; the loop divides by zero on some lists: consider " + ", ".join(
+                f"`assert {g}`" for g in guards)
         return Done(Status.NONE, f"{tried} candidate terms, none agreed with h(xs + ys)",
-                    nothing | {"reason": "no combine found by the sketch search, and no witness that none exists"})
+                    nothing | {"reason": reason})
     tidy = tidy_combine(loop, cands[0], list(a.samples))
     if tidy is not None:
         cands.insert(0, tidy)

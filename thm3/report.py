@@ -81,7 +81,7 @@ def render_report(a) -> str:
             w(f"       {f.name}' = {to_text(e)}")
     n += 1
     w(f"{n}. Inductive invariants (Houdini; every law below assumes them):")
-    w("     " + (", ".join(a.invariants) if a.invariants else "none"))
+    w("     " + (", ".join(invariant_text(e) for e in a.invariant_exprs) if a.invariant_exprs else "none"))
     n += 1
     if a.combine_fn is not None:
         names1 = ", ".join(f"{f.name}₁" for f in loop.fields)

@@ -35,6 +35,9 @@ def stability(loop: Loop, combine: Fn | None, setting: Setting, deadline: float)
 
     exp_status, exp_notes = [], []
     div_status, div_notes = [], []
+    # `result` runs once, on the final state: a division by zero there (the mean of the
+    # empty list) is reported apart, as a note, not as the combine's or left's "division".
+    res_status, res_notes = [], []
     probes: dict = {}
 
     def settle(out, name, fn, proved_note, find_bad, sampled_note, statuses, notes):
@@ -58,7 +61,8 @@ def stability(loop: Loop, combine: Fn | None, setting: Setting, deadline: float)
         if any(_divides(e) for e in walk(fn.outputs)):
             out = prove.no_nan_outputs(setting, fn, ops, els, args_for(name, ops, els), deadline, cause="division")
             settle(out, name, fn, "no denominator is 0 where its quotient is used", _nan_output,
-                   "no NaN on sampled states", div_status, div_notes)
+                   "no NaN on sampled states", *((res_status, res_notes) if name == "result"
+                                                  else (div_status, div_notes)))
     verdicts["exp_overflow"] = _worst(exp_status)
     verdicts["division"] = _worst(div_status)
     if combine is not None:
@@ -70,6 +74,8 @@ def stability(loop: Loop, combine: Fn | None, setting: Setting, deadline: float)
         verdicts["identity_nan"] = "skipped"
     notes["exp_overflow"] = "; ".join(exp_notes) or "no exp"
     notes["division"] = "; ".join(div_notes) or "no division"
+    if res_notes:
+        notes["result_division"] = f"{_worst(res_status)}: " + "; ".join(res_notes)
     return verdicts, notes
 
 

@@ -114,6 +114,7 @@ class Law:
                 pre_table = SymbolicTable(pre_ex, lazy=True)
                 for prefix in self.operands:
                     ienv = {f"acc.{f.name}": env[f"{prefix}.{f.name}"] for f in self.loop.fields}
+                    ienv.update({d.name: env[d.name] for d in self.loop.params})   # n <= cap
                     for inv in self.setting.invariants:
                         v = evaluate([inv], ienv, pre_table)[0]
                         if v is False:

@@ -219,3 +219,24 @@ def counter_length(loop: Loop) -> int:
                         and math.isfinite(float(s.arg)) and float(s.arg) == int(s.arg):
                     longest = max(longest, abs(int(s.arg)) + 2)
     return min(longest, 64)
+
+
+def division_guards(loop: Loop) -> list[str]:
+    """Preconditions the loop may be missing: `assert d != 0` for each denominator of
+    `left` that reads only elements (and loop parameters) and is not asserted nonzero.
+    In the reals of the proofs a list that divides by zero has no state, so such a loop
+    is analysed on the lists it is defined on only once the precondition says so."""
+    from thm3.ir import free_vars
+    from thm3.ir.printer import to_text
+    elements = {d.name for d in loop.elements} | {d.name for d in loop.params}
+    asserted = {to_text(c) for c in loop.preconditions}
+    out = []
+    for e in walk(tuple(loop.left.outputs)):
+        if e.op is Op.DIV:
+            den = e.src[1]
+            names = free_vars([den])
+            text = f"{to_text(den)} != 0"
+            if names and names <= elements and text not in asserted and text not in out \
+                    and not any(n in to_text(c) for c in loop.preconditions for n in names):
+                out.append(text)
+    return out
