@@ -496,13 +496,15 @@ UNSOLVED: dict[str, str] = {
     "shifted_variance": "unknown: interpolation finds the piecewise combine; associativity only tested",
     "three_smallest": "unknown at 30 s: the weak right inverse [s1, s2, s3] is proved in ~27 s (issue 14)",
     "length_reached": "a wrong combine (drops the flag), see UNSOUND",
+    "kahan_sum": "unknown: identity only tested (c == 0 over the reals not proved)",
+    "capped_count": "unknown: identity only tested (the invariant n <= cap not found)",
 }
 
 # Loops on which thm3 answers against the truth today (issue 15): the soundness test is
 # xfail(strict=True) for these, with the finding.
 UNSOUND: dict[str, str] = {
-    "length_reached": "issue 15 wrong homomorphism 3: the combine drops the flag reached "
-                      "(no sampled list reaches length 9); homomorphism law only tested",
+    # length_reached (issue 15 finding 3: a combine that dropped the flag) was here until
+    # the soundness merge (main 6d791be): it is now "unknown" with the candidate shown.
 }
 
 
