@@ -495,9 +495,6 @@ UNSOLVED: dict[str, str] = {
     "moments_kurtosis": "unknown at 30 s: the transport route finds the combine alone in ~12 s (issue 14)",
     "shifted_variance": "unknown: interpolation finds the piecewise combine; associativity only tested",
     "three_smallest": "unknown at 30 s: the weak right inverse [s1, s2, s3] is proved in ~27 s (issue 14)",
-    "length_reached": "a wrong combine (drops the flag), see UNSOUND",
-    "kahan_sum": "unknown: identity only tested (c == 0 over the reals not proved)",
-    "capped_count": "unknown: identity only tested (the invariant n <= cap not found)",
 }
 
 # Loops on which thm3 answers against the truth today (issue 15): the soundness test is
