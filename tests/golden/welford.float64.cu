@@ -23,6 +23,17 @@ inline double __longlong_as_double(long long i) { double f; std::memcpy(&f, &i, 
 #define THM3_INF_D __longlong_as_double(0x7ff0000000000000LL)
 #define THM3_NAN_D __longlong_as_double(0x7ff8000000000000LL)
 // max and min as the NumPy reference has them: a NaN on either side propagates; a tie gives b
+// 2^x for an x proved <= 0 (the stability certificate, of every exp argument in left and
+// the combine): the special-function unit alone, results below 2^-126 flushed to 0
+__host__ __device__ __forceinline__ float thm3_exp2_nonpositive(float x) {
+#ifdef __CUDA_ARCH__
+    float r;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+    return r;
+#else
+    return exp2f(x);
+#endif
+}
 template <class A, class B>
 __host__ __device__ __forceinline__ auto thm3_max(A a, B b) -> decltype(a + b) { return (a > b || a != a) ? a : b; }
 template <class A, class B>
