@@ -103,7 +103,8 @@ class Analysis:
     # -- the spec's API --------------------------------------------------------------
     @property
     def invariants(self) -> list[str]:
-        return [repr(e).replace("acc.", "") for e in self.invariant_exprs]
+        from thm3.report import invariant_text
+        return [invariant_text(e) for e in self.invariant_exprs]
 
     @property
     def State(self):
