@@ -7,7 +7,8 @@
 #   2. every homomorphic sample's emitted kernel against the NumPy backend at n = 0, 1,
 #      1007, 10**6 + 3, 2**28, then sum, mps, Welford, safe softmax, mss at 2**28 next to
 #      cupy.sum (CUB) and a device copy;
-#   3. attention next to torch SDPA, its flash and cuDNN backends named explicitly.
+#   3. attention next to torch SDPA, its flash and cuDNN backends named explicitly;
+#   4. the scan of the emitted sum module next to cupy.cumsum (CUB) at 2**28.
 # Writes exactly two files to OUTDIR (default $OUT, else bench/results/gpu):
 #   gpu_check.md (the summary table) and gpu_check.tar.gz (every log and JSON).
 # About 4 minutes on an H200; each step has its own timeout.
@@ -48,15 +49,18 @@ done < bench/kernels/MANIFEST
     "$py" -c "import torch; print('torch', torch.__version__, torch.version.cuda)"
 } > "$work/environment.txt" 2>&1
 
-(cd "$path" && timeout 100 "$py" -m pytest "$root/tests/test_kernels.py" "$root/tests/test_attention.py" \
+(cd "$path" && timeout 60 "$py" -m pytest "$root/tests/test_kernels.py" "$root/tests/test_attention_gpu.py" \
     -m "gpu and not slow" -q -rs -p no:cacheprovider --rootdir "$root") > "$work/pytest.log" 2>&1
 tests=$?
-timeout 200 "$py" bench/gpu_reduce.py --kernels bench/kernels --out "$work" --budget 110 \
+timeout 160 "$py" bench/gpu_reduce.py --kernels bench/kernels --out "$work" --budget 100 \
     > "$work/reduce.log" 2>&1
 reduce=$?
-timeout 100 "$py" bench/attention.py --quick --merge bench/kernels/attention_merge.cu \
+timeout 70 "$py" bench/attention.py --quick --merge bench/kernels/attention_merge.cu \
     --out "$work" --stem attention > "$work/attention.log" 2>&1
 attn=$?
+# the scan: the emitted sum module's scan() next to cupy.cumsum (CUB) at 2**28 (issue 10)
+timeout 60 "$py" bench/scan.py --gpu --kernels bench/kernels > "$work/scan.log" 2>&1
+scan=$?
 
 {
     echo "# thm3 device check ($(date -u +%Y-%m-%dT%H:%MZ))"
@@ -72,6 +76,8 @@ attn=$?
     if [ -f "$work/reduce.md" ]; then cat "$work/reduce.md"; else echo "reductions: no table; log tail:"; tail -5 "$work/reduce.log"; fi
     echo
     if [ -f "$work/attention.md" ]; then cat "$work/attention.md"; else echo "attention: no table; log tail:"; tail -5 "$work/attention.log"; fi
+    echo
+    echo "scan (exit $scan):"; tail -6 "$work/scan.log"
 } > "$out/gpu_check.md"
 tar -czf "$out/gpu_check.tar.gz" -C "$work" .
 rm -rf "$work" "$path"

@@ -51,7 +51,8 @@ def main() -> None:
             print(f"{path.stem}: {a.verdict}, not emitted")
             continue
         dim = DIM if _uses_vec(a) else None
-        cu, py = emit(a.loop, a.combine_fn, out, dtype="float32", dim=dim)
+        cu, py = emit(a.loop, a.combine_fn, out, dtype="float32", dim=dim,
+                      exp_nonpositive=a.stability.get("exp_overflow") == "proved")
         samples[path.stem] = {"loop": a.loop, "combine": a.combine_fn, "dim": dim}
         files += [cu.name, py.name]
         print(f"{path.stem}: proofs {a.proofs} -> {py.name}", flush=True)

@@ -48,9 +48,12 @@ def reductions(names) -> list:
 
 def attention_variants() -> list:
     from thm3.analysis.attention import recognize
-    from thm3.gpu.emit_attention import combine_lane_source
+    from thm3.gpu.emit_attention import merge_source
     a = thm3.analyze(ROOT / "samples" / "flash_attention.py", lift=False)
-    lane = combine_lane_source(a.loop, a.combine_fn, recognize(a.loop, a.transport_map))
+    shape = recognize(a.loop, a.transport_map)
+    if shape is None:           # e.g. the transport proof timed out on a loaded machine
+        raise SystemExit(f"flash_attention: not recognised as attention ({a.transport})")
+    lane = merge_source(a.loop, a.combine_fn, shape)
     records = []
     for dtype in fa.DTYPES:
         for dim in fa.DIMS:

@@ -254,15 +254,18 @@ def emit(file, sample, outdir, dtype, dim, timeout, accept_tested):
 @click.option("--sample", metavar="NAME", help=SAMPLE_HELP)
 @click.option("--n", "n", default=100_000, show_default=True, type=click.IntRange(0, None),
               help="Number of list elements.")
-@click.option("--backend", type=click.Choice(["numpy", "cupy"]), default="numpy", show_default=True,
-              help="numpy: the combine tree on the CPU; cupy: the emitted CUDA kernel.")
+@click.option("--backend", type=click.Choice(["numpy", "numba", "cupy"]), default="numpy", show_default=True,
+              help="numpy: the combine tree on the CPU; numba: compiled, in threads (thm3[cpu]); "
+                   "cupy: the emitted CUDA kernel.")
+@click.option("--scan", "scan", is_flag=True,
+              help="Run the inclusive scan instead and compare every prefix with the sequential prefixes.")
 @click.option("--dtype", type=click.Choice(["float64", "float32"]), default="float64", show_default=True,
               help="Type of the Real input arrays; the parallel form computes in it.")
 @click.option("--dim", type=click.IntRange(1, 4096), default=4, show_default=True,
               help="Length of Vec values in the random data.")
 @click.option("--seed", default=0, show_default=True, help="Seed of the random data.")
 @click.option("--timeout", default=60.0, show_default=True, type=click.FloatRange(0.1, None), help=TIMEOUT_HELP)
-def run(file, sample, n, backend, dtype, dim, seed, timeout):
+def run(file, sample, n, backend, scan, dtype, dim, seed, timeout):
     """Run the parallel reduction on random data and compare it with the sequential fold
     (float64, element by element)."""
     import numpy as np
@@ -277,20 +280,34 @@ def run(file, sample, n, backend, dtype, dim, seed, timeout):
     arrays = [x.astype(dtype) if x.dtype.kind == "f" else x for x in arrays]
     t0 = time.perf_counter()
     try:
-        par = a.run(*arrays, backend=backend, **params)
+        if scan:                            # every prefix, against the sequential prefixes
+            par = _on_host(a.scan(*arrays, backend=backend, result=True, **params))
+        else:
+            par = a.run(*arrays, backend=backend, **params)
     except BackendUnavailable as err:
         click.echo(f"{file}: backend {backend}: {err}", err=True)
         sys.exit(2)
     t1 = time.perf_counter()
-    seq = _sequential_with_progress(a.loop, arrays, params, n)
+    if scan:
+        from thm3.backends.scan import prefix_results, run_sequential_prefixes
+        seq = prefix_results(a.loop, run_sequential_prefixes(a.loop, arrays, params), params)
+    else:
+        seq = _sequential_with_progress(a.loop, arrays, params, n)
     t2 = time.perf_counter()
     diff = _difference(par, seq)
-    click.echo(f"{a.loop.title}  n = {n}  backend = {backend}  dtype = {dtype}")
+    click.echo(f"{a.loop.title}  n = {n}  backend = {backend}  dtype = {dtype}" + ("  (scan)" if scan else ""))
     click.echo(f"  parallel   {_short(par)}   {t1 - t0:.4f} s")
     click.echo(f"  sequential {_short(seq)}   {t2 - t1:.4f} s  (float64)")
     click.echo(f"  max relative difference {diff:.3g}")
     tol = 1e-6 if dtype == "float64" else 1e-3
     sys.exit(0 if diff <= tol or diff != diff and _short(par) == _short(seq) else 1)
+
+
+def _on_host(v):
+    """CuPy results as NumPy arrays (a tuple stays a tuple)."""
+    if isinstance(v, tuple):
+        return tuple(_on_host(x) for x in v)
+    return v.get() if hasattr(v, "get") and type(v).__module__.split(".")[0] == "cupy" else v
 
 
 def _sequential_with_progress(loop, arrays, params, n: int):

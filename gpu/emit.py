@@ -1,7 +1,8 @@
 """Write a loop's kernels to disk: `NAME.cu` (the CUDA source from `gpu/render.py`) and
 `NAME.py`, a self-contained module that needs only CuPy and NumPy.  The module holds the
 source in a `cupy.RawModule`, imports CuPy on first use (so it imports without a GPU),
-and offers `reduce`, `reduce_state`, `reduce_rows` and `reduce_rows_state`."""
+and offers `reduce`, `reduce_state`, `reduce_rows` and `reduce_rows_state`, and the
+inclusive scan `scan` and `scan_rows` (rendered by `scan.py`)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -433,11 +434,12 @@ def render_module(loop: Loop, combine: Fn, source: str, *, dtype: str = "float32
     combine_lines = [f"    {f.name} = {to_text(e)}" for f, e in zip(loop.fields, with_field_names(loop, combine.outputs))]
     signature = ", ".join([p.name for p in data] or ["n"]) + "".join(f", {p.name}=..." for p in loop.params)
     returns = (f"the result ({result})" if result else f"the final State ({', '.join(f.name for f in loop.fields)})")
-    identity = ", ".join(f"{f.name}={'0 (vector)' if f.type is Type.VEC else f.default}" for f in loop.fields)
+    identity = ", ".join(f"{f.name}={str(f.default) + ' (every lane)' if f.type is Type.VEC else f.default}" for f in loop.fields)
     array_doc = ", ".join(f"{p.name} ({'(n, DIM)' if p.type is Type.VEC else '(n,)'} {p.type.value})"
                           for p in data) or "none: pass n, the length (Index elements only)"
     param_doc = ("\n    Loop parameters (keywords): "
                  + ", ".join(f"{p.name} ({p.type.value})" for p in loop.params) + ".") if loop.params else ""
+    from .scan import render_module_part     # the scan's source and launchers follow
     return _MODULE.substitute(
         title=loop.title.replace('"""', "'''"),
         title_short=loop.title.split(":")[0].replace('"""', "'''"),
@@ -454,15 +456,16 @@ def render_module(loop: Loop, combine: Fn, source: str, *, dtype: str = "float32
         array_doc=array_doc, param_doc=param_doc,
         source=_python_string(source),
         numpy_functions=numpy_source(loop, combine),
-        defaults="(" + "".join(f"{_python_value(0.0 if f.type is Type.VEC else f.default)}, "
+        defaults="(" + "".join(f"{_python_value(float(f.default) if f.type is Type.VEC else f.default)}, "
                                for f in loop.fields) + ")",
-    )
+    ) + render_module_part(loop, combine, dtype=dtype, dim=dim)
 
 
 def emit(loop: Loop, combine: Fn, outdir, *, dtype: str = "float32",
-         dim: int | None = None) -> tuple[Path, Path]:
-    """Write DIR/NAME.cu and DIR/NAME.py for `loop` and its `combine`; returns both paths."""
-    source = R.render(loop, combine, dtype=dtype, dim=dim)
+         dim: int | None = None, exp_nonpositive: bool = False) -> tuple[Path, Path]:
+    """Write DIR/NAME.cu and DIR/NAME.py for `loop` and its `combine`; returns both paths.
+    `exp_nonpositive`: the stability certificate proved every exp argument <= 0."""
+    source = R.render(loop, combine, dtype=dtype, dim=dim, exp_nonpositive=exp_nonpositive)
     module = render_module(loop, combine, source, dtype=dtype, dim=dim)
     outdir = Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)

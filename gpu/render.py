@@ -107,7 +107,10 @@ class _Helper:
 
 
 def _exp(p, e, args):
-    # exp(x) = exp2(x * log2 e): exp2f is one special-function instruction on the GPU
+    # exp(x) = exp2(x * log2 e): exp2f is one special-function instruction on the GPU, with
+    # a subnormal fix-up around it that an argument proved <= 0 does without
+    if p.fast_exp and p.real.name == "float32":
+        return Operand(f"thm3_exp2_nonpositive({_wrap(args[0], _MULTIPLICATIVE)} * {LOG2_E}f)", _ATOM, e.type)
     return Operand(f"exp2{p.real.fn}({_wrap(args[0], _MULTIPLICATIVE)} * {LOG2_E}{p.real.suffix})",
                    _ATOM, e.type)
 
@@ -245,6 +248,7 @@ class Spec:
     combine: Fn
     real: Real
     dim: int | None
+    exp_nonpositive: bool = False   # the certificate: every exp argument of left and combine <= 0
 
     @property
     def items(self) -> int:
@@ -289,14 +293,15 @@ class Spec:
         return [c_name(p.name) for p in self.loop.params]
 
 
-def make_spec(loop: Loop, combine: Fn, dtype: str = "float32", dim: int | None = None) -> Spec:
+def make_spec(loop: Loop, combine: Fn, dtype: str = "float32", dim: int | None = None,
+              exp_nonpositive: bool = False) -> Spec:
     if dtype not in REALS:
         raise ValueError(f"dtype must be one of {', '.join(DTYPES)}, not {dtype!r}")
     uses_vec = any(t is Type.VEC for t in [f.type for f in loop.fields]
                    + [p.type for p in loop.elements] + [p.type for p in loop.params])
     if uses_vec and not dim:
         raise ValueError(f"{loop.name}: the loop has Vec values; give their length (dim)")
-    return Spec(loop, combine, REALS[dtype], dim if uses_vec else None)
+    return Spec(loop, combine, REALS[dtype], dim if uses_vec else None, exp_nonpositive)
 
 
 def state_layout(spec: Spec) -> list[tuple[str, str, int, int]]:
@@ -329,8 +334,9 @@ class Printer:
     Vec expressions print for one lane `d` inside `for (int d = 0; d < THM3_DIM; ++d)`.
     With `lanes=True` (the lane-wise combine) a Vec value is a single lane scalar."""
 
-    def __init__(self, spec: Spec, names: dict[str, str], lanes: bool = False):
+    def __init__(self, spec: Spec, names: dict[str, str], lanes: bool = False, fast_exp: bool = False):
         self.spec, self.real, self.names, self.lanes = spec, spec.real, names, lanes
+        self.fast_exp = fast_exp        # exp arguments proved <= 0: ex2.approx alone
         self.locals: dict[int, str] = {}
         self.lines: list[str] = []
         taken = set(names.values())
@@ -465,6 +471,17 @@ inline double __longlong_as_double(long long i) { double f; std::memcpy(&f, &i, 
 #define THM3_INF_D __longlong_as_double(0x7ff0000000000000LL)
 #define THM3_NAN_D __longlong_as_double(0x7ff8000000000000LL)
 // max and min as the NumPy reference has them: a NaN on either side propagates; a tie gives b
+// 2^x for an x proved <= 0 (the stability certificate, of every exp argument in left and
+// the combine): the special-function unit alone, results below 2^-126 flushed to 0
+__host__ __device__ __forceinline__ float thm3_exp2_nonpositive(float x) {
+#ifdef __CUDA_ARCH__
+    float r;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+    return r;
+#else
+    return exp2f(x);
+#endif
+}
 template <class A, class B>
 __host__ __device__ __forceinline__ auto thm3_max(A a, B b) -> decltype(a + b) { return (a > b || a != a) ? a : b; }
 template <class A, class B>
@@ -491,7 +508,7 @@ def _header(spec: Spec) -> str:
 
 def _default_text(f) -> str:
     if f.type is Type.VEC:
-        return "0 (vector)"
+        return f"{f.default} (every lane)"
     return str(f.default)
 
 
@@ -519,7 +536,7 @@ def render_identity(spec: Spec) -> str:
     p = Printer(spec, {})
     lines = ["State r;"]
     for f in spec.loop.fields:
-        value = 0.0 if f.type is Type.VEC else f.default
+        value = float(f.default) if f.type is Type.VEC else f.default
         if f.type is Type.VEC:
             lines.append(f"for (int d = 0; d < THM3_DIM; ++d) r.{c_member(f.name)}[d] = {p.literal(value, Type.REAL)};")
         else:
@@ -533,8 +550,9 @@ def _state_names(spec: Spec, prefix: str, var: str) -> dict[str, str]:
     return {f"{prefix}.{f.name}": f"{var}.{c_member(f.name)}" for f in spec.loop.fields}
 
 
-def _body(spec: Spec, fn: Fn, names: dict[str, str], targets: list[tuple[str, Type]]) -> list[str]:
-    p = Printer(spec, names)
+def _body(spec: Spec, fn: Fn, names: dict[str, str], targets: list[tuple[str, Type]],
+          fast_exp: bool = False) -> list[str]:
+    p = Printer(spec, names, fast_exp=fast_exp)
     for (target, t), e in zip(targets, p.prepare(fn.outputs)):
         p.assign(target, e, t)
     return p.lines
@@ -550,7 +568,7 @@ def render_left(spec: Spec) -> str:
                     else f"{spec.ctype(p.type)} {c_name(p.name)}")
     names.update({p.name: c_name(p.name) for p in loop.params})
     targets = [(f"r.{c_member(f.name)}", f.type) for f in loop.fields]
-    lines = ["State r;"] + _body(spec, loop.left, names, targets) + ["return r;"]
+    lines = ["State r;"] + _body(spec, loop.left, names, targets, spec.exp_nonpositive) + ["return r;"]
     sig = _signature("__host__ __device__ __forceinline__ State thm3_left", args + spec.param_decls())
     return _function(sig, lines, "left: one step of the sequential fold")
 
@@ -559,7 +577,7 @@ def render_combine(spec: Spec) -> str:
     names = {**_state_names(spec, "a", "a"), **_state_names(spec, "b", "b")}
     names.update({p.name: c_name(p.name) for p in spec.loop.params})
     targets = [(f"r.{c_member(f.name)}", f.type) for f in spec.loop.fields]
-    lines = ["State r;"] + _body(spec, spec.combine, names, targets) + ["return r;"]
+    lines = ["State r;"] + _body(spec, spec.combine, names, targets, spec.exp_nonpositive) + ["return r;"]
     args = ["const State& a", "const State& b"] + spec.param_decls()
     return _function(_signature("__host__ __device__ __forceinline__ State thm3_combine", args),
                      lines, "combine: h(xs + ys) from a = h(xs) and b = h(ys); a is the earlier part")
@@ -579,11 +597,14 @@ def render_result(spec: Spec) -> str:
                      (" (THM3_DIM values)" if rtype is Type.VEC else ""))
 
 
-def render_functions(loop: Loop, combine: Fn, *, dtype: str = "float32", dim: int | None = None) -> str:
+def render_functions(loop: Loop, combine: Fn, *, dtype: str = "float32", dim: int | None = None,
+                     exp_nonpositive: bool = False) -> str:
     """The helpers, `struct State` and the `__host__ __device__` functions thm3_identity,
     thm3_left, thm3_combine and (for a loop with `result`) thm3_result: the part of the
-    source that a host compiler builds too."""
-    spec = make_spec(loop, combine, dtype, dim)
+    source that a host compiler builds too.  `exp_nonpositive`: the stability certificate
+    proved every exp argument of left and the combine <= 0 (their float32 exps then use
+    ex2.approx alone; the result's keep exp2f)."""
+    spec = make_spec(loop, combine, dtype, dim, exp_nonpositive)
     parts = [_header(spec), _HELPERS, render_state(spec), render_identity(spec),
              render_left(spec), render_combine(spec), render_result(spec)]
     return "\n\n".join(p for p in parts if p) + "\n"
@@ -719,7 +740,7 @@ __device__ __forceinline__ State thm3_combine_warps(const State& mine${params_de
 // h of the elements [0, count) of one range, the pointers at its start and `first` the
 // position of its first element in the whole array; valid in thread 0.  Warp w takes the
 // warp tiles [tiles * w / WARPS, tiles * (w + 1) / WARPS).
-${sig_fold} {
+${sig_tiles} {
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const long long tiles = (count + THM3_WARP_TILE - 1) / THM3_WARP_TILE;
     const long long tile_end = tiles * (warp + 1) / THM3_WARPS;
@@ -741,6 +762,20 @@ ${fold_full}
         running = thm3_combine(running, s${params});     // meaningful in lane 0
     }
     return thm3_combine_warps(running${params});
+}
+
+// Elements before p's next 16-byte boundary (0 when p is on one or is not T-aligned).
+template <class T> __device__ __forceinline__ int thm3_head(const T* p) {
+    const unsigned off = (unsigned)(reinterpret_cast<unsigned long long>(p) & 15);
+    return off % sizeof(T) ? 0 : (int)((16 - off) % 16 / sizeof(T));
+}
+
+// The range with a peeled head: when every array sits the same number of elements before
+// a 16-byte boundary (a contiguous x[1:], say), thread 0 folds those first elements one at
+// a time and the tiles start at the boundary, where they take the 16-byte loads; the head
+// is the earlier part of the combine.  Valid in thread 0.
+${sig_fold} {
+${peel}
 }
 
 // The final state of one reduction: its fields and its result, at position `row`.
@@ -882,7 +917,7 @@ def _left_call(spec: Spec, element_of) -> str:
 def render_kernels(spec: Spec) -> str:
     real = spec.real.ctype
     arrays = spec.data_elements
-    range_decls = [a.decl(restrict=False) for a in kernel_args(spec, "thm3_reduce_rows")
+    range_decls = [a.decl() for a in kernel_args(spec, "thm3_reduce_rows")
                    if a.kind == "array"] or ["const void*"]
 
     def offset(p, at):
@@ -911,6 +946,22 @@ def render_kernels(spec: Spec) -> str:
                      "for (int k = 0; k < THM3_ITEMS; ++k) {", "    const long long i = i0 + k;",
                      f"    s = thm3_left({_left_call(spec, scalar_element)}{_lead(spec.param_names())});", "}"]
         aligned = "true"
+    names = ", ".join(f"in_{p.name}" for p in arrays) or "nullptr"
+    params = _lead(spec.param_names())
+    if spec.vector_loads:
+        heads = [f"thm3_head(in_{p.name})" for p in arrays]
+        peel = [f"int head = {heads[0]};"]
+        peel += [f"if ({h} != head) head = 0;           // different offsets: no common boundary"
+                 for h in heads[1:]]
+        shifted = ", ".join(offset(p, "peeled") for p in arrays)
+        peel += ["const long long peeled = head < count ? head : count;",
+                 "State s = thm3_identity();",
+                 "if (threadIdx.x == 0)",
+                 f"    for (long long i = 0; i < peeled; ++i) s = thm3_left({_left_call(spec, scalar_element)}{params});",
+                 f"const State rest = thm3_fold_tiles({shifted}, count - peeled, first + peeled{params});",
+                 f"return peeled > 0 ? thm3_combine(s, rest{params}) : rest;"]
+    else:
+        peel = [f"return thm3_fold_tiles({names}, count, first{params});"]
     param_decls = [a.decl() for a in kernel_args(spec, "thm3_reduce_rows") if a.kind == "param"]
     out_decls = [a.decl() for a in kernel_args(spec, "thm3_reduce_rows") if a.kind == "output"]
     outputs = output_names(spec)
@@ -931,6 +982,9 @@ def render_kernels(spec: Spec) -> str:
         store=_indent(_store_lines(spec)),
         sig_fold=_signature("__device__ __forceinline__ State thm3_fold_range",
                             range_decls + ["long long count", "long long first"] + param_decls),
+        sig_tiles=_signature("__device__ __forceinline__ State thm3_fold_tiles",
+                             range_decls + ["long long count", "long long first"] + param_decls),
+        peel=_indent(peel),
         sig_store=_signature("__device__ __forceinline__ void thm3_store",
                              ["const State& s", "long long row"] + param_decls + out_decls),
         sig_blocks=signature("thm3_reduce_blocks"),
@@ -942,8 +996,10 @@ def render_kernels(spec: Spec) -> str:
     return _KERNELS.substitute(holes)
 
 
-def render(loop: Loop, combine: Fn, *, dtype: str = "float32", dim: int | None = None) -> str:
+def render(loop: Loop, combine: Fn, *, dtype: str = "float32", dim: int | None = None,
+           exp_nonpositive: bool = False) -> str:
     """The whole CUDA source: functions and kernels `thm3_reduce_blocks`,
     `thm3_reduce_partials` and `thm3_reduce_rows` (see the comments in the source)."""
-    spec = make_spec(loop, combine, dtype, dim)
-    return render_functions(loop, combine, dtype=dtype, dim=dim) + "\n" + render_kernels(spec)
+    spec = make_spec(loop, combine, dtype, dim, exp_nonpositive)
+    return (render_functions(loop, combine, dtype=dtype, dim=dim, exp_nonpositive=exp_nonpositive)
+            + "\n" + render_kernels(spec))

@@ -21,7 +21,8 @@ _modules: dict[str, types.ModuleType] = {}
 def module_for(analysis, *, dtype: str = "float32", dim: int | None = None):
     """The emitted module for this analysis (cached per module text)."""
     loop, combine = analysis.loop, analysis.combine_fn
-    source = R.render(loop, combine, dtype=dtype, dim=dim)
+    certified = getattr(analysis, "stability", {}).get("exp_overflow") == "proved"
+    source = R.render(loop, combine, dtype=dtype, dim=dim, exp_nonpositive=certified)
     text = render_module(loop, combine, source, dtype=dtype, dim=dim)
     mod = _modules.get(text)
     if mod is None:

@@ -191,7 +191,8 @@ def reduction_records(kernel: str, source: str, *, items: int, threads: int) -> 
     out = []
     for fn in ("thm3_reduce_blocks", "thm3_reduce_rows"):
         f, loop_fn = real[fn], fast[fn]
-        loop = loop_fn.loop_with("LDG")
+        # the loop of the 16-byte loads (the peeled head has a small loop of scalar ones)
+        loop = loop_fn.loop_with("LDG.E.128") or loop_fn.loop_with("LDG")
         per = loop_fn.instructions(loop) / (32 * items) if loop else None
         blocks, occ = f.occupancy(threads)
         out.append(Record(kernel, fn, f.registers, f.stack, f.spill_stores + f.spill_loads, f.shared,

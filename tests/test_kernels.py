@@ -393,7 +393,10 @@ def test_kernels_compile(case, dtype, arch):
         assert f".entry {kernel}(" in ptx
     assert "ld.local" not in ptx and "st.local" not in ptx            # no spills to local memory
     if render.make_spec(loop, combine, dtype, 64).vector_loads:
-        assert ("ld.global.nc.v4.f32" if dtype == "float32" else "ld.global.nc.v2.f64") in ptx
+        # 16-byte vector loads (through the read-only path where the compiler proves it;
+        # tests/test_sass.py holds the machine code to LDG.E.128)
+        wide = ("v4.f32",) if dtype == "float32" else ("v2.f64",)
+        assert any(f"ld.global.{nc}{w}" in ptx for nc in ("nc.", "") for w in wide)
 
 
 @needs_nvrtc
@@ -1090,3 +1093,30 @@ def test_emitted_module_runs_on_numpy_without_cupy(name, tmp_path, monkeypatch):
             np.testing.assert_allclose(answer, apply_result(loop, want, params), 2e-4, 2e-4)
     with pytest.raises(ValueError, match="backend"):
         module.reduce(*(dev or [n]), backend="torch", **params)
+
+
+def test_exp_certified_nonpositive_uses_ex2_approx_in_left_and_combine_only():
+    """With the stability certificate (every exp argument of left and the combine <= 0)
+    their float32 exps take ex2.approx alone; the result's exps, which it does not cover,
+    and every float64 exp keep the library's."""
+    loop, combine = LOOPS["softmax"]()
+    plain = render.render(loop, combine)
+    fast = render.render(loop, combine, exp_nonpositive=True)
+    call = "thm3_exp2_nonpositive("
+    assert plain.count(call) == 1                       # the helper's definition only
+    left = fast[fast.index("State thm3_left"):fast.index("State thm3_combine")]
+    comb = fast[fast.index("State thm3_combine"):fast.index("// ---- the reduction")]
+    assert call in left and call in comb
+    if "thm3_result" in fast:
+        res = fast[fast.index("void thm3_result"):]
+        assert call not in res[:res.index("\n}\n")]
+    assert render.render(loop, combine, dtype="float64", exp_nonpositive=True).count(call) == 1
+
+
+def test_runtime_passes_the_certificate_on():
+    from thm3.gpu import runtime
+    loop, combine = LOOPS["softmax"]()
+    proved = types.SimpleNamespace(loop=loop, combine_fn=combine, stability={"exp_overflow": "proved"})
+    tested = types.SimpleNamespace(loop=loop, combine_fn=combine, stability={"exp_overflow": "tested"})
+    assert runtime.module_for(proved).SOURCE.count("thm3_exp2_nonpositive(") > 1
+    assert runtime.module_for(tested).SOURCE.count("thm3_exp2_nonpositive(") == 1

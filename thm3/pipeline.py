@@ -24,9 +24,7 @@ from thm3.semantics.critical import division_guards
 from thm3.prove.combine import LAWS, prove_combine, verdict_of
 from thm3.semantics.evaluate import NUMPY, evaluate, numpy_value, quiet
 from thm3.semantics.samples import make_triples, plain
-from thm3.synth.sketch import synthesize
 from thm3.status import Status, Verdict
-from thm3.synth.tidy import tidy_combine
 from thm3.analysis.witness import find_witness
 from thm3.lift import lift, with_right_fold
 from thm3.syntax.loopfile import loop_text
@@ -70,6 +68,7 @@ class Analysis:
     candidates: tuple[Fn, ...] = field(default=(), repr=False)
     tidied: Fn | None = field(default=None, repr=False)      # the candidate tidied with SymPy
     methods: dict = field(default_factory=dict, repr=False)  # field -> synthesis stage
+    synthesis: object = field(default=None, repr=False)      # thm3.synth.Synthesis: routes, proofs
 
     def __repr__(self) -> str:
         from thm3.report import one_line
@@ -121,14 +120,9 @@ class Analysis:
         fn, loop, State = self.combine_fn, self.loop, self.State
 
         def combine(a, b, **params):
-            args = [numpy_value(v, f.type) for v, f in zip(tuple(a), loop.fields)] + \
-                   [numpy_value(v, f.type) for v, f in zip(tuple(b), loop.fields)]
-            env = {name: v for (name, _), v in zip(fn.inputs, args)}
-            env.update({k: np.asarray(v, dtype=np.float64) if isinstance(v, (list, np.ndarray)) else v
-                        for k, v in params.items()})
-            with quiet():
-                out = evaluate(fn.outputs, env, NUMPY)
-            return State(*(_plain_value(v, f.type) for v, f in zip(out, loop.fields)))
+            # single States, or batches (fields as NumPy/CuPy arrays) lane by lane
+            from thm3.backends.states import combine_states
+            return combine_states(loop, fn, a, b, params, State)
 
         combine.__doc__ = f"The combine of {loop.title!r}, synthesized by {self.method}."
         return combine
@@ -142,6 +136,13 @@ class Analysis:
                 from thm3.backends.numpy_tree import apply_result, run_parallel
                 state = run_parallel(self.loop, self.combine_fn, list(arrays), params, dtype=real)
                 return _in_dtype(apply_result(self.loop, state, params), real)
+            case "numba":
+                try:
+                    from thm3.backends.numba_tree import run_numba
+                except ImportError:
+                    raise BackendUnavailable("backend='numba' needs Numba: pip install 'thm3[cpu]'") from None
+                from thm3.backends.numpy_tree import apply_result
+                return apply_result(self.loop, run_numba(self.loop, self.combine_fn, list(arrays), params), params)
             case "cupy":
                 try:
                     import cupy  # noqa: F401
@@ -151,7 +152,17 @@ class Analysis:
                 from thm3.gpu.runtime import run_cupy       # renders CUDA; imports CuPy lazily
                 return run_cupy(self, *arrays, **params)
             case _:
-                raise UsageError(f"backend must be 'numpy' or 'cupy', not {backend!r}")
+                raise UsageError(f"backend must be 'numpy', 'numba' or 'cupy', not {backend!r}")
+
+    def scan(self, *arrays, backend: str = "numpy", result: bool = False, **params):
+        """Every prefix state (inclusive, in list order): a State whose fields are arrays of
+        length n (n x D for a Vec); with result=True the array of prefix results."""
+        if self.combine_fn is None:
+            raise UsageError(f"{self.loop.name}: no combine ({self.verdict}): {self.reason}")
+        _check_run_inputs(self.loop, arrays, params)
+        from thm3.backends.scan import prefix_results, scan_states
+        states = scan_states(self.loop, self.combine_fn, list(arrays), params, backend=backend)
+        return prefix_results(self.loop, states, params) if result else self.State(*states)
 
     def to_json(self) -> dict:
         from thm3.ir.printer import to_text
@@ -212,7 +223,9 @@ def _check_run_inputs(loop: Loop, arrays, params: dict):
         from thm3.report import invariant_text
         for cond in loop.preconditions:
             with quiet():
-                ok = np.broadcast_to(np.asarray(evaluate([cond], env, NUMPY)[0]).reshape(n, -1).all(axis=1), (n,))
+                holds = np.asarray(evaluate([cond], env, NUMPY)[0])
+                holds = np.broadcast_to(holds, (n, 1)) if holds.ndim == 0 else holds   # a condition on parameters only
+                ok = np.broadcast_to(holds.reshape(n, -1).all(axis=1), (n,))
             if not ok.all():
                 i = int(np.argmin(ok))
                 values = ", ".join(f"{d.name} = {plain(x[i])}" for d, x in zip(given, data))
@@ -317,26 +330,26 @@ def lift_state(ctx: Context, a: Analysis) -> Done:
 
 
 def synthesize_combine(ctx: Context, a: Analysis) -> Done:
-    loop = ctx.loop
-    nothing = {"verdict": Verdict.UNKNOWN, "proofs": a.proofs | dict.fromkeys(LAWS, Status.SKIPPED)}
-    methods: dict = {}
-    try:
-        cands, tried = synthesize(loop, list(a.samples), deadline=ctx.deadline, methods=methods)
-    except SolverTimeout:
-        return Done(Status.TIMEOUT, "the search for a combine ran out of time",
-                    nothing | {"reason": "the search for a combine ran out of time (--timeout)"})
-    if not cands:
-        reason = "no combine found by the sketch search, and no witness that none exists"
-        if guards := division_guards(loop):       # a list dividing by zero has no state
-            reason += "; the loop divides by zero on some lists: consider " + ", ".join(
-                f"`assert {g}`" for g in guards)
-        return Done(Status.NONE, f"{tried} candidate terms, none agreed with h(xs + ys)",
-                    nothing | {"reason": reason})
-    tidy = tidy_combine(loop, cands[0], list(a.samples))
-    if tidy is not None:
-        cands.insert(0, tidy)
-    return Done(Status.FOUND, f"{len(cands)} candidate(s) after {tried} terms",
-                {"candidates": tuple(cands), "tidied": tidy, "methods": methods})
+    import thm3.synth
+    loop, samples = ctx.loop, list(a.samples)
+    got = thm3.synth.synthesize(loop, samples, deadline=ctx.deadline,
+                                prove=lambda c: prove_combine(loop, a.setting, c, samples, ctx.deadline))
+    if got.combine is None:
+        timed = any(t.outcome == "timeout" for t in got.attempts)
+        return Done(Status.TIMEOUT if timed else Status.NONE, got.tried(), {
+            "verdict": Verdict.UNKNOWN, "proofs": a.proofs | dict.fromkeys(LAWS, Status.SKIPPED),
+            "reason": _no_combine_reason(loop, got)})
+    return Done(Status.FOUND, f"route {got.route}; {got.tried()}", {
+        "candidates": (got.combine,), "tidied": got.combine if got.tidied else None,
+        "methods": dict(got.methods), "synthesis": got})
+
+
+def _no_combine_reason(loop: Loop, got) -> str:
+    reason = f"no combine found (routes tried: {got.tried()}), and no witness that none exists"
+    if guards := division_guards(loop):       # a list dividing by zero has no state
+        reason += "; the loop divides by zero on some lists: consider " + ", ".join(
+            f"`assert {g}`" for g in guards)
+    return reason
 
 
 def prove_laws(ctx: Context, a: Analysis) -> Done:
@@ -345,7 +358,10 @@ def prove_laws(ctx: Context, a: Analysis) -> Done:
     best of the others (most proved laws) is judged by `verdict_of`."""
     best = None
     for cand in a.candidates:
-        statuses, details, timed_out = prove_combine(ctx.loop, a.setting, cand, list(a.samples), ctx.deadline)
+        if a.synthesis is not None and cand is a.synthesis.combine:     # proved while routes raced
+            statuses, details, timed_out = a.synthesis.statuses, a.synthesis.details, a.synthesis.timed_out
+        else:
+            statuses, details, timed_out = prove_combine(ctx.loop, a.setting, cand, list(a.samples), ctx.deadline)
         score = (not any(s == Status.FAILED for s in statuses.values()),
                  sum(s == Status.PROVED for s in statuses.values()))
         if best is None or score > best[0]:

@@ -98,11 +98,25 @@ __host__ __device__ __forceinline__ void thm3_result(const State& acc, double* o
 #define THM3_ITEMS 8
 #endif
 #define THM3_VECTOR 2
+#ifndef THM3_FULL_TILES
+#define THM3_FULL_TILES 0   // 1 only to read the fast path's machine code (gpu/sass.py)
+#endif
 #define THM3_WARPS (THM3_BLOCK / 32)
 #define THM3_WARP_TILE (32 * THM3_ITEMS)
 static_assert(THM3_BLOCK >= 32 && THM3_BLOCK <= 1024 && (THM3_BLOCK & (THM3_BLOCK - 1)) == 0,
               "THM3_BLOCK: a power of two from 32 to 1024");
 static_assert(THM3_ITEMS % THM3_VECTOR == 0, "THM3_ITEMS: a multiple of the vector width");
+
+// a / b for 0 <= a < 2^53, 0 < b, without a 64-bit integer division: its subroutine call
+// would cap the kernel at 64 registers and spill float64 states.  A double estimate, off
+// by at most a few units, corrected with integer arithmetic.
+__device__ __forceinline__ long long thm3_div(long long a, int b) {
+    long long q = (long long)((double)a * __drcp_rn((double)b));
+    long long r = a - q * b;
+    while (r < 0) { --q; r += b; }
+    while (r >= b) { ++q; r -= b; }
+    return q;
+}
 
 // 16 bytes of Reals, for vectorised loads.
 struct alignas(16) thm3_vec { double v[THM3_VECTOR]; };
@@ -144,7 +158,8 @@ __device__ __forceinline__ State thm3_combine_warps(const State& mine) {
 // h of the elements [0, count) of one range, the pointers at its start and `first` the
 // position of its first element in the whole array; valid in thread 0.  Warp w takes the
 // warp tiles [tiles * w / WARPS, tiles * (w + 1) / WARPS).
-__device__ State thm3_fold_range(const double* in_x, long long count, long long first) {
+__device__ __forceinline__ State thm3_fold_tiles(const double* __restrict__ in_x,
+                                                 long long count, long long first) {
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const long long tiles = (count + THM3_WARP_TILE - 1) / THM3_WARP_TILE;
     const long long tile_end = tiles * (warp + 1) / THM3_WARPS;
@@ -153,7 +168,7 @@ __device__ State thm3_fold_range(const double* in_x, long long count, long long 
     for (long long tile = tiles * warp / THM3_WARPS; tile < tile_end; ++tile) {
         const long long i0 = tile * THM3_WARP_TILE + (long long)lane * THM3_ITEMS;
         State s = thm3_identity();
-        if (aligned && i0 + THM3_ITEMS <= count) {
+        if (THM3_FULL_TILES || (aligned && i0 + THM3_ITEMS <= count)) {
             // a full run: 16-byte loads, all issued before the first step
             thm3_vec v_x[THM3_ITEMS / THM3_VECTOR];
             #pragma unroll
@@ -175,6 +190,27 @@ __device__ State thm3_fold_range(const double* in_x, long long count, long long 
     return thm3_combine_warps(running);
 }
 
+// Elements before p's next 16-byte boundary (0 when p is on one or is not T-aligned).
+template <class T> __device__ __forceinline__ int thm3_head(const T* p) {
+    const unsigned off = (unsigned)(reinterpret_cast<unsigned long long>(p) & 15);
+    return off % sizeof(T) ? 0 : (int)((16 - off) % 16 / sizeof(T));
+}
+
+// The range with a peeled head: when every array sits the same number of elements before
+// a 16-byte boundary (a contiguous x[1:], say), thread 0 folds those first elements one at
+// a time and the tiles start at the boundary, where they take the 16-byte loads; the head
+// is the earlier part of the combine.  Valid in thread 0.
+__device__ __forceinline__ State thm3_fold_range(const double* __restrict__ in_x,
+                                                 long long count, long long first) {
+    int head = thm3_head(in_x);
+    const long long peeled = head < count ? head : count;
+    State s = thm3_identity();
+    if (threadIdx.x == 0)
+        for (long long i = 0; i < peeled; ++i) s = thm3_left(s, in_x[i]);
+    const State rest = thm3_fold_tiles(in_x + peeled, count - peeled, first + peeled);
+    return peeled > 0 ? thm3_combine(s, rest) : rest;
+}
+
 // The final state of one reduction: its fields and its result, at position `row`.
 __device__ __forceinline__ void thm3_store(const State& s, long long row,
                                            long long* __restrict__ out_n,
@@ -187,14 +223,18 @@ __device__ __forceinline__ void thm3_store(const State& s, long long row,
     thm3_result(s, out_result + row);
 }
 
-// Pass 1: block b reduces the warp tiles [tiles * b / grid, tiles * (b + 1) / grid)
-// and writes its partial state.
-extern "C" __global__ void __launch_bounds__(THM3_BLOCK)
+// Pass 1: block b reduces a contiguous range of warp tiles (ranges in block order)
+// and writes its partial state.  (Launch bounds with a minimum of one block: a kernel that
+// calls a subroutine, such as a division's slow path, is otherwise held to 80 registers,
+// and float64 states spill.)
+extern "C" __global__ void __launch_bounds__(THM3_BLOCK, 1)
 thm3_reduce_blocks(const double* __restrict__ in_x, long long n, State* __restrict__ partial) {
     const long long tiles = (n + THM3_WARP_TILE - 1) / THM3_WARP_TILE;
-    const long long b = blockIdx.x, grid = gridDim.x;
-    const long long begin = tiles * b / grid * THM3_WARP_TILE;
-    const long long end_tile = tiles * (b + 1) / grid * THM3_WARP_TILE;
+    const int b = blockIdx.x, grid = gridDim.x;
+    // blocks [0, extra) take per + 1 tiles, the others per
+    const long long thm3_per = thm3_div(tiles, grid), thm3_extra = tiles - thm3_per * grid;
+    const long long begin = (b * thm3_per + (b < thm3_extra ? b : thm3_extra)) * THM3_WARP_TILE;
+    const long long end_tile = begin + (thm3_per + (b < thm3_extra ? 1 : 0)) * THM3_WARP_TILE;
     const long long end = end_tile < n ? end_tile : n;
     const long long count = begin < end ? end - begin : 0;
     const State s = thm3_fold_range(in_x + begin, count, begin);
@@ -219,7 +259,7 @@ thm3_reduce_partials(const State* __restrict__ partial, int count, long long* __
 // One reduction per row of a (rows, n) input, one block per row (Index: the position in
 // the row).  The 16-byte loads need each row at a 16-byte boundary (n * sizeof a multiple
 // of 16); other rows take the scalar path.
-extern "C" __global__ void __launch_bounds__(THM3_BLOCK)
+extern "C" __global__ void __launch_bounds__(THM3_BLOCK, 1)
 thm3_reduce_rows(const double* __restrict__ in_x, long long n, long long* __restrict__ out_n,
                  double* __restrict__ out_mean, double* __restrict__ out_M2,
                  double* __restrict__ out_result) {

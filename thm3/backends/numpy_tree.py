@@ -76,7 +76,8 @@ def _py_value(v, type_):
 
 
 def identity(loop: Loop, *, dim: int | None = None, dtype=np.float64) -> tuple:
-    """The identity of the combine: the fields' defaults (a Vec default is the zero vector)."""
+    """The identity of the combine: the fields' defaults (a Vec default is that constant
+    in every lane)."""
     return tuple(_scalar_value(f.default, f.type, dtype, dim) for f in loop.fields)
 
 
@@ -99,14 +100,16 @@ def apply_result(loop: Loop, state, params: dict):
 
 def run_parallel(loop: Loop, combine: Fn, arrays, params: dict, *,
                  block: int = DEFAULT_BLOCK, dtype=np.float64, width: int = DEFAULT_WIDTH,
-                 n: int | None = None, dim: int | None = None) -> tuple:
+                 n: int | None = None, dim: int | None = None, offset: int = 0) -> tuple:
     """The final state computed in the parallel form described in the module docstring:
     runs of `block` elements folded with `left` side by side, then a tree of `combine`s
-    in list order.  Real values are computed in `dtype`."""
+    in list order.  Real values are computed in `dtype`.  `offset` is the position of
+    the arrays' first element in the whole list (what an `Index` element reads), for a
+    part of a longer list such as a Dask chunk."""
     if block < 1 or width < 1 or width & (width - 1):
         raise UsageError("block must be >= 1 and width a power of two")
     dtype = np.dtype(dtype).type
-    data = _Inputs(loop, arrays, params, dtype, n, dim)
+    data = _Inputs(loop, arrays, params, dtype, n, dim, offset)
     table = _table(dtype)
     plan = _Plan(loop, data, block, table)
     merge = _Tree(loop, combine, data, table)
@@ -127,7 +130,8 @@ def run_parallel(loop: Loop, combine: Fn, arrays, params: dict, *,
 class _Inputs:
     """The element arrays and loop parameters, checked and converted to `dtype`."""
 
-    def __init__(self, loop: Loop, arrays, params: dict, dtype, n, dim):
+    def __init__(self, loop: Loop, arrays, params: dict, dtype, n, dim, offset: int = 0):
+        self.offset = int(offset)                   # the first element's Index
         data_params = [p for p in loop.elements if not p.index]
         arrays = list(arrays)
         if len(arrays) != len(data_params):
@@ -171,8 +175,12 @@ class _Plan:
         self.names = [f"acc.{f.name}" for f in loop.fields]
         self.real = table[Op.CONST](0.0, Type.REAL).dtype.type
 
-    def fold_runs(self, begin: int, end: int) -> tuple:
-        """The states of the runs that cover elements [begin, end), one lane per run."""
+    def fold_runs(self, begin: int, end: int, start: tuple | None = None,
+                  record: list | None = None) -> tuple:
+        """The states of the runs that cover elements [begin, end), one lane per run.
+        Each run is folded from `start` (one state a lane; the identity by default); with
+        `record` (one array a field, shaped (runs, L) or (runs, L, D)) the state after
+        every step is written into it: the runs' inclusive prefixes, for the scan."""
         L, loop = self.L, self.loop
         count = end - begin
         runs = -(-count // L)
@@ -188,12 +196,12 @@ class _Plan:
                 part = np.concatenate([part, np.zeros((runs * L - count,) + part.shape[1:], part.dtype)])
             rows.append(part.reshape((runs, L) + part.shape[1:] if part.ndim == 2 else (runs, L, 1)))
         has_index = any(p.index for p in loop.elements)
-        starts = begin + L * np.arange(runs, dtype=np.int64)[:, None] if has_index else None
+        starts = self.data.offset + begin + L * np.arange(runs, dtype=np.int64)[:, None] if has_index else None
         last_len = count - (runs - 1) * L           # elements in the last run
         if last_len < L:
             padding = np.zeros((runs, 1), dtype=bool)
             padding[-1] = True
-        state = _batched_identity(loop, runs, self.data.dim, self.real)
+        state = _batched_identity(loop, runs, self.data.dim, self.real) if start is None else start
         env = dict(self.data.params)
         for j in range(L):
             env.update(zip(self.names, state))
@@ -203,6 +211,9 @@ class _Plan:
             if j >= last_len:                       # lane runs-1 is past the end: keep it
                 new = [np.where(padding, old, v) for old, v in zip(state, new)]
             state = _conform(new, state)
+            if record is not None:
+                for out, v in zip(record, state):
+                    out[:, j] = v if out.ndim == 3 else v[:, 0]
         return state
 
 
@@ -235,10 +246,13 @@ class _Tree:
         if len(states[0]) % 2:
             pad = _batched_identity(self.loop, 1, self.data.dim, self.real)
             states = tuple(np.concatenate([s, p]) for s, p in zip(states, pad))
-        left = tuple(s[0::2] for s in states)
+        return self.pair(tuple(s[0::2] for s in states), tuple(s[1::2] for s in states))
+
+    def pair(self, left: tuple, right: tuple) -> tuple:
+        """combine(left[i], right[i]) in every lane."""
         env = dict(self.data.params)
         env.update(zip(self.a, left))
-        env.update(zip(self.b, (s[1::2] for s in states)))
+        env.update(zip(self.b, right))
         return _conform(self.combine(env), left)
 
 
@@ -324,7 +338,7 @@ def _batched_identity(loop: Loop, lanes: int, dim, real) -> tuple:
     out = []
     for f in loop.fields:
         if f.type is Type.VEC:
-            out.append(np.broadcast_to(np.zeros((1, dim), dtype=real), (lanes, dim)))
+            out.append(np.broadcast_to(np.full((1, dim), f.default, dtype=real), (lanes, dim)))
         else:
             out.append(np.broadcast_to(np.full((1, 1), f.default, dtype=_dtype(f.type, real)), (lanes, 1)))
     return tuple(out)

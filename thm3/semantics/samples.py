@@ -135,8 +135,8 @@ class Domain:
 
 
 def init_state(loop: Loop, dim: int = 3) -> tuple:
-    """The initial state as NumPy values (a Vec as `dim` zeros)."""
-    return tuple(np.zeros(dim) if f.type is Type.VEC else NUMPY[Op.CONST](e.arg, e.type)
+    """The initial state as NumPy values (a Vec as `dim` lanes of its default)."""
+    return tuple(np.full(dim, float(e.arg)) if f.type is Type.VEC else NUMPY[Op.CONST](e.arg, e.type)
                  for f, e in zip(loop.fields, initial_state(loop)))
 
 
@@ -193,7 +193,7 @@ def stack_elements(loop: Loop, lists: list[list]) -> list[tuple]:
 
 def batch_init(loop: Loop, rows: int, dim: int) -> tuple:
     """The initial state for `rows` lists at once: (rows, dim) for a Vec, else (rows, 1)."""
-    return tuple(np.zeros((rows, dim)) if f.type is Type.VEC else np.full((rows, 1), v)
+    return tuple(np.broadcast_to(v, (rows, dim)).copy() if f.type is Type.VEC else np.full((rows, 1), v)
                  for f, v in zip(loop.fields, init_state(loop, dim)))
 
 

@@ -42,7 +42,7 @@ HINT_EXPRESSION = ("numbers, inf, True, False, local names, parameters, acc.<fie
                    "a if c else b, and calls to " + ", ".join(CALLS))
 HINT_CALL = ", ".join(CALLS) + " (all but max, min, abs imported from thm3.lang)"
 HINT_TYPE = "Real, Int, Bool, Vec (and Index for an element parameter)"
-HINT_DEFAULT = "a number, inf, -inf, True, False, or 0 for a Vec (the zero vector)"
+HINT_DEFAULT = "a number, inf, -inf, True or False (a Vec's number fills every lane)"
 HINT_STATE = "return State(...), return acc._replace(field=...), or return acc"
 
 # What the generic errors call a node.
@@ -358,16 +358,16 @@ class _Module:
             Type.REAL: not isinstance(value, bool),
             Type.INT: isinstance(value, int) and not isinstance(value, bool),
             Type.BOOL: isinstance(value, bool),
-            Type.VEC: not isinstance(value, bool) and value == 0,
+            Type.VEC: not isinstance(value, bool),
         }[type_]
         if not ok:
             raise self.src.error(node, f"the default {_snippet(node)} does not fit field `{name}: {type_.value}`",
-                                 "0 (the zero vector) for a Vec" if type_ is Type.VEC else HINT_DEFAULT)
+                                 "a number for a Vec (every lane)" if type_ is Type.VEC else HINT_DEFAULT)
         match type_:
             case Type.REAL:
                 return float(value)
             case Type.VEC:
-                return 0
+                return 0 if value == 0 else float(value)     # every lane; 0 is the zero vector
             case _:
                 return value
 

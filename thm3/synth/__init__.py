@@ -1,2 +1,189 @@
-"""Synthesis of the combine: a sketch taken from `left` (`sketch`), bottom-up enumeration
-(`enumeration`), and SymPy tidying of rational fields (`tidy`)."""
+"""Synthesis of the combine: routes behind one interface, raced under one deadline,
+cheapest first; the first candidate the prover proves wins.
+
+Routes: "sketch" (the step with the element replaced by the right operand's fields,
+`sketch`), "interpolation" (exact linear algebra on sampled pairs, `interpolation`),
+"transport" (a map onto a product of +/max/min monoids found by linear algebra,
+`transport`), "weak right inverse" (combine = foldl(left, a, g(b)), `inverse`),
+"enumeration" (bottom-up enumeration where no sketch fits, `enumeration`).  Every route's candidates are checked on the batched samples before
+they are proved; rational fields are tidied with SymPy (`tidy`).  Branches of `left`
+are normalised first (`thm3.ir.normalize`), so if/else, `where` and max/min spellings
+of one function take the same routes."""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+from thm3.ir import Fn, Loop
+
+__all__ = ["Attempt", "Route", "ROUTES", "Synthesis", "synthesize", "route_named"]
+
+
+class RouteFailed(Exception):
+    """A route found no candidate; the message says why."""
+
+
+@dataclass(frozen=True)
+class Route:
+    name: str
+    find: Callable          # (loop, triples, deadline, methods) -> list[Fn]; raises RouteFailed
+    share: float = 1.0      # at most this share of the time left (plus a second) before moving on
+
+
+@dataclass(frozen=True)
+class Attempt:
+    route: str
+    outcome: str            # "proved" | "not proved" | "none" | "timeout"
+    detail: str
+    seconds: float
+
+
+@dataclass(frozen=True)
+class Synthesis:
+    combine: Fn | None
+    route: str
+    statuses: dict
+    details: dict
+    timed_out: bool
+    methods: dict
+    tidied: bool
+    attempts: tuple[Attempt, ...] = field(default=())
+
+    def tried(self) -> str:
+        """One line: each route tried and what came of it."""
+        return "; ".join(f"{a.route}: {a.outcome}" + (f" ({a.detail})" if a.detail else "") for a in self.attempts)
+
+
+def _sketch(loop, triples, deadline, methods):
+    from thm3.synth.sketch import synthesize as sketch
+    cands, tried = sketch(loop, triples, deadline=deadline, methods=methods, with_enumeration=False)
+    if not cands:
+        raise RouteFailed(f"{tried} sketch completions, none agreed with h(xs + ys)")
+    return cands
+
+
+def _enumeration(loop, triples, deadline, methods):
+    from thm3.synth.sketch import synthesize as sketch
+    cands, tried = sketch(loop, triples, deadline=deadline, methods=methods, with_enumeration=True)
+    if not cands:
+        raise RouteFailed(f"{tried} terms, none agreed with h(xs + ys)")
+    return cands
+
+
+def _interpolation(loop, triples, deadline, methods):
+    from thm3.synth import interpolation
+    try:
+        fn = interpolation.synthesize(loop, deadline)
+    except interpolation.Failed as e:
+        raise RouteFailed(str(e)) from None
+    methods.update({f.name: "exact interpolation c * Q = P" for f in loop.fields})
+    return [fn]
+
+
+def _transport(loop, triples, deadline, methods):
+    from thm3.synth import transport
+    try:
+        fn, how = transport.synthesize(loop, deadline)
+    except transport.Failed as e:
+        raise RouteFailed(str(e)) from None
+    methods.update({f.name: how for f in loop.fields})
+    return [fn]
+
+
+# Cheapest first.  The sketch is quick where it fits and may be slow on wide states, so it
+# gets a slice first; the enumeration route runs the sketch again with the time left.
+def _inverse(loop, triples, deadline, methods):
+    from thm3.synth import inverse
+    try:
+        fn, how = inverse.synthesize(loop, triples, deadline)
+    except inverse.Failed as e:
+        raise RouteFailed(str(e)) from None
+    methods.update({f.name: how for f in loop.fields})
+    return [fn]
+
+
+ROUTES: tuple[Route, ...] = (
+    Route("sketch", _sketch, 0.1),
+    Route("interpolation", _interpolation, 0.3),
+    Route("transport", _transport, 0.4),
+    Route("weak right inverse", _inverse, 0.4),
+    Route("enumeration", _enumeration),
+)
+
+
+def route_named(name: str) -> Route:
+    return next(r for r in ROUTES if r.name == name)
+
+
+def synthesize(loop: Loop, triples, *, deadline: float, prove: Callable,
+               routes: tuple[Route, ...] = ROUTES) -> Synthesis:
+    """Run the routes in order until one gives a candidate that `prove` proves.
+
+    `prove(fn) -> (statuses, details, timed_out)` with statuses per law.  Returns the
+    proved combine, or else the best-scoring candidate seen (None if none agreed
+    with the samples), and what each route did."""
+    from thm3.ir.normalize import normalize_loop
+    from thm3.errors import SolverTimeout
+    from thm3.synth.tidy import tidy_combine
+
+    work = normalize_loop(loop)
+    attempts: list[Attempt] = []
+    best = None
+    for route in routes:
+        if time.monotonic() > deadline:
+            attempts.append(Attempt(route.name, "timeout", "no time left", 0.0))
+            continue
+        t0 = time.monotonic()
+        until = min(deadline, t0 + 1.0 + route.share * (deadline - t0))
+        methods: dict = {}
+        try:
+            # the sketch reads the step as written first (its spelling is the combine's),
+            # then normalised; the other routes read the normalised step
+            first = loop if route.name == "sketch" and work is not loop else work
+            try:
+                found = route.find(first, triples, until, methods)
+            except RouteFailed:
+                if first is work:
+                    raise
+                found = route.find(work, triples, until, methods)
+            cands = [c for c in found if _agrees(loop, c, triples)]
+        except RouteFailed as e:
+            attempts.append(Attempt(route.name, "none", str(e), time.monotonic() - t0))
+            continue
+        except SolverTimeout:
+            attempts.append(Attempt(route.name, "timeout", "the search ran out of time", time.monotonic() - t0))
+            continue
+        if not cands:
+            attempts.append(Attempt(route.name, "none", "its candidates disagree with h(xs + ys) on samples",
+                                    time.monotonic() - t0))
+            continue
+        tidy = tidy_combine(loop, cands[0], triples)
+        if tidy is not None:
+            cands.insert(0, tidy)
+        for cand in cands:
+            statuses, details, timed_out = prove(cand)
+            score = (not any(s == "failed" for s in statuses.values()),
+                     sum(s == "proved" for s in statuses.values()))
+            if best is None or score > best[0]:
+                best = (score, Synthesis(cand, route.name, statuses, details, timed_out, dict(methods),
+                                         tidy is not None and cand is tidy))
+            if all(s == "proved" for s in statuses.values()) or time.monotonic() > deadline:
+                break
+        proved = all(s == "proved" for s in best[1].statuses.values()) and best[1].route == route.name
+        attempts.append(Attempt(route.name, "proved" if proved else "not proved",
+                                "" if proved else ", ".join(f"{k} {v}" for k, v in best[1].statuses.items()),
+                                time.monotonic() - t0))
+        if proved:
+            break
+    if best is None:
+        return Synthesis(None, "", {}, {}, False, {}, False, tuple(attempts))
+    s = best[1]
+    return Synthesis(s.combine, s.route, s.statuses, s.details, s.timed_out, s.methods, s.tidied, tuple(attempts))
+
+
+def _agrees(loop: Loop, fn: Fn, triples) -> bool:
+    """The candidate equals h(xs + ys) on every batched sample, field by field."""
+    from thm3.synth.sketch import Checker
+    return all(Checker(fn.inputs, triples, i, probe=False).agrees(
+        Checker(fn.inputs, triples, i, probe=False).values(e)) for i, e in enumerate(fn.outputs))

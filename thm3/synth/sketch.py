@@ -82,7 +82,9 @@ class Sketch:
     def holes_for(self, node: Expr) -> list[Expr]:
         """What may stand where `node`, free of the state, sits in `left`."""
         _, el = self.info[id(node)]
-        alts = [_b(f) for f in self.loop.fields if _compatible(node.type, f.type)]
+        # an Int element may stand for a Real summary (the softmax max over Int elements)
+        alts = [_b(f) for f in self.loop.fields if _compatible(node.type, f.type)
+                or (el and node.type is Type.INT and f.type is Type.REAL)]
         if not el or (node.op is Op.VAR and node.arg in self.params):
             alts.insert(0, node)         # constants and loop parameters may stay
         if node.type is Type.BOOL:
@@ -101,8 +103,10 @@ class Sketch:
         if j is not None and j != field and j in chosen:
             out.append(chosen[j])
         # Only the terms of the top-level sum may take a weight (d1 * exp(...)).
+        # A select's branches are terms of the same sum (an if/else spelling of the step).
         child_summand = summand and node.op in (Op.ADD, Op.SUB)
-        kids = [self.alternatives(s, field, chosen, child_summand) for s in node.src]
+        kids = [self.alternatives(s, field, chosen, child_summand or (summand and node.op is Op.WHERE and k > 0))
+                for k, s in enumerate(node.src)]
         count = math.prod(len(k) for k in kids)
         if count > MAX_ALTERNATIVES:
             kids = [k[:max(1, int(MAX_ALTERNATIVES ** (1 / len(kids))))] for k in kids]
@@ -196,7 +200,8 @@ def field_order(loop: Loop) -> list[int]:
 
 
 def synthesize(loop: Loop, triples: list[Triples], *, limit: int = 3,
-               deadline: float | None = None, methods: dict | None = None) -> tuple[list[Fn], int]:
+               deadline: float | None = None, methods: dict | None = None,
+               with_enumeration: bool = True) -> tuple[list[Fn], int]:
     """Combines that agree with h(xs + ys) on every sampled pair, smallest first (at
     most `limit` per field), and the number of candidate terms checked.  `methods`, if
     given, receives for each field the stage that found its term.
@@ -278,7 +283,7 @@ def synthesize(loop: Loop, triples: list[Triples], *, limit: int = 3,
                                 found.append((_size(term) + 4, whole))
                 if len(found) >= limit:
                     break
-        if not found:
+        if not found and with_enumeration:
             # stage 4: a combine of another shape, by bottom-up enumeration (enumerate.py)
             from thm3.synth.enumeration import FIELD_SECONDS, enumerate_field
             stage = "bottom-up enumeration with observational equivalence"

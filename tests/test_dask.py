@@ -1,0 +1,115 @@
+"""thm3.dask: the reduction and the scan over dask.array inputs, against the sequential
+fold; small cases on Dask's synchronous scheduler, and 10**7 elements in 16 uneven
+chunks on a real `distributed.LocalCluster` with two worker processes (slow)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+da = pytest.importorskip("dask.array")
+
+from analyzed import analysis                                      # noqa: E402
+from catalog import by_name                                        # noqa: E402
+from thm3.backends import numpy_tree                               # noqa: E402
+from thm3.backends.scan import prefix_results, run_sequential_prefixes, scan_parallel  # noqa: E402
+from thm3.semantics.samples import random_arrays                  # noqa: E402
+
+import thm3.dask as tdask                                          # noqa: E402
+
+# sum, Welford, max prefix sum, online softmax, argmax with Index, a linear recurrence
+CLUSTER_SAMPLES = ["sum", "welford", "mps", "safe_softmax", "argmax", "affine"]
+
+
+def _values(v):
+    return [np.asarray(x, dtype=np.float64) for x in (v if isinstance(v, tuple) else (v,))]
+
+
+def _same(got, want, rel=1e-9):
+    for u, v in zip(_values(got), _values(want), strict=True):
+        assert u.shape == v.shape
+        with np.errstate(all="ignore"):
+            ok = (u == v) | (np.isnan(u) & np.isnan(v)) | (np.abs(u - v) <= rel * np.maximum(1.0, np.abs(v)))
+        assert ok.all(), (u[~ok][:5], v[~ok][:5])
+
+
+def _uneven(n: int, parts: int, rng) -> tuple:
+    cuts = np.sort(rng.choice(np.arange(1, n), size=parts - 1, replace=False))
+    return tuple(int(c) for c in np.diff(np.concatenate([[0], cuts, [n]])))
+
+
+def _dask(arrays, chunks):
+    return [da.from_array(x, chunks=(chunks,) + x.shape[1:]) for x in arrays]
+
+
+@pytest.mark.parametrize("split_every", [2, 3, 8])
+@pytest.mark.parametrize("name", CLUSTER_SAMPLES + ["first", "last", "vec_sum"])
+def test_reduce_and_scan_on_small_uneven_chunks(name, split_every):
+    """Groups of split_every adjacent partials keep list order: `affine`, `first`, `last`
+    and `argmax`'s ties would come out wrong from any reordering."""
+    a = analysis(str(by_name(name).path))
+    rng = np.random.default_rng(split_every)
+    n = 3001
+    arrays, params = random_arrays(a.loop, n, 4, rng)
+    chunks = _uneven(n, 11, rng)
+    xs = _dask(arrays, chunks)
+    want = numpy_tree.apply_result(a.loop, numpy_tree.run_sequential(a.loop, arrays, params), params)
+    lazy = tdask.reduce(a, *xs, split_every=split_every, backend="numpy", **params)
+    _same(lazy.compute(scheduler="sync"), want)
+    prefixes = run_sequential_prefixes(a.loop, arrays, params)
+    state = tdask.scan(a, *xs, backend="numpy", **params)
+    assert all(len(f.chunks[0]) == len(chunks) for f in state)
+    _same(tuple(f.compute(scheduler="sync") for f in state), prefixes)
+    results = tdask.scan(a, *xs, result=True, backend="numpy", **params)
+    import dask
+    _same(dask.compute(results, scheduler="sync")[0], prefix_results(a.loop, prefixes, params))
+
+
+def test_combine_group_folds_left_to_right():
+    a = analysis(str(by_name("affine").path))
+    parts = [numpy_tree.run_sequential(a.loop, [np.array([m]), np.array([c])], {})
+             for m, c in [(2.0, 1.0), (3.0, -1.0), (0.5, 4.0), (-1.0, 2.0)]]
+    got = tdask.combine_group(a.loop, a.combine_fn, {}, *parts)
+    want = numpy_tree.run_sequential(a.loop, [np.array([2.0, 3.0, 0.5, -1.0]), np.array([1.0, -1.0, 4.0, 2.0])], {})
+    _same(got, want, rel=0)
+    swapped = tdask.combine_group(a.loop, a.combine_fn, {}, parts[1], parts[0], *parts[2:])
+    assert not np.allclose(_values(swapped), _values(want))
+
+
+def test_empty_input_gives_the_identity():
+    a = analysis(str(by_name("welford").path))
+    x = da.zeros((0,), chunks=(0,))
+    _same(tdask.reduce(a, x, backend="numpy").compute(scheduler="sync"), a.run(np.zeros(0)))
+
+
+@pytest.fixture(scope="module")
+def cluster_client():
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None, silence_logs=40) as cluster:
+        with distributed.Client(cluster) as client:
+            yield client
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", CLUSTER_SAMPLES)
+def test_ten_million_on_a_local_cluster(name, cluster_client):
+    """10**7 elements in 16 uneven chunks on two worker processes, against the plain left
+    fold (compiled from the same rendering of `left` as the Numba backend, which the
+    default tier checks against the Python fold)."""
+    numba_tree = pytest.importorskip("thm3.backends.numba_tree")
+    a = analysis(str(by_name(name).path))
+    rng = np.random.default_rng(len(name))
+    n = 10**7
+    arrays, params = random_arrays(a.loop, n, 4, rng)
+    if name == "affine":     # keep the composed map finite over 10**7 steps
+        arrays[0] = rng.uniform(-1.0, 1.0, n)
+    chunks = _uneven(n, 16, rng)
+    xs = _dask(arrays, chunks)
+    final = numba_tree.run_numba_sequential(a.loop, a.combine_fn, arrays, params)
+    want = numpy_tree.apply_result(a.loop, final, params)
+    got = cluster_client.compute(tdask.reduce(a, *xs, **params)).result()
+    _same(got, want, rel=1e-7)
+    state = tdask.scan(a, *xs, **params)
+    prefixes = cluster_client.gather(cluster_client.compute(list(state)))
+    _same(tuple(p[-1] for p in prefixes), final, rel=1e-7)
+    _same(tuple(prefixes), scan_parallel(a.loop, a.combine_fn, arrays, params), rel=1e-7)

@@ -1,0 +1,251 @@
+"""Synthesis routes (issue 14): each route by itself on loops the others cannot do; the
+branch normalisation; the issue's loops end to end, each combine checked against the
+sequential fold on random lists."""
+from __future__ import annotations
+
+import math
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import thm3
+import thm3.synth as synth
+from thm3.analysis.invariants import infer
+from thm3.ir import Op, walk
+from thm3.ir.normalize import normalize_loop
+from thm3.prove.combine import prove_combine
+from thm3.prove.laws import Setting
+from thm3.semantics.equality import LAW, states_close
+from thm3.semantics.samples import fold_left, make_triples
+from thm3.synth import interpolation, inverse, transport
+from thm3.synth.exact import exact_rows
+from thm3.ir.printer import to_text
+
+ROOT = Path(__file__).resolve().parents[1]
+CORPUS = ROOT / "bench" / "corpus"
+SAMPLES = ROOT / "samples"
+
+
+def _loop(path: Path):
+    return thm3.parse_file(path)
+
+
+def _alone(route: str, path: Path, seconds: float = 60.0):
+    """One route by itself, with its candidates proved."""
+    loop = _loop(path)
+    triples = make_triples(loop)
+    inv, _ = infer(loop, triples, time.monotonic() + 10)
+    setting = Setting(loop, inv)
+    deadline = time.monotonic() + seconds
+    return synth.synthesize(loop, triples, deadline=deadline, routes=(synth.route_named(route),),
+                            prove=lambda c: prove_combine(loop, setting, c, triples, deadline))
+
+
+def _proved(got) -> bool:
+    return got.combine is not None and all(s == "proved" for s in got.statuses.values())
+
+
+# -- each route by itself: cheap checks (no proofs) ----------------------------------
+
+def test_interpolation_fits_product_from_two():
+    loop = _loop(CORPUS / "product_init_two.py")
+    fn = interpolation.synthesize(loop, time.monotonic() + 30)
+    assert to_text(fn.outputs[0]) == "0.5 * (a.p * b.p)"
+
+
+MAX_COUNT_SENTINEL = '''
+from typing import NamedTuple
+from thm3.lang import Int
+
+class State(NamedTuple):
+    m: Int = -1000000
+    c: Int = 0
+
+def left(acc: State, x: Int) -> State:
+    assert x > -1000000
+    if x > acc.m:
+        return State(x, 1)
+    elif x == acc.m:
+        return State(acc.m, acc.c + 1)
+    else:
+        return acc
+'''
+
+
+def test_interpolation_splits_by_left_comparisons():
+    loop = thm3.parse_source(MAX_COUNT_SENTINEL)
+    fn = interpolation.synthesize(loop, time.monotonic() + 30)
+    text = to_text(fn.outputs[1])
+    assert "b.m > a.m" in text and "b.m == a.m" in text and "b.c + a.c" in text
+
+
+def test_interpolation_declines_exp_and_infinities():
+    with pytest.raises(interpolation.Failed, match="exp"):
+        interpolation.synthesize(_loop(SAMPLES / "logsumexp.py"), time.monotonic() + 5)
+    with pytest.raises(interpolation.Failed, match="infinity"):
+        interpolation.synthesize(_loop(CORPUS / "three_smallest.py"), time.monotonic() + 5)
+
+
+def test_transport_finds_nrm2_scaling():
+    loop = _loop(CORPUS / "nrm2.py")
+    fn, how = transport.synthesize(loop, time.monotonic() + 30)
+    assert "scale -> max" in how and "scale**2*ssq -> +" in how
+    ssq = to_text(fn.outputs[1])
+    # spelled with (scale / max)**2: nothing larger than the loop's own values
+    assert "a.scale / max(a.scale, b.scale)" in ssq and "a.scale ** 2" not in ssq
+
+
+def test_transport_finds_power_sums_of_moments():
+    _, how = transport.synthesize(_loop(CORPUS / "moments_skewness.py"), time.monotonic() + 60)
+    assert "3*m2*mean + m3 + mean**3*n -> +" in how
+
+
+def test_transport_declines_matrix_products():
+    with pytest.raises(transport.Failed, match="not invertible"):
+        transport.synthesize(_loop(CORPUS / "recurrence2_matrix.py"), time.monotonic() + 30)
+
+
+def test_weak_right_inverse_of_mps():
+    loop = _loop(SAMPLES / "mps.py")
+    _, how = inverse.synthesize(loop, make_triples(loop), time.monotonic() + 30)
+    assert how == "weak right inverse g(t) = [b.m, b.s - b.m]"
+
+
+def test_no_bounded_weak_right_inverse_for_softmax():
+    loop = _loop(SAMPLES / "logsumexp.py")
+    with pytest.raises(inverse.Failed, match="gives the state back"):
+        inverse.synthesize(loop, make_triples(loop), time.monotonic() + 30)
+
+
+def test_equalities_find_mean_times_count():
+    loop = thm3.parse_source('''
+from typing import NamedTuple
+from thm3.lang import Int, Real
+
+class State(NamedTuple):
+    n: Int = 0
+    s: Real = 0
+    mean: Real = 0
+
+def left(acc: State, x: Real) -> State:
+    return State(acc.n + 1, acc.s + x, acc.mean + (x - acc.mean) / (acc.n + 1))
+''')
+    rels = interpolation.equalities(loop, degree=2)
+    # n * mean - s = 0 (exponents over (n, s, mean))
+    assert any(set(r) == {(1, 0, 1), (0, 1, 0)} and r[(1, 0, 1)] == -r[(0, 1, 0)] for r in rels)
+
+
+def test_exact_rows_are_folds():
+    loop = _loop(SAMPLES / "mps.py")
+    for r in exact_rows(loop, count=50):
+        s, m = r.c
+        assert m >= 0 and m >= s
+
+
+# -- branch normalisation -------------------------------------------------------------
+
+IF_MAX = '''
+from typing import NamedTuple
+from thm3.lang import Real
+
+class State(NamedTuple):
+    s: Real = 0
+    m: Real = 0
+
+def left(acc: State, x: Real) -> State:
+    s = acc.s + x
+    {body}
+'''
+
+
+def test_select_of_its_comparison_is_a_max():
+    a = normalize_loop(thm3.parse_source(IF_MAX.format(body="return State(s, max(acc.m, s))")))
+    b = normalize_loop(thm3.parse_source(IF_MAX.format(
+        body="if s > acc.m:\n        return State(s, s)\n    else:\n        return State(s, acc.m)")))
+    c = normalize_loop(thm3.parse_source(IF_MAX.format(body="return State(s, where(acc.m >= s, acc.m, s))")
+                                         .replace("import Real", "import Real, where")))
+    for loop in (a, b, c):
+        assert loop.left.outputs[1].op is Op.MAX
+
+
+def test_exp_under_a_branch_reads_the_max():
+    loop = normalize_loop(_loop(CORPUS / "logsumexp_ifelse.py"))
+    d = loop.left.outputs[1]
+    exps = [e for e in walk([d]) if e.op is Op.EXP]
+    assert exps and all(e.src[0].op is Op.SUB and e.src[0].src[1].op is Op.MAX for e in exps)
+
+
+# -- end to end: every issue loop solved and proved, combine against the fold -----------
+
+ISSUE_LOOPS = ["top2_indices", "three_smallest", "nrm2", "moments_skewness", "moments_kurtosis", "horner_derivative_pow",
+               "recurrence2_matrix", "int_max_count", "int_softmax_normaliser", "product_init_two",
+               "logsumexp_ifelse"]
+
+
+@pytest.fixture(scope="module")
+def analyses():
+    return {}
+
+
+def _analysis(name, cache):
+    if name not in cache:
+        cache[name] = thm3.analyze(CORPUS / f"{name}.py", timeout=120, lift=False)
+    return cache[name]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ISSUE_LOOPS)
+def test_issue_loop_solved_and_proved(name, analyses):
+    a = _analysis(name, analyses)
+    assert a.verdict == "homomorphism", a.reason
+    assert all(a.proofs[k] == "proved" for k in ("identity", "associativity", "homomorphism")), a.proofs
+
+
+def _element(loop, draw, pos):
+    out = []
+    for d in loop.elements:
+        if d.index:
+            out.append(pos)
+        elif d.type.value == "Int":
+            out.append(draw(st.integers(-5, 5)))
+        else:
+            out.append(draw(st.sampled_from([0.0, 1.0, -1.0, 2.0, 0.5, -3.0, 4.25])))
+    return tuple(out)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ISSUE_LOOPS)
+def test_issue_combine_matches_the_fold(name, analyses):
+    a = _analysis(name, analyses)
+    assert a.combine is not None, a.reason
+    loop = a.loop
+    params = {"t": 1.5} if loop.params else {}
+
+    @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(st.data())
+    def check(data):
+        n1 = data.draw(st.integers(0, 6))
+        n2 = data.draw(st.integers(0, 6))
+        xs = [_element(loop, data.draw, i) for i in range(n1 + n2)]
+        whole = fold_left(loop, xs, params)
+        left = fold_left(loop, xs[:n1], params)
+        right = fold_left(loop, xs[n1:], params)       # an Index keeps its position in xs
+        got = a.combine(left, right, **params)
+        assert states_close(tuple(got), tuple(whole), LAW), (xs[:n1], xs[n1:], got, whole)
+
+    check()
+
+
+@pytest.mark.slow
+def test_if_and_max_forms_get_one_verdict():
+    a = thm3.analyze(SAMPLES / "logsumexp.py", timeout=60, lift=False)
+    b = thm3.analyze(CORPUS / "logsumexp_ifelse.py", timeout=60, lift=False)
+    assert a.verdict == b.verdict == "homomorphism"
+    assert {k: v for k, v in a.proofs.items() if k != "bird"} == {k: v for k, v in b.proofs.items() if k != "bird"}
+    for s1, s2 in [((-math.inf, 0.0), (1.0, 2.0)), ((3.0, 1.5), (-1.0, 4.0)), ((2.0, 1.0), (2.0, 1.0)),
+                   ((-math.inf, 0.0), (-math.inf, 0.0))]:
+        assert states_close(tuple(a.combine(s1, s2)), tuple(b.combine(s1, s2)))

@@ -1,0 +1,461 @@
+"""The parallel form on the CPU at native speed: the IR rendered as plain scalar Python,
+compiled by Numba (`backend="numba"`, the optional extra `thm3[cpu]`).
+
+The reduction: the n elements are cut into chunks of CHUNK consecutive elements, one
+thread a chunk (Numba's `prange`).  A chunk is folded with `left` as LANES contiguous
+sub-runs stepped together (independent chains the core overlaps), which are combined in
+order; then the chunk states are combined level by level, neighbours (2k, 2k + 1) with
+the earlier one on the left and a level of odd length padded with the identity at its
+end, as in `numpy_tree`.  The chunking depends on n only, so results do not depend on
+the number of threads.  The scan folds the chunk totals, scans them exclusively in
+order, and folds every chunk again from its carried prefix, keeping every state.
+
+The rendered module is written once under the user cache
+($THM3_CACHE_DIR, else $XDG_CACHE_HOME/thm3/numba, else ~/.cache/thm3/numba), named by
+the hash of its text, and compiled with `cache=True`: a second process loads the
+machine code from disk instead of compiling again.  The text is rendered from the IR by
+thm3 itself; the user's loop file is never imported or run.
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import sys
+from pathlib import Path
+
+import numba  # noqa: F401  (the optional extra thm3[cpu]; without it this backend is unavailable)
+import numpy as np
+
+from thm3.backends.numpy_tree import _dtype, _Inputs
+from thm3.ir import Expr, Fn, Loop, Op, Type, walk
+
+CHUNK = 1 << 16      # elements a thread folds before its state joins the tree
+LANES = 4            # contiguous sub-runs of a chunk folded side by side
+
+
+def run_numba(loop: Loop, combine: Fn, arrays, params: dict, *, n: int | None = None,
+              dim: int | None = None, offset: int = 0) -> tuple:
+    """The final state, computed as described in the module docstring (float64)."""
+    data = _Inputs(loop, arrays, params, np.float64, n, dim, offset)
+    mod = compiled(loop, combine)
+    args = _arguments(loop, data)
+    return _state(loop, mod.reduce(data.n, CHUNK, data.dim or 1, data.offset, *args), data.dim)
+
+
+def scan_numba(loop: Loop, combine: Fn, arrays, params: dict, *, n: int | None = None,
+               dim: int | None = None, offset: int = 0) -> tuple:
+    """Every prefix state: one array a field, (n,) or (n, D)."""
+    data = _Inputs(loop, arrays, params, np.float64, n, dim, offset)
+    mod = compiled(loop, combine)
+    args = _arguments(loop, data)
+    outs = tuple(np.empty((data.n, data.dim) if f.type is Type.VEC else (data.n,),
+                          dtype=_dtype(f.type, np.float64)) for f in loop.fields)
+    mod.scan(data.n, CHUNK, data.dim or 1, data.offset, *outs, *args)
+    return outs
+
+
+def run_numba_sequential(loop: Loop, combine: Fn, arrays, params: dict, *, n: int | None = None,
+                         dim: int | None = None) -> tuple:
+    """The final state of the plain left fold, compiled from the same rendering of `left`
+    (no chunks, no combine; the module is the one `run_numba` uses): a fast sequential
+    reference and baseline."""
+    data = _Inputs(loop, arrays, params, np.float64, n, dim)
+    mod = compiled(loop, combine)
+    return _state(loop, mod.sequential(data.n, data.dim or 1, 0, *_arguments(loop, data)), data.dim)
+
+
+def _arguments(loop: Loop, data: _Inputs) -> list:
+    """Element arrays (contiguous) then loop parameters, in the rendered order."""
+    arrays = [np.ascontiguousarray(a) for p, a in zip(loop.elements, data.element_arrays)
+              if not p.index]
+    params = [data.params[p.name] for p in loop.params]
+    params = [np.ascontiguousarray(v, dtype=np.float64) if p.type is Type.VEC else v.item()
+              for v, p in zip(params, loop.params)]
+    return arrays + params
+
+
+def _state(loop: Loop, values, dim) -> tuple:
+    out = []
+    for v, f in zip(values, loop.fields):
+        if f.type is Type.VEC:
+            out.append(np.asarray(v, dtype=np.float64).copy())
+        else:
+            out.append(_dtype(f.type, np.float64)(v))
+    return tuple(out)
+
+
+# --- the compiled module ----------------------------------------------------------------
+
+def cache_dir() -> Path:
+    base = os.environ.get("THM3_CACHE_DIR")
+    if base:
+        return Path(base) / "numba"
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg) if xdg else Path.home() / ".cache") / "thm3" / "numba"
+
+
+def compiled(loop: Loop, combine: Fn):
+    """The rendered module for this loop and combine, imported from the disk cache."""
+    text = render(loop, combine)
+    digest = hashlib.sha256(text.encode()).hexdigest()[:20]
+    name = f"thm3_numba_{loop.name}_{digest}"
+    mod = sys.modules.get(name)
+    if mod is not None:
+        return mod
+    folder = cache_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{name}.py"
+    if not path.exists():               # never rewritten: Numba's cache keys on the file's mtime
+        tmp = folder / f".{name}.{os.getpid()}.tmp"
+        tmp.write_text(text)
+        os.replace(tmp, path)
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)        # thm3's own rendering of the IR, not the loop file
+    return mod
+
+
+# --- rendering ----------------------------------------------------------------------------
+
+_HEADER = '''"""Rendered by thm3 (thm3/backends/numba_tree.py) from the IR of the loop {name!r}.
+Scalar code compiled by Numba; the loop file itself is never imported."""
+import math
+
+import numpy as np
+from numba import njit, prange
+
+JIT = dict(cache=True, error_model="numpy", nogil=True)
+
+
+@njit(inline="always", **JIT)
+def _max(a, b):
+    return a if (a > b or a != a) else b      # NaN from either side; ties give b
+
+
+@njit(inline="always", **JIT)
+def _min(a, b):
+    return a if (a < b or a != a) else b
+'''
+
+_SCALAR = {
+    Op.NEG: "(-{0})", Op.NOT: "(not {0})", Op.ABS: "abs({0})",
+    Op.EXP: "math.exp({0})", Op.EXP2: "np.exp2({0})", Op.LOG: "_log({0})",
+    Op.LOG2: "_log2({0})", Op.SQRT: "_sqrt({0})",
+    Op.ADD: "({0} + {1})", Op.SUB: "({0} - {1})", Op.MUL: "({0} * {1})",
+    Op.DIV: "({0} / {1})", Op.MAX: "_max({0}, {1})", Op.MIN: "_min({0}, {1})",
+    Op.LT: "({0} < {1})", Op.LE: "({0} <= {1})", Op.GT: "({0} > {1})", Op.GE: "({0} >= {1})",
+    Op.EQ: "({0} == {1})", Op.NE: "({0} != {1})",
+    Op.AND: "({0} and {1})", Op.OR: "({0} or {1})",
+    Op.WHERE: "({1} if {0} else {2})",
+}
+
+# Vec-valued nodes are NumPy arrays of length D inside the compiled code.
+_VECTOR = {
+    Op.NEG: "(-{0})", Op.ABS: "np.abs({0})", Op.EXP: "np.exp({0})", Op.EXP2: "np.exp2({0})",
+    Op.LOG: "np.log({0})", Op.LOG2: "np.log2({0})", Op.SQRT: "np.sqrt({0})",
+    Op.ADD: "({0} + {1})", Op.SUB: "({0} - {1})", Op.MUL: "({0} * {1})", Op.DIV: "({0} / {1})",
+    Op.MAX: "np.maximum({0}, {1})", Op.MIN: "np.minimum({0}, {1})",
+    Op.WHERE: "({1} if {0} else {2})",
+}
+
+_MATH = '''
+
+@njit(inline="always", **JIT)
+def _log(a):
+    return math.log(a) if a > 0 else (-math.inf if a == 0 else math.nan)
+
+
+@njit(inline="always", **JIT)
+def _log2(a):
+    return math.log2(a) if a > 0 else (-math.inf if a == 0 else math.nan)
+
+
+@njit(inline="always", **JIT)
+def _sqrt(a):
+    return math.sqrt(a) if a >= 0 else math.nan
+'''
+
+
+def _literal(value, type_: Type) -> str:
+    match type_:
+        case Type.BOOL:
+            return repr(bool(value))
+        case Type.INT:
+            return f"np.int64({int(value)})"
+        case _:
+            v = float(value)
+            if v != v:
+                return "math.nan"
+            if v in (float("inf"), float("-inf")):
+                return "math.inf" if v > 0 else "-math.inf"
+            return repr(v)
+
+
+class _Body:
+    """Straight-line statements computing `outputs` from named inputs, one temporary a node."""
+
+    def __init__(self, names: dict[str, str]):
+        self.names = names
+        self.lines: list[str] = []
+
+    def render(self, fn_outputs, targets: list[tuple[str, Type]]) -> list[str]:
+        slot: dict[int, str] = {}
+        for k, e in enumerate(walk(fn_outputs)):
+            slot[id(e)] = self._node(e, k, slot)
+        for (target, t), e in zip(targets, fn_outputs):
+            self.lines.append(f"{target} = {_convert(slot[id(e)], e.type, t)}")
+        return self.lines
+
+    def _node(self, e: Expr, k: int, slot: dict) -> str:
+        match e.op:
+            case Op.VAR:
+                return self.names[e.arg]
+            case Op.CONST:
+                text = _literal(e.arg, e.type)
+                return f"np.full(dim, {text})" if e.type is Type.VEC else text
+        args = [slot[id(s)] for s in e.src]
+        if e.type is Type.VEC and e.op is Op.WHERE:
+            args = [args[0]] + [_convert(a, s.type, Type.VEC) for a, s in zip(args[1:], e.src[1:])]
+        match e.op:
+            case Op.POW:
+                base = args[0] if e.src[0].type is Type.VEC or e.arg >= 0 else f"float({args[0]})"
+                text = f"({base} ** {e.arg})"
+                if e.arg < 0 and e.src[0].type is not Type.VEC:
+                    text = f"_rpow({args[0]}, {e.arg})"
+            case Op.DOT:
+                text = f"np.sum({args[0]} * {args[1]})"
+            case _ if e.type is Type.VEC:
+                text = _VECTOR[e.op].format(*args)
+            case _:
+                text = _SCALAR[e.op].format(*args)
+        name = f"t{k}"
+        self.lines.append(f"{name} = {text}")
+        return name
+
+
+def _convert(text: str, have: Type, want: Type) -> str:
+    """A value brought to a field's type, so that every state variable keeps one type."""
+    match want:
+        case Type.VEC:
+            return text if have is Type.VEC else f"np.full(dim, float({text}))"
+        case Type.REAL:
+            return f"float({text})"
+        case Type.INT:
+            return f"np.int64({text})"
+        case Type.BOOL:
+            return f"bool({text})"
+        case _:
+            raise ValueError(f"no Numba conversion to {want}")
+
+
+def render(loop: Loop, combine: Fn) -> str:
+    """The module text: `left`, `combine`, the chunk fold, `reduce` and `scan`."""
+    F = len(loop.fields)
+    fields = [f"s{k}" for k in range(F)]
+    data = [p for p in loop.elements if not p.index]
+    xs = [f"x{k}" for k in range(len(data))]
+    ps = [f"p{k}" for k in range(len(loop.params))]
+    extra = ", ".join(xs + ps)
+    tail = f", {extra}" if extra else ""
+    param_names = {p.name: f"p{k}" for k, p in enumerate(loop.params)}
+    elem_names, element_vars = {}, []
+    data_iter = iter(range(len(data)))
+    for k, p in enumerate(loop.elements):
+        elem_names[p.name] = f"e{k}"
+        element_vars.append((f"e{k}", None if p.index else f"x{next(data_iter)}"))
+    out = [_HEADER.format(name=loop.name), _MATH]
+    out.append('''
+
+@njit(inline="always", **JIT)
+def _rpow(a, n):
+    return float(a) ** n if a != 0 else (math.inf if n % 2 == 0 or a >= 0 else -math.inf)
+''')
+    # left(state, elements, params, dim)
+    names = {f"acc.{f.name}": s for f, s in zip(loop.fields, fields)} | elem_names | param_names
+    targets = [(f"n{k}", f.type) for k, f in enumerate(loop.fields)]
+    body = _Body(names).render(loop.left.outputs, targets)
+    elems = ", ".join(v for v, _ in element_vars)
+    pnames = ", ".join(ps)
+    sig = ", ".join(fields + [v for v, _ in element_vars] + ps + ["dim"])
+    out.append(_function("left", sig, body, [t for t, _ in targets]))
+    # combine(a, b, params, dim)
+    a_names = [f"a{k}" for k in range(F)]
+    b_names = [f"b{k}" for k in range(F)]
+    names = ({f"a.{f.name}": v for f, v in zip(loop.fields, a_names)}
+             | {f"b.{f.name}": v for f, v in zip(loop.fields, b_names)} | param_names)
+    body = _Body(names).render(combine.outputs, targets)
+    out.append(_function("combine", ", ".join(a_names + b_names + ps + ["dim"]), body,
+                         [t for t, _ in targets]))
+    # identity(dim)
+    ident = [_convert(_literal(f.default, Type.VEC if f.type is Type.VEC else f.type), f.type, f.type)
+             if f.type is not Type.VEC else f"np.full(dim, {_literal(f.default, Type.REAL)})"
+             for f in loop.fields]
+    out.append(_function("identity", "dim", [], ident))
+    out.append(_loops(loop, fields, element_vars, tail, pnames))
+    return "\n".join(out) + "\n"
+
+
+def _function(name: str, signature: str, body: list[str], returns: list[str]) -> str:
+    lines = [f"\n\n@njit(inline=\"always\", **JIT)", f"def {name}({signature}):"]
+    lines += [f"    {line}" for line in body]
+    lines.append(f"    return ({', '.join(returns)},)")
+    return "\n".join(lines)
+
+
+def _loops(loop: Loop, fields, element_vars, tail: str, pnames: str) -> str:
+    """fold (LANES sub-runs stepped together), reduce and scan, as text."""
+    F = len(fields)
+    ps = f", {pnames}" if pnames else ""
+    S = ", ".join(fields)
+
+    def lane(k):
+        return [f"{s}_{k}" for s in fields]
+
+    def step(k, index):
+        reads = []
+        for v, x in element_vars:
+            reads.append(f"{v}_{k} = base + {index}" if x is None else f"{v}_{k} = {x}[{index}]")
+        args = ", ".join(lane(k) + [f"{v}_{k}" for v, _ in element_vars]) + ps + ", dim"
+        return reads + [f"{', '.join(lane(k))}, = left({args})"]
+
+    L = LANES
+    lines = ["\n\n@njit(**JIT)", f"def fold(begin, end, dim, base{tail}):",
+             "    q = (end - begin) // %d" % L]
+    for k in range(L):
+        lines.append(f"    {', '.join(lane(k))}, = identity(dim)")
+    lines.append("    for j in range(q):")
+    for k in range(L):
+        lines += [f"        {t}" for t in step(k, f"begin + {k} * q + j")]
+    lines.append(f"    for i in range(begin + {L} * q, end):")     # the rest joins the last lane
+    lines += [f"        {t}" for t in step(L - 1, "i")]
+    # the lanes in order: ((0, 1), (2, 3)), as the tree pairs neighbours
+    level = [lane(k) for k in range(L)]
+    counter = 0
+    while len(level) > 1:
+        nxt = []
+        for a, b in zip(level[0::2], level[1::2]):
+            target = [f"{s}_m{counter}" for s in fields]
+            counter += 1
+            lines.append(f"    {', '.join(target)}, = combine({', '.join(a + b)}{ps}, dim)")
+            nxt.append(target)
+        level = nxt
+    lines.append(f"    return ({', '.join(level[0])},)")
+    lines.append(_REDUCE.format(tail=tail, ps=ps, S=S,
+                                I=", ".join(f"i{k}" for k in range(F)),
+                                alloc=_alloc(loop, fields, "count"),
+                                store="\n        ".join(_store(loop, fields, "c", "st")),
+                                load_a=", ".join(f"{s}[2 * k]" for s in fields),
+                                load_b=", ".join(f"{s}[2 * k + 1]" for s in fields),
+                                store_k="\n            ".join(_store(loop, fields, "k", "r")),
+                                pad="\n            ".join(_store(loop, fields, "half - 1", "r")),
+                                load_last=", ".join(f"{s}[m - 1]" for s in fields),
+                                first=", ".join(f"{s}[0]" for s in fields)))
+    lines.append(_exclusive_text(loop, fields, ps))
+    lines += ["\n\n@njit(**JIT)", f"def sequential(n, dim, base{tail}):",
+              '    """The plain left fold, element by element: the loop\'s meaning, compiled."""',
+              f"    {', '.join(lane(0))}, = identity(dim)",
+              "    for i in range(n):"]
+    lines += [f"        {t}" for t in step(0, "i")]
+    lines.append(f"    return ({', '.join(lane(0))},)")
+    outs = ", ".join(f"o{k}" for k in range(F))
+    record = "\n".join(f"            o{k}[{_row(f, 'i')}] = {s}_0"
+                        for k, (s, f) in enumerate(zip(fields, loop.fields)))
+    reads = "\n".join(f"            {v}_0 = base + i" if x is None else f"            {v}_0 = {x}[i]"
+                      for v, x in element_vars)
+    args = ", ".join(lane(0) + [f"{v}_0" for v, _ in element_vars]) + ps + ", dim"
+    lines.append(_SCAN.format(tail=tail, ps=ps, outs=outs, alloc=_alloc(loop, fields, "count"),
+                              store="\n        ".join(_store(loop, fields, "c", "st")),
+                              lane0=", ".join(lane(0)), reads=reads, args=args, record=record,
+                              carry=", ".join(fields),
+                              load_c=", ".join(f"{s}[c]" for s in fields) + ","))
+    return "\n".join(lines)
+
+
+def _alloc(loop: Loop, fields, count: str) -> str:
+    kinds = {Type.REAL: "np.float64", Type.INT: "np.int64", Type.BOOL: "np.bool_", Type.VEC: "np.float64"}
+    return "\n    ".join(f"{s} = np.empty(({count}, dim), dtype=np.float64)" if f.type is Type.VEC else
+                         f"{s} = np.empty({count}, dtype={kinds[f.type]})"
+                         for s, f in zip(fields, loop.fields))
+
+
+def _row(f, at: str) -> str:
+    return f"{at}, :" if f.type is Type.VEC else at
+
+
+def _store(loop: Loop, fields, at: str, src: str) -> list[str]:
+    return [f"{s}[{_row(f, at)}] = {src}[{k}]" for k, (s, f) in enumerate(zip(fields, loop.fields))]
+
+
+_REDUCE = '''
+
+@njit(parallel=True, **JIT)
+def _chunk_states(n, chunk, dim, base{tail}):
+    count = (n + chunk - 1) // chunk
+    {alloc}
+    for c in prange(count):
+        st = fold(c * chunk, min(n, (c + 1) * chunk), dim, base{tail})
+        {store}
+    return ({S},)
+
+
+@njit(**JIT)
+def reduce(n, chunk, dim, base{tail}):
+    """The final state: chunk folds in threads, then the tree of combines in order."""
+    if n == 0:
+        return identity(dim)
+    {S}, = _chunk_states(n, chunk, dim, base{tail})
+    {I}, = identity(dim)
+    m = len(s0)
+    while m > 1:
+        half = (m + 1) // 2
+        for k in range(m // 2):
+            r = combine({load_a}, {load_b}{ps}, dim)
+            {store_k}
+        if m % 2 == 1:
+            r = combine({load_last}, {I}{ps}, dim)
+            {pad}
+        m = half
+    return ({first},)
+'''
+
+_SCAN = '''
+
+@njit(parallel=True, **JIT)
+def scan(n, chunk, dim, base, {outs}{tail}):
+    """Every prefix state into o0, o1, ...: chunk totals in threads, their exclusive scan
+    in order, then every chunk folded again from its carried prefix in threads."""
+    if n == 0:
+        return
+    count = (n + chunk - 1) // chunk
+    {alloc}
+    for c in prange(count):
+        st = fold(c * chunk, min(n, (c + 1) * chunk), dim, base{tail})
+        {store}
+    {carry}, = _exclusive({carry}{ps}, dim)
+    for c in prange(count):
+        {lane0}, = {load_c}
+        for i in range(c * chunk, min(n, (c + 1) * chunk)):
+{reads}
+            {lane0}, = left({args})
+{record}
+'''
+
+
+def _exclusive_text(loop: Loop, fields, ps: str) -> str:
+    """States c -> the combine of states 0 .. c-1 (identity first), in order, in place."""
+    F = len(fields)
+    S = ", ".join(fields)
+    rs = ", ".join(f"r{k}" for k in range(F))
+    cs = ", ".join(f"c{k}" for k in range(F))
+    reads = ", ".join(f"{s}[c].copy()" if f.type is Type.VEC else f"{s}[c]"
+                      for s, f in zip(fields, loop.fields))
+    lines = ["\n\n@njit(**JIT)", f"def _exclusive({S}{ps}, dim):",
+             f"    {rs}, = identity(dim)",
+             "    for c in range(len(s0)):",
+             f"        {cs}, = {reads},"]
+    lines += [f"        {s}[{_row(f, 'c')}] = r{k}" for k, (s, f) in enumerate(zip(fields, loop.fields))]
+    lines.append(f"        {rs}, = combine({rs}, {cs}{ps}, dim)")
+    lines.append(f"    return ({S},)")
+    return "\n".join(lines)

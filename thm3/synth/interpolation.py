@@ -1,0 +1,368 @@
+"""Synthesis route "interpolation": polynomial and rational combines by linear algebra on
+exact sampled pairs (h(xs), h(ys)) -> h(xs + ys).
+
+For each field the ansatz is c * Q = P, with P a combination of the monomials (degree
+<= 4) of both states' fields and the loop parameters and Q one of degree <= 1 (Q = 1:
+a polynomial).  The system is solved in floating point on the monomials that are
+linearly independent on the samples, the coefficients are read as small rationals, and
+the fit is accepted only if it holds exactly on every sample.  A piecewise loop is fitted
+per case: the samples are split by the outcomes of `left`'s comparisons, read on the two
+states (acc.f as a.f or b.f; the element as a field of b), and each side is fitted again.
+`equalities` uses the same linear algebra to find polynomial identities on reachable
+states (n * mean = sum, a compensation term that stays 0)."""
+from __future__ import annotations
+
+import itertools
+import time
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+
+from thm3.ir import COMPARISONS, Expr, Fn, Loop, Op, Type, const, promote, substitute, var, walk
+from thm3.semantics.evaluate import Compiled
+from thm3.synth.exact import EXACT, NotRational, Row, exact_rows, rational_loop_reason
+
+MAX_DEGREE = 4
+MAX_DENOMINATOR_DEGREE = 1
+MAX_CONDITIONS = 8
+MAX_DEPTH = 3
+DENOMINATOR_LIMIT = 1000
+MAX_WIDTH = 240             # columns of one ansatz: bounds the linear algebra
+
+
+@dataclass(frozen=True)
+class Fit:
+    """c = P / Q over named variables; a monomial is a tuple of exponents."""
+    p: dict
+    q: dict
+
+    def expr(self, variables: list[tuple[str, Type]], field_type: Type) -> Expr:
+        num = _poly(self.p, variables, field_type)
+        if len(self.q) == 1 and all(e == 0 for e in next(iter(self.q))):
+            return num          # Q is the constant 1 (normalised below)
+        return Expr(Op.DIV, Type.REAL, (num, _poly(self.q, variables, Type.REAL)))
+
+
+def _poly(coeffs: dict, variables, field_type: Type) -> Expr:
+    terms: list[tuple[Fraction, Expr | None]] = []
+    for mono, c in sorted(coeffs.items(), key=lambda kv: (sum(kv[0]), kv[0])):
+        factors = []
+        for (name, t), e in zip(variables, mono):
+            if e:
+                v = var(name, t)
+                factors.append(v if e == 1 else Expr(Op.POW, t, (v,), e))
+        body = None
+        for f in factors:
+            body = f if body is None else Expr(Op.MUL, promote(body.type, f.type), (body, f))
+        terms.append((c, body))
+    out: Expr | None = None
+    for c, body in terms:
+        neg = c < 0 and out is not None
+        mag = -c if neg else c
+        if body is None:
+            term = _number(mag, field_type)
+        elif mag == 1:
+            term = body
+        else:
+            k = _number(mag, body.type)
+            term = Expr(Op.MUL, promote(k.type, body.type), (k, body))
+        if out is None:
+            out = term
+        else:
+            out = Expr(Op.SUB if neg else Op.ADD, promote(out.type, term.type), (out, term))
+    return out if out is not None else _number(Fraction(0), field_type)
+
+
+def _number(c: Fraction, type_: Type) -> Expr:
+    if c.denominator == 1 and type_ is Type.INT:
+        return const(int(c), Type.INT)
+    return const(float(c), Type.REAL)
+
+
+def monomials(nvars: int, degree: int) -> list[tuple[int, ...]]:
+    """Exponent tuples of total degree <= `degree`, lower degrees first."""
+    out = []
+    for d in range(degree + 1):
+        for combo in itertools.combinations_with_replacement(range(nvars), d):
+            e = [0] * nvars
+            for i in combo:
+                e[i] += 1
+            out.append(tuple(e))
+    return out
+
+
+def _values(mono_list, cols: np.ndarray) -> np.ndarray:
+    """Float values of each monomial on each row (cols: rows x variables)."""
+    out = np.ones((cols.shape[0], len(mono_list)))
+    for j, mono in enumerate(mono_list):
+        for i, e in enumerate(mono):
+            if e:
+                out[:, j] *= cols[:, i] ** e
+    return out
+
+
+def _exact_value(mono, row_vals) -> Fraction:
+    v = Fraction(1)
+    for x, e in zip(row_vals, mono):
+        if e:
+            v *= x ** e
+    return v
+
+
+def _independent(m: np.ndarray) -> list[int]:
+    """Columns linearly independent of the earlier ones (greedy, in order)."""
+    if m.shape[1] == 0:
+        return []
+    r = np.linalg.qr(m, mode="r")
+    d = np.abs(np.diag(r))
+    if d.size == 0 or d.max() == 0:
+        return []
+    return [j for j in range(d.size) if d[j] > 1e-9 * d.max()]
+
+
+def fit_rows(exact: list[list[Fraction]], target: list[Fraction], nvars: int,
+             max_degree: int = MAX_DEGREE) -> Fit | None:
+    """The smallest ansatz c * Q = P (deg P <= max_degree) that holds exactly on all
+    rows, or None."""
+    n = len(target)
+    cols = np.array([[float(x) for x in r] for r in exact]) if exact else np.zeros((0, nvars))
+    t = np.array([float(x) for x in target])
+    if all(x == target[0] for x in target):     # a constant on these rows
+        return Fit({tuple([0] * nvars): target[0]}, {tuple([0] * nvars): Fraction(1)})
+    for dq in range(MAX_DENOMINATOR_DEGREE + 1):
+        qs = monomials(nvars, dq)
+        for dp in range(1, max_degree + 1):
+            ps = monomials(nvars, dp)
+            width = len(ps) + len(qs)
+            if width > min(MAX_WIDTH, 0.75 * n):
+                break
+            # solve on a subset of the rows, check the fit exactly on all of them
+            sub = np.unique(np.linspace(0, n - 1, min(n, 2 * width + 40)).astype(int))
+            fit = _solve(ps, qs, cols[sub], t[sub], exact, target)
+            if fit is not None:
+                return fit
+    return None
+
+
+def _solve(ps, qs, cols, t, exact, target) -> Fit | None:
+    mp = _values(ps, cols)
+    mq = _values(qs, cols) * t[:, None]
+    m = np.concatenate([mp, mq], axis=1)
+    scale = np.abs(m).max(axis=0)
+    scale[scale == 0] = 1
+    ms = m / scale
+    keep = _independent(ms)
+    kp = [j for j in keep if j < len(ps)]
+    kq = list(range(len(ps), len(ps) + len(qs)))
+    # The first c*q column that depends on the P columns and the earlier c*q columns
+    # gives the relation c * (q - sum a_k q_k) = sum b_m p_m.
+    for jq in kq:
+        if jq in keep:
+            continue
+        basis = kp + [j for j in keep if len(ps) <= j < jq]
+        if not basis:
+            continue
+        if len(keep) > len(t) - 20:
+            return None             # nearly every target would lie in the span
+        sol, *_ = np.linalg.lstsq(ms[:, basis], ms[:, jq], rcond=None)
+        if np.abs(ms[:, basis] @ sol - ms[:, jq]).max() > 1e-7:
+            continue
+        coef = sol / scale[basis] * scale[jq]
+        p_c, q_c = {}, {qs[jq - len(ps)]: Fraction(1)}
+        ok = True
+        for j, c in zip(basis, coef):
+            r = Fraction(float(c)).limit_denominator(DENOMINATOR_LIMIT)
+            if abs(float(r) - c) > 1e-6 * max(1.0, abs(c)):
+                ok = False
+                break
+            if r == 0:
+                continue
+            if j < len(ps):
+                p_c[ps[j]] = r
+            else:
+                q_c[qs[j - len(ps)]] = q_c.get(qs[j - len(ps)], Fraction(0)) - r
+        if not ok:
+            continue
+        fit = _normalise(Fit(p_c, q_c))
+        if _holds(fit, exact, target):
+            return fit
+    return None
+
+
+def _normalise(fit: Fit) -> Fit:
+    """A constant denominator is divided into the numerator."""
+    if len(fit.q) == 1:
+        (mono, c), = fit.q.items()
+        if all(e == 0 for e in mono) and c != 0:
+            return Fit({m: v / c for m, v in fit.p.items()}, {mono: Fraction(1)})
+    return fit
+
+
+def _holds(fit: Fit, exact, target) -> bool:
+    for row, c in zip(exact, target):
+        p = sum((v * _exact_value(m, row) for m, v in fit.p.items()), Fraction(0))
+        q = sum((v * _exact_value(m, row) for m, v in fit.q.items()), Fraction(0))
+        if c * q != p:
+            return False
+        if q == 0 and c != 0:      # the guard selects 0 where Q = 0
+            return False
+    return True
+
+
+# -- piecewise: conditions read from `left` ------------------------------------------
+
+def conditions(loop: Loop) -> list[Expr]:
+    """`left`'s comparisons on two states: acc.f read as a.f or b.f, an element read as
+    a field of b of its type; each distinct condition once."""
+    elements = {d.name for d in loop.elements}
+    out: list[Expr] = []
+    seen: set[str] = set()
+    for e in walk(loop.left.outputs):
+        if e.op not in COMPARISONS:
+            continue
+        names = {v.arg for v in walk([e]) if v.op is Op.VAR}
+        used = sorted(names & elements)
+        side_maps = [{f"acc.{f.name}": var(f"{s}.{f.name}", f.type) for f in loop.fields} for s in "ab"]
+        choices = [[var(f"b.{f.name}", f.type) for f in loop.fields if f.type is not Type.BOOL]
+                   for _ in used]
+        for m in side_maps:
+            for pick in itertools.product(*choices):
+                mapping = dict(m) | dict(zip(used, pick))
+                c = substitute([e], mapping)[0]
+                key = repr(c)
+                if key not in seen and not (free := {v.arg for v in walk([c]) if v.op is Op.VAR}) <= {
+                        d.name for d in loop.params}:
+                    seen.add(key)
+                    out.append(c)
+    return out[:4 * MAX_CONDITIONS]
+
+
+def _tree(rows: list[int], conds: list[tuple[Expr, list[bool]]], fit_on, depth: int):
+    """A fit for these rows, or a select on one condition with a fit on each side."""
+    got = fit_on(rows)
+    if got is not None:
+        return got
+    if depth >= MAX_DEPTH:
+        return None
+    for k, (cond, vals) in enumerate(conds):
+        yes = [r for r in rows if vals[r]]
+        no = [r for r in rows if not vals[r]]
+        if not yes or not no:
+            continue
+        rest = conds[:k] + conds[k + 1:]
+        t = _tree(yes, rest, fit_on, depth + 1)
+        if t is None:
+            continue
+        f = _tree(no, rest, fit_on, depth + 1)
+        if f is None:
+            continue
+        return (cond, t, f)
+    return None
+
+
+class Failed(Exception):
+    """The route found nothing; the message says why."""
+
+
+def synthesize(loop: Loop, deadline: float, rows: list[Row] | None = None) -> Fn:
+    """The interpolated combine; raises Failed with the reason."""
+    why = rational_loop_reason(loop)
+    if why:
+        raise Failed(why)
+    if any(f.type is Type.BOOL for f in loop.fields):
+        raise Failed("a Bool field is not a polynomial")
+    try:
+        rows = exact_rows(loop) if rows is None else rows
+    except NotRational as e:
+        raise Failed(str(e)) from None
+    if len(rows) < 50:
+        raise Failed("too few lists satisfy the preconditions")
+    variables = [(f"{s}.{f.name}", f.type) for s in "ab" for f in loop.fields] + \
+        [(d.name, d.type) for d in loop.params if d.type is not Type.BOOL]
+    exact = [list(r.a) + list(r.b) + [r.params[d.name] for d in loop.params if d.type is not Type.BOOL]
+             for r in rows]
+    conds = []
+    for c in conditions(loop):
+        try:
+            f = Compiled([c], EXACT)
+            vals = [bool(f(dict(zip((n for n, _ in variables), row)))[0]) for row in exact]
+        except (NotRational, KeyError, TypeError):
+            continue
+        if any(vals) and not all(vals) and vals not in [v for _, v in conds]:
+            conds.append((c, vals))
+    conds = conds[:MAX_CONDITIONS]
+    outs = []
+    for i, fld in enumerate(loop.fields):
+        if time.monotonic() > deadline:
+            raise Failed("out of time")
+        target = [r.c[i] for r in rows]
+
+        tree = None
+        # degree by degree, each with its case splits: a low-degree piecewise fit is
+        # found before the wide ansatz on all rows is tried
+        for degree in range(1, MAX_DEGREE + 1):
+            def fit_on(idx, target=target, degree=degree):
+                if time.monotonic() > deadline:
+                    return None
+                return fit_rows([exact[r] for r in idx], [target[r] for r in idx], len(variables), degree)
+
+            tree = _tree(list(range(len(rows))), conds, fit_on, 0)
+            if tree is not None:
+                break
+        if tree is None:
+            raise Failed(f"field {fld.name}: no c * Q = P with deg P <= {MAX_DEGREE}, deg Q <= "
+                         f"{MAX_DENOMINATOR_DEGREE} holds on the samples, even split by "
+                         f"{len(conds)} condition(s) of left")
+        outs.append(_build(tree, variables, fld.type))
+    names = tuple((f"a.{f.name}", f.type) for f in loop.fields) + \
+        tuple((f"b.{f.name}", f.type) for f in loop.fields) + tuple((d.name, d.type) for d in loop.params)
+    from thm3.synth.sketch import guard_for_stability
+    return Fn(names, tuple(guard_for_stability(e, loop) for e in outs))
+
+
+def _build(tree, variables, field_type: Type) -> Expr:
+    if isinstance(tree, Fit):
+        return tree.expr(variables, field_type)
+    cond, t, f = tree
+    yes, no = _build(t, variables, field_type), _build(f, variables, field_type)
+    return Expr(Op.WHERE, promote(yes.type, no.type), (cond, yes, no))
+
+
+def equalities(loop: Loop, degree: int = 3, rows: list[Row] | None = None) -> list[dict]:
+    """Polynomial identities P(state) = 0 on every sampled reachable state (exactly), as
+    {monomial: coefficient} over the fields in order; the invariant stage may offer them
+    as candidates (they still have to be proved inductive there)."""
+    if rational_loop_reason(loop) or any(f.type is Type.BOOL for f in loop.fields):
+        return []
+    try:
+        rows = exact_rows(loop, count=200) if rows is None else rows
+    except NotRational:
+        return []
+    states = [r.c for r in rows]
+    k = len(loop.fields)
+    monos = monomials(k, degree)
+    cols = np.array([[float(x) for x in s] for s in states])
+    m = _values(monos, cols)
+    scale = np.abs(m).max(axis=0)
+    scale[scale == 0] = 1
+    ms = m / scale
+    keep = _independent(ms)
+    out = []
+    for j in range(len(monos)):
+        if j in keep:
+            continue
+        basis = [i for i in keep if i < j]
+        if basis:
+            sol, *_ = np.linalg.lstsq(ms[:, basis], ms[:, j], rcond=None)
+            coef = sol / scale[basis] * scale[j]
+        else:
+            coef = []
+        rel = {monos[j]: Fraction(1)}
+        for i, c in zip(basis, coef):
+            r = Fraction(float(c)).limit_denominator(DENOMINATOR_LIMIT)
+            if r != 0:
+                rel[monos[i]] = -r
+        if all(sum((v * _exact_value(mo, s) for mo, v in rel.items()), Fraction(0)) == 0 for s in states):
+            out.append(rel)
+    return out
