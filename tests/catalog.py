@@ -240,17 +240,17 @@ SAMPLES: list[Sample] = [
     _not("signs_alternate", "expected",
          "assert x != 0; adds the first element (inf while empty): one field; "
          "witness [-1] vs [1, -1], ys = [1]",
-         invariants=("last > -inf", "last < inf", "not last == 0.0 or ok == True")),
+         invariants=("last > -inf", "last < inf", "last == 0 => ok == True")),
     _not("longest_increasing", "expected",
          "adds three fields: whether the whole list increases, its leading increasing run, "
          "and the first element (inf while empty); witness [0] vs [1, 0], ys = [0]; the "
          "lifted combine is for synthesis to find (issue 14)",
          invariants=("best >= 0", "cur >= 0", "last < inf", "best >= cur",
-                     "not best == 0 or cur == 0", "best == 0 or cur > 0",
-                     "not best == 0 or last == -inf", "not cur == 0 or best == 0",
-                     "cur == 0 or best > 0", "not cur == 0 or last == -inf",
-                     "not last == -inf or best == 0", "last == -inf or best > 0",
-                     "not last == -inf or cur == 0", "last == -inf or cur > 0")),
+                     "best == 0 => cur == 0", "best != 0 => cur > 0",
+                     "best == 0 => last == -inf", "cur == 0 => best == 0",
+                     "cur != 0 => best > 0", "cur == 0 => last == -inf",
+                     "last == -inf => best == 0", "last != -inf => best > 0",
+                     "last == -inf => cur == 0", "last != -inf => cur > 0")),
     _not("recurrence2", "expected",
          "y' = a*y + b*z + x, z' = y: adds the product of the step matrices (companion "
          "matrix power, four fields m_y_y, m_y_z, m_z_y, m_z_z); the length alone tells every "
@@ -260,14 +260,14 @@ SAMPLES: list[Sample] = [
     _not("blocks_of_ones_run", "expected",
          "blocks of ones with the current run instead of a previous-element field: adds an "
          "all-ones flag and the leading run of ones; witness [1] vs [0, 1], ys = [1]",
-         invariants=("count >= 0", "cur >= 0", "not count == 0 or cur == 0",
-                     "cur == 0 or count > 0")),
+         invariants=("count >= 0", "cur >= 0", "count == 0 => cur == 0",
+                     "cur != 0 => count > 0")),
     _not("positive_block_sum", "expected",
          "largest sum of a maximal block of positive elements: adds an all-positive flag and "
          "the sum of the leading positive block; witness [] vs [0], ys = [1]",
          invariants=("best > -inf", "best < inf", "best >= 0", "cur > -inf", "cur < inf",
-                     "cur >= 0", "best >= cur", "not best == 0.0 or cur == 0.0",
-                     "cur == 0.0 or best > 0")),
+                     "cur >= 0", "best >= cur", "best == 0 => cur == 0",
+                     "cur != 0 => best > 0")),
 ]
 
 _BY_NAME = {s.name: s for s in SAMPLES}

@@ -1,7 +1,8 @@
 """`Analysis.combine` on the user's values: two States of plain numbers (a Vec as a
 NumPy array), or two batches of States whose fields are NumPy or CuPy arrays, combined
 lane by lane.  A batch has a leading axis of n lanes on every field ((n,) for a scalar
-field, (n, D) for a Vec); anything else is refused with the shapes it got."""
+field, (n, D) for a Vec; a plain number stands for every lane, and for every entry of a
+Vec, as the identity's 0 does); anything else is refused with the shapes it got."""
 from __future__ import annotations
 
 import numpy as np
@@ -30,6 +31,8 @@ def _lanes(loop: Loop, values, types) -> int | None:
     sizes = set()
     for v, t, name in zip(values, types, [f.name for f in loop.fields] * 2):
         shape = v.shape if _is_cupy(v) else np.shape(v)
+        if t is Type.VEC and not shape:
+            continue                    # a number for a Vec (the identity's 0): every lane, every entry
         batch_ndim = len(shape) - (1 if t is Type.VEC else 0)
         if batch_ndim == 1:
             sizes.add(int(v.shape[0]))
@@ -65,7 +68,7 @@ def _batch(loop, fn, values, types, params, State, lanes: int):
     for (name, _), v, t in zip(fn.inputs, values, types):
         v = xp.asarray(v, dtype=kinds[t])
         if t is Type.VEC:
-            env[name] = v if v.ndim == 2 else xp.broadcast_to(v, (lanes,) + v.shape)
+            env[name] = v if v.ndim == 2 else xp.broadcast_to(v, (lanes,) + (v.shape or (1,)))
         else:
             env[name] = xp.broadcast_to(v.reshape(-1, 1) if v.ndim else v, (lanes, 1))
     env.update(_params(params, xp))
