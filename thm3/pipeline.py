@@ -245,18 +245,6 @@ def _in_dtype(value, real):
     return real(value) if isinstance(value, (float, np.floating)) else value
 
 
-def _plain_value(v, type_: Type):
-    arr = np.asarray(v)
-    if type_ is Type.VEC:
-        return arr.astype(np.float64)
-    item = arr.reshape(-1)[0].item() if arr.size else arr.item()
-    if type_ is Type.BOOL:
-        return bool(item)
-    if type_ is Type.INT:
-        return int(item)
-    return float(item)
-
-
 # -- the steps ----------------------------------------------------------------------
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ import numpy as np
 
 from thm3.errors import UsageError
 from thm3.ir import Fn, Loop, Type
-from thm3.semantics.evaluate import NUMPY, evaluate, quiet
+from thm3.semantics.evaluate import NUMPY, evaluate, numpy_value, quiet
 
 
 def combine_states(loop: Loop, fn: Fn, a, b, params: dict, State):
@@ -51,7 +51,7 @@ def _is_cupy(v) -> bool:
 
 
 def _single(loop, fn, values, types, params, State):
-    env = {name: _value(v, t) for (name, _), v, t in zip(fn.inputs, values, types)}
+    env = {name: numpy_value(v, t) for (name, _), v, t in zip(fn.inputs, values, types)}
     env.update(_params(params, np))
     with quiet():
         out = evaluate(fn.outputs, env, NUMPY)
@@ -89,16 +89,6 @@ def _batch(loop, fn, values, types, params, State, lanes: int):
 def _params(params: dict, xp) -> dict:
     return {k: xp.asarray(v, dtype=np.float64) if isinstance(v, (list, np.ndarray)) or _is_cupy(v) else v
             for k, v in params.items()}
-
-
-def _value(v, type_: Type):
-    if type_ is Type.VEC:
-        return np.asarray(v, dtype=np.float64)
-    if type_ is Type.BOOL:
-        return np.bool_(v)
-    if type_ is Type.INT:
-        return np.int64(v)
-    return np.float64(v)
 
 
 def _plain_value(v, type_: Type):
