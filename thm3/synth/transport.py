@@ -19,7 +19,9 @@ from fractions import Fraction
 import numpy as np
 import sympy as sp
 
+from thm3.errors import SolverTimeout
 from thm3.ir import Expr, Fn, Loop, Op, Type, var
+from thm3.prove.budget import within
 from thm3.synth.exact import NotRational, exact_rows, rational_loop_reason
 from thm3.synth.interpolation import DENOMINATOR_LIMIT, _exact_value, _values, monomials
 
@@ -119,7 +121,7 @@ def synthesize(loop: Loop, deadline: float, rows=None) -> tuple[Fn, str]:
         phis = additive(rows, k, degree) if rest else []
         if len(phis) >= len(rest):
             for chosen in itertools.combinations(phis, len(rest)):
-                got = _invert(loop, ordered, rest, list(chosen), rows)
+                got = _invert(loop, ordered, rest, list(chosen), rows, deadline)
                 if got is not None:
                     return got
                 if time.monotonic() > deadline:
@@ -128,7 +130,8 @@ def synthesize(loop: Loop, deadline: float, rows=None) -> tuple[Fn, str]:
                  f"that are not max/min components; psi is not invertible")
 
 
-def _invert(loop: Loop, ordered: dict, rest: list[int], phis: list[dict], rows) -> tuple[Fn, str] | None:
+def _invert(loop: Loop, ordered: dict, rest: list[int], phis: list[dict], rows,
+            deadline: float) -> tuple[Fn, str] | None:
     fields = loop.fields
     s = [sp.Symbol(f"s{i}", real=True) for i in range(len(fields))]
     t = [sp.Symbol(f"t{j}", real=True) for j in range(len(phis))]
@@ -139,7 +142,10 @@ def _invert(loop: Loop, ordered: dict, rest: list[int], phis: list[dict], rows) 
 
     eqs = [poly_expr(p, s) - tj for p, tj in zip(phis, t)]
     try:
-        sols = sp.solve(eqs, [s[i] for i in rest], dict=True)
+        # SymPy's solve has no time limit of its own: a Groebner basis can run for hours
+        sols = within(deadline, _solve, eqs, [s[i] for i in rest])
+    except SolverTimeout:
+        raise Failed("solving psi for the state ran past the deadline") from None
     except (NotImplementedError, ValueError):
         return None
     if not sols:
@@ -157,6 +163,10 @@ def _invert(loop: Loop, ordered: dict, rest: list[int], phis: list[dict], rows) 
         if _matches(exprs, ordered, tops, fields, row, a, b):
             return _to_fn(loop, ordered, tops, exprs, a, b), _describe(loop, ordered, phis)
     return None
+
+
+def _solve(eqs, unknowns):
+    return sp.solve(eqs, unknowns, dict=True)
 
 
 def _matches(exprs, ordered, tops, fields, row, a, b) -> bool:
