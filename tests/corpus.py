@@ -491,10 +491,16 @@ TWINS = [(e.name, e.twin) for e in CORPUS if e.twin]
 UNSOLVED: dict[str, str] = {
     "sign_changes": "unknown: no sketch fits (the first sign from the parity of c)",
     "autolifter_lis_lifted": "unknown: the combine search runs out of time",
-    "moments_skewness": "unknown at 30 s: the transport route finds the combine, its proof needs longer (issue 14)",
     "moments_kurtosis": "unknown at 30 s: the transport route finds the combine alone in ~12 s (issue 14)",
     "shifted_variance": "unknown: interpolation finds the piecewise combine; associativity only tested",
-    "three_smallest": "unknown at 30 s: the weak right inverse [s1, s2, s3] is proved in ~27 s (issue 14)",
+}
+
+# Loops thm3 solves and proves within the 30 s budget on a quiet machine, close to it
+# (about 25-30 s): "unknown" there is the deadline, not a wrong answer, so the completeness
+# test accepts it as an expected failure; any other verdict must be the truth.
+NEAR_LIMIT: dict[str, str] = {
+    "moments_skewness": "proved in about 25-30 s: the transport route (power sums), then its proof",
+    "three_smallest": "the weak right inverse [s1, s2, s3], proved in about 27 s",
 }
 
 # Loops on which thm3 answers against the truth today (issue 15): the soundness test is
@@ -509,5 +515,5 @@ def by_name(name: str) -> Entry:
     return _BY_NAME[name]
 
 
-__all__ = ["Entry", "CORPUS", "HOMOMORPHISMS", "NOT_HOMOMORPHISMS", "TWINS", "UNSOLVED",
+__all__ = ["Entry", "CORPUS", "HOMOMORPHISMS", "NOT_HOMOMORPHISMS", "TWINS", "UNSOLVED", "NEAR_LIMIT",
            "UNSOUND", "CORPUS_DIR", "by_name"]
