@@ -6,6 +6,7 @@ import json
 import os
 import platform
 import socket
+import time
 from pathlib import Path
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -29,3 +30,13 @@ def write(name: str, data: dict, table: str) -> Path:
     md = f"# {name}, {today}\n\nMachine: {data['machine']}\n\n{table}\n"
     (RESULTS / f"{stem}.md").write_text(md)
     return RESULTS / f"{stem}.md"
+
+
+def best(f, repeat: int = 3) -> float:
+    """The fastest of `repeat` timed calls of `f`, in seconds."""
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        f()
+        times.append(time.perf_counter() - t)
+    return min(times)

@@ -13,16 +13,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import thm3                                        # noqa: E402
 import thm3.dask as tdask                          # noqa: E402
-from common import write                           # noqa: E402
+from common import best, write                           # noqa: E402
 
-
-def best(f, repeat=3) -> float:
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        f()
-        times.append(time.perf_counter() - t)
-    return min(times)
 
 
 def main() -> None:

@@ -11,16 +11,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import thm3                                        # noqa: E402
-from common import write                           # noqa: E402
+from common import best, write                           # noqa: E402
 
-
-def best(f, repeat=5) -> float:
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        f()
-        times.append(time.perf_counter() - t)
-    return min(times)
 
 
 def main() -> None:
@@ -30,7 +22,7 @@ def main() -> None:
     rows = []
     s = thm3.analyze(thm3.sample_path("sum"))
     s.run(x[:10], backend="numba")                 # compile or load from the disk cache
-    t_np, t_nb = best(lambda: np.sum(x)), best(lambda: s.run(x, backend="numba"))
+    t_np, t_nb = best(lambda: np.sum(x), repeat=5), best(lambda: s.run(x, backend="numba"), repeat=5)
     rows.append(("sum vs numpy.sum", n, t_nb, t_np, t_nb / t_np, "<= 1.2 (time ratio)"))
     for name in ("mss", "welford", "safe_softmax"):
         a = thm3.analyze(thm3.sample_path(name))

@@ -14,16 +14,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import thm3                                        # noqa: E402
-from common import write                           # noqa: E402
+from common import best, write                           # noqa: E402
 
-
-def best(f, repeat=5) -> float:
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        f()
-        times.append(time.perf_counter() - t)
-    return min(times)
 
 
 def cpu(n: int) -> None:
@@ -32,15 +24,15 @@ def cpu(n: int) -> None:
     x = rng.standard_normal(n)
     s = thm3.analyze(thm3.sample_path("sum"))
     s.scan(x[:10], backend="numba")
-    t_cum = best(lambda: np.cumsum(x))
+    t_cum = best(lambda: np.cumsum(x), repeat=5)
     rows = [("sum scan, NumPy backend vs numpy.cumsum", n, best(lambda: s.scan(x), 3), t_cum, "<= 2"),
-            ("sum scan, Numba backend vs numpy.cumsum", n, best(lambda: s.scan(x, backend="numba")), t_cum, "<= 2")]
+            ("sum scan, Numba backend vs numpy.cumsum", n, best(lambda: s.scan(x, backend="numba"), repeat=5), t_cum, "<= 2")]
     a = thm3.analyze(thm3.sample_path("affine"))
     m, c = rng.uniform(-1, 1, n), rng.standard_normal(n)
     a.scan(m[:10], c[:10], backend="numba")
-    t_seq = best(lambda: run_numba_sequential(a.loop, a.combine_fn, [m, c], {}))
+    t_seq = best(lambda: run_numba_sequential(a.loop, a.combine_fn, [m, c], {}), repeat=5)
     rows.append(("linear recurrence scan (Numba) vs sequential Numba fold", n,
-                 best(lambda: a.scan(m, c, backend="numba")), t_seq, "(reported)"))
+                 best(lambda: a.scan(m, c, backend="numba"), repeat=5), t_seq, "(reported)"))
     table = "| case | n | scan s | baseline s | time ratio | goal |\n| --- | --- | --- | --- | --- | --- |\n"
     table += "\n".join(f"| {r[0]} | {r[1]} | {r[2]:.4f} | {r[3]:.4f} | {r[2] / r[3]:.2f} | {r[4]} |" for r in rows)
     print(table)
