@@ -5,7 +5,6 @@ bench/results/dask_backend-*."""
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 
 import numpy as np

@@ -4,7 +4,6 @@ ratio against a baseline timed in the same run.  Writes bench/results/numba_back
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
