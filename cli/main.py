@@ -6,6 +6,7 @@ to stdout; the steps, as they run, to stderr (never with --json)."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import sys
 import time
@@ -17,7 +18,16 @@ from thm3.errors import BackendUnavailable, LoopError
 
 FORMAT_DOC = "docs/loop-format.md"
 TIMEOUT_HELP = "Seconds for the whole analysis; a timeout answers 'unknown', never 'proved'."
+MEMORY_HELP = ("MiB of memory the analysis may map beyond what thm3 holds when it starts (address space, "
+               "solver children each get as much); past it the answer is 'unknown', never 'proved'.")
+MEMORY_DEFAULT = 4096
 SAMPLE_HELP = "Analyse the sample loop NAME shipped with thm3 (e.g. mps, welford) instead of FILE."
+
+
+TIMEOUT = click.option("--timeout", default=60.0, show_default=True, type=click.FloatRange(0.1, None),
+                       help=TIMEOUT_HELP)
+MEMORY = click.option("--memory", default=MEMORY_DEFAULT, show_default=True, type=click.IntRange(64, None),
+                      metavar="MIB", help=MEMORY_HELP)
 
 
 def _path(file: str | None, sample: str | None) -> str:
@@ -43,8 +53,9 @@ def _fail(message: str, as_json: bool, line: int | None = None, col: int | None 
 
 
 def _load(path: str, timeout: float, lift: bool = True, as_json: bool = False,
-          accept_tested: bool = False):
-    from thm3.pipeline import analyze_loop
+          accept_tested: bool = False, memory: int = MEMORY_DEFAULT):
+    """The loop file at `path` analysed within --timeout and --memory; a bad file exits 2,
+    an analysis stopped by either bound prints "unknown" and exits 1."""
     from thm3.syntax.frontend import parse_file
     try:
         loop = parse_file(path)
@@ -52,21 +63,69 @@ def _load(path: str, timeout: float, lift: bool = True, as_json: bool = False,
         _fail(err.message if as_json else str(err), as_json, err.line, err.col, err.path)
     except OSError as err:
         _fail(f"{path}: cannot read the file: {err.strerror or err}", as_json, path=path)
-    steps = _Steps(quiet=as_json)
-    try:
-        with steps, _hard_deadline(timeout + max(2.0, 0.1 * timeout)):
-            return analyze_loop(loop, timeout=timeout, lift=lift, accept_tested=accept_tested,
-                                progress=steps)
-    except RecursionError:                  # a last resort: the frontend bounds depth
+    got = _analyse(loop, timeout, lift, accept_tested, memory, as_json)
+    if not isinstance(got, _Stopped):
+        return got
+    if got.why == "deep":
         _fail(f"{path}: the loop is nested too deeply for thm3's passes", as_json, path=path)
+    reason = got.reason(timeout, memory)
+    if as_json:
+        click.echo(json.dumps({"loop": loop.name, "path": path, "verdict": "unknown", "reason": reason}))
+    else:
+        click.echo(f"{path}: unknown: {reason}")
+    sys.exit(1)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Stopped:
+    """An analysis that a bound stopped: `why` is "timeout", "memory", "ended" (its
+    process ended without an answer: a native library that could not allocate aborts)
+    or "deep"; `step` is the step it was in, where known."""
+    why: str
+    step: str = ""
+
+    def reason(self, timeout: float, memory: int) -> str:
+        where = f" in step '{self.step}'" if self.step else ""
+        if self.why == "timeout":
+            return (f"the analysis ran past --timeout {timeout:g} s{where} and was stopped; a larger "
+                    "--timeout may give an answer")
+        if self.why == "memory":
+            return (f"the analysis needed more than --memory {memory} MiB{where} and was stopped; a larger "
+                    "--memory may give an answer")
+        return (f"the analysis' process ended without an answer{where} (a native library out of the "
+                f"--memory {memory} MiB bound aborts); a larger --memory may give an answer")
+
+
+def _analyse(loop, timeout: float, lift: bool, accept_tested: bool, memory: int, quiet: bool):
+    """The analysis, or `_Stopped`.  On Linux it runs in a forked child under the memory
+    bound, so that a native library that aborts when an allocation fails (Z3 starting a
+    timer thread, OpenBLAS) ends the child, not the command; elsewhere in this process
+    (macOS does not enforce the bound)."""
+    from thm3.errors import SolverTimeout
+    from thm3.prove.budget import within
+    hard = timeout + max(2.0, 0.1 * timeout)
+    if not sys.platform.startswith("linux"):
+        return _analysis(loop, timeout, hard, lift, accept_tested, None, quiet)
+    try:
+        return within(time.monotonic() + hard + 5.0, _analysis, loop, timeout, hard, lift, accept_tested,
+                      memory, quiet, daemon=False)
+    except SolverTimeout as err:
+        return _Stopped("ended" if "without an answer" in str(err) else "timeout")
+
+
+def _analysis(loop, timeout: float, hard: float, lift: bool, accept_tested: bool, memory, quiet: bool):
+    from thm3.pipeline import analyze_loop
+    from thm3.prove.budget import memory_bound
+    steps = _Steps(quiet=quiet)
+    try:
+        with steps, _hard_deadline(hard), memory_bound(memory):
+            return analyze_loop(loop, timeout=timeout, lift=lift, accept_tested=accept_tested, progress=steps)
+    except RecursionError:                  # a last resort: the frontend bounds depth
+        return _Stopped("deep", steps.current)
     except _PastTimeout:
-        reason = (f"the analysis ran past --timeout {timeout:g} s in step '{steps.current}' and was "
-                  "stopped; a larger --timeout may give an answer")
-        if as_json:
-            click.echo(json.dumps({"loop": loop.name, "path": path, "verdict": "unknown", "reason": reason}))
-        else:
-            click.echo(f"{path}: unknown: {reason}")
-        sys.exit(1)
+        return _Stopped("timeout", steps.current)
+    except MemoryError:
+        return _Stopped("memory", steps.current)
 
 
 class _PastTimeout(BaseException):
@@ -165,17 +224,18 @@ def main():
 @click.option("--sample", metavar="NAME", help=SAMPLE_HELP)
 @click.option("--json", "as_json", is_flag=True,
               help="Print the analysis as JSON (`to_json()`); errors as JSON {error, line, col} on stdout.")
-@click.option("--timeout", default=60.0, show_default=True, type=click.FloatRange(0.1, None), help=TIMEOUT_HELP)
+@TIMEOUT
+@MEMORY
 @click.option("--no-lift", is_flag=True, help="Do not search for auxiliary state on a non-homomorphism.")
 @click.option("--accept-tested", is_flag=True,
               help="Call a combine whose laws are only tested on lists (not proved) a homomorphism.")
-def analyze(file, sample, as_json, timeout, no_lift, accept_tested):
+def analyze(file, sample, as_json, timeout, no_lift, accept_tested, memory):
     """Decide whether FILE's loop is a list homomorphism, with its combine and proofs.
 
     FILE is a loop file: see docs/loop-format.md (or `thm3 format`) for what it may hold.
     Exit 0 homomorphism, 1 not-homomorphism or unknown, 2 bad file or usage."""
     path = _path(file, sample)
-    a = _load(path, timeout, lift=not no_lift, as_json=as_json, accept_tested=accept_tested)
+    a = _load(path, timeout, lift=not no_lift, as_json=as_json, accept_tested=accept_tested, memory=memory)
     if as_json:
         click.echo(json.dumps(a.to_json(), indent=2, default=str))
     else:
@@ -187,11 +247,12 @@ def analyze(file, sample, as_json, timeout, no_lift, accept_tested):
 @click.argument("file", type=click.Path(dir_okay=False), required=False)
 @click.option("--sample", metavar="NAME", help=SAMPLE_HELP)
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the lifted loop file here.")
-@click.option("--timeout", default=60.0, show_default=True, type=click.FloatRange(0.1, None), help=TIMEOUT_HELP)
-def lift(file, sample, output, timeout):
+@TIMEOUT
+@MEMORY
+def lift(file, sample, output, timeout, memory):
     """Add auxiliary state to FILE's loop so that a combine exists, and print the lifted loop."""
     path = _path(file, sample)
-    a = _load(path, timeout, lift=True)
+    a = _load(path, timeout, lift=True, memory=memory)
     if a.verdict == "homomorphism":
         click.echo(f"{path}: already a homomorphism; nothing to add.")
         sys.exit(0)
@@ -222,12 +283,13 @@ def lift(file, sample, output, timeout):
               help="The kernel's type for Real values.")
 @click.option("--dim", type=click.IntRange(1, 4096), default=None,
               help="Length of Vec values (required when the loop has Vec values; 64 or 128 for attention).")
-@click.option("--timeout", default=60.0, show_default=True, type=click.FloatRange(0.1, None), help=TIMEOUT_HELP)
+@TIMEOUT
+@MEMORY
 @click.option("--accept-tested", is_flag=True, help="Emit a combine whose laws are only tested (not proved).")
-def emit(file, sample, outdir, dtype, dim, timeout, accept_tested):
+def emit(file, sample, outdir, dtype, dim, timeout, accept_tested, memory):
     """Write CUDA (NAME.cu) and a CuPy module (NAME.py) for FILE's combine tree."""
     path = _path(file, sample)
-    a = _load(path, timeout, lift=False, accept_tested=accept_tested)
+    a = _load(path, timeout, lift=False, accept_tested=accept_tested, memory=memory)
     if a.combine_fn is None or a.verdict != "homomorphism":
         click.echo(f"{path}: {a.verdict}: {a.reason}; nothing to emit", err=True)
         if a.witness is not None:
@@ -264,14 +326,15 @@ def emit(file, sample, outdir, dtype, dim, timeout, accept_tested):
 @click.option("--dim", type=click.IntRange(1, 4096), default=4, show_default=True,
               help="Length of Vec values in the random data.")
 @click.option("--seed", default=0, show_default=True, help="Seed of the random data.")
-@click.option("--timeout", default=60.0, show_default=True, type=click.FloatRange(0.1, None), help=TIMEOUT_HELP)
-def run(file, sample, n, backend, scan, dtype, dim, seed, timeout):
+@TIMEOUT
+@MEMORY
+def run(file, sample, n, backend, scan, dtype, dim, seed, timeout, memory):
     """Run the parallel reduction on random data and compare it with the sequential fold
     (float64, element by element)."""
     import numpy as np
     from thm3.semantics.samples import random_arrays
     path = _path(file, sample)
-    a = _load(path, timeout, lift=False)
+    a = _load(path, timeout, lift=False, memory=memory)
     if a.combine_fn is None:
         click.echo(f"{path}: {a.verdict}: {a.reason}; no parallel form", err=True)
         sys.exit(1)
@@ -368,25 +431,27 @@ def _difference(x, y) -> float:
 @click.argument("file", type=click.Path(dir_okay=False), required=False)
 @click.option("--sample", metavar="NAME", help=SAMPLE_HELP)
 @click.option("--dtype", type=click.Choice(["float32", "float64"]), default="float32", show_default=True,
-              help="Type both forms compute in; the reference is the float64 sequential fold.")
-@click.option("--max-n", "max_n", default=10**6, show_default=True, type=click.IntRange(100, 10**8),
+              help="Type both forms compute in; the reference is computed in extended precision "
+                   "(long double) through the proved combine tree.")
+@click.option("--max-n", "max_n", default=10**7, show_default=True, type=click.IntRange(100, 10**8),
               help="Largest list length (n = 10^2, 10^3, ... up to it).")
 @click.option("--plot", type=click.Path(dir_okay=False), default=None,
               help="Draw the errors against n into this PNG (needs matplotlib: pip install 'thm3[plot]').")
 @click.option("--seed", default=0, show_default=True, help="Seed of the random data.")
-@click.option("--timeout", default=60.0, show_default=True, type=click.FloatRange(0.1, None), help=TIMEOUT_HELP)
-def accuracy(file, sample, dtype, max_n, plot, seed, timeout):
+@TIMEOUT
+@MEMORY
+def accuracy(file, sample, dtype, max_n, plot, seed, timeout, memory):
     """Measure the relative error of the sequential fold and of the blocked combine tree,
-    both in --dtype, against a float64 reference, for n = 10^2 up to --max-n."""
-    from thm3.accuracy import measure, plot_errors, table
+    both in --dtype, against an extended-precision reference, for n = 10^2 up to --max-n."""
+    from thm3.accuracy import measure, plot_errors, reference_name, table
     path = _path(file, sample)
-    a = _load(path, timeout, lift=False)
+    a = _load(path, timeout, lift=False, memory=memory)
     if a.combine_fn is None:
         click.echo(f"{path}: {a.verdict}: {a.reason}; no tree to measure", err=True)
         sys.exit(1)
     with _Bar("accuracy", 2 * max_n) as bar:
         rows = measure(a, dtype=dtype, max_n=max_n, seed=seed, progress=bar.advance)
-    click.echo(f"{a.loop.title}\nrelative error against the float64 sequential fold ({dtype}, random data):")
+    click.echo(f"{a.loop.title}\nrelative error of the {dtype} results against {reference_name()} (random data):")
     click.echo(table(rows))
     if plot:
         try:
@@ -402,7 +467,7 @@ def accuracy(file, sample, dtype, max_n, plot, seed, timeout):
               type=click.Path(file_okay=False), help="Where the emitted kernel goes.")
 @click.option("--dim", type=click.Choice(["64", "128"]), default="64", show_default=True,
               help="Head dimension of the attention kernel.")
-@click.option("--timeout", default=60.0, show_default=True, type=click.FloatRange(0.1, None), help=TIMEOUT_HELP)
+@TIMEOUT
 def demo(outdir, dim, timeout):
     """Derive FlashAttention from its loop file, end to end: analysis, proofs, kernel, checks."""
     from thm3.cli.demo import run_demo

@@ -1,14 +1,22 @@
 """Deep or huge loop files are refused with a LoopError (exit 2) at once, never a
-RecursionError from a later stage or a run past --timeout."""
+RecursionError from a later stage or a run past --timeout; an analysis past --memory
+answers "unknown" (exit 1), never a crash."""
 from __future__ import annotations
 
+import json
+import os
+import sys
 import time
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 
 import thm3
+import thm3.pipeline
 from thm3.cli.main import main
+from thm3.errors import SolverTimeout
+from thm3.prove.budget import memory_bound, within
 
 HEAD = '"""chain"""\nfrom typing import NamedTuple\nfrom thm3.lang import Real\n\n\n' \
        'class State(NamedTuple):\n    s: Real = 0\n\n\ndef left(acc: State, x: Real) -> State:\n'
@@ -64,3 +72,50 @@ def test_a_step_that_overruns_timeout_is_stopped(tmp_path):
     assert r.exit_code == 1, r.output
     assert "ran past --timeout 2 s" in r.output and "unknown" in r.output
     assert time.perf_counter() - t0 < 30
+
+
+# --- the memory bound (--memory) ----------------------------------------------------
+
+linux = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS is enforced on Linux")
+
+
+def _allocate_8_gib(*args, **kwargs):
+    return np.ones(2**30)                   # 8 GiB: past the default 4096 MiB bound
+
+
+def _abort(*args, **kwargs):
+    import faulthandler
+    faulthandler.disable()                  # pytest's handler would print the abort
+    os.abort()                              # what Z3 does when it cannot start a thread
+
+
+@linux
+def test_memory_bound_raises_memory_error_and_is_lifted_after():
+    with memory_bound(256):
+        with pytest.raises(MemoryError):
+            np.ones(2**30)
+    assert np.ones(2**27).size == 2**27     # 1 GiB: the bound is gone
+
+
+@linux
+def test_memory_error_in_a_solver_child_is_a_timeout_not_a_crash():
+    with memory_bound(256), pytest.raises(SolverTimeout, match="memory"):
+        within(time.monotonic() + 30, _allocate_8_gib)
+
+
+@linux
+@pytest.mark.parametrize("fail, words", [(_allocate_8_gib, "needed more than --memory 4096 MiB"),
+                                         (_abort, "ended without an answer")])
+def test_an_analysis_past_the_memory_bound_is_unknown(monkeypatch, fail, words):
+    monkeypatch.setattr(thm3.pipeline, "analyze_loop", fail)
+    for args in ([], ["--json"]):
+        r = CliRunner().invoke(main, ["analyze", "--sample", "sum", *args])
+        assert r.exit_code == 1, r.output
+        assert words in r.output and "unknown" in r.output and "Traceback" not in r.output
+    assert json.loads(r.output)["verdict"] == "unknown"
+
+
+def test_the_default_memory_bound_does_not_change_a_verdict():
+    r = CliRunner().invoke(main, ["analyze", "--sample", "welford", "--json", "--memory", "512"])
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.output)["verdict"] == "homomorphism"
