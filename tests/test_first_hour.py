@@ -119,6 +119,29 @@ def test_accuracy_sum_of_tenths_at_1e5():
     assert rows[-1]["sequential"] > 1e-5 > 1e-7 > rows[-1]["tree"]
 
 
+@pytest.mark.skipif(not __import__("thm3.accuracy").accuracy.extended(), reason="long double is double here")
+def test_accuracy_reference_is_exact_for_float64_results():
+    """The reference (the proved tree in long double) against exact values: math.fsum for
+    a sum, rational arithmetic for Welford's variance; both within one float64 rounding."""
+    import math
+    from fractions import Fraction
+    from thm3.accuracy import reference_states
+    from thm3.backends.numpy_tree import apply_result
+    rng = np.random.default_rng(3)
+    x = (rng.standard_normal(10**5) * 1e3 + 1e4).astype(np.float32)    # cancellation-prone
+    a = thm3.analyze(thm3.sample_path("sum"))
+    exact = math.fsum(x.astype(np.float64))
+    got = float(apply_result(a.loop, reference_states(a, [x], {}, [x.size])[0], {}))
+    assert abs(got - exact) <= 2**-53 * abs(exact)
+    w = thm3.analyze(thm3.sample_path("welford"))
+    y = x[:3000]
+    fr = [Fraction(float(v)) for v in y]
+    mean = sum(fr) / len(fr)
+    var = sum((v - mean) ** 2 for v in fr) / len(fr)
+    got = float(apply_result(w.loop, reference_states(w, [y], {}, [y.size])[0], {}))
+    assert abs(Fraction(got) - var) <= Fraction(2**-52) * var
+
+
 @pytest.mark.slow
 def test_accuracy_known_case_sum_of_tenths():
     """float32 sum of 10**6 copies of 0.1: the sequential fold drifts (about 1e-2 relative
