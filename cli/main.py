@@ -455,7 +455,7 @@ def accuracy(file, sample, dtype, max_n, plot, seed, timeout, memory):
     click.echo(table(rows))
     if plot:
         try:
-            plot_errors(rows, plot, title=f"{a.loop.title.split(':')[0]} ({dtype})")
+            plot_errors(rows, plot, title=f"{a.loop.title.split(':')[0]} ({dtype})", dtype=dtype)
         except ImportError:
             raise click.ClickException("--plot needs matplotlib: pip install 'thm3[plot]'") from None
         click.echo(f"wrote {plot}")

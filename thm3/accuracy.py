@@ -187,8 +187,9 @@ def table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def plot_errors(rows: list[dict], path, *, title: str = "") -> None:
-    """Both errors against n on log-log axes, into a PNG at `path` (needs matplotlib)."""
+def plot_errors(rows: list[dict], path, *, title: str = "", dtype: str | None = None) -> None:
+    """Both errors against n on log-log axes, into a PNG at `path` (needs matplotlib);
+    with `dtype`, its unit roundoff as a dashed line."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -197,6 +198,9 @@ def plot_errors(rows: list[dict], path, *, title: str = "") -> None:
     fig, ax = plt.subplots(figsize=(6, 4), dpi=100)
     ax.loglog(ns, [max(r["sequential"], floor) for r in rows], "o-", label="sequential fold (the loop as written)")
     ax.loglog(ns, [max(r["tree"], floor) for r in rows], "s-", label="thm3's blocked combine tree")
+    if dtype is not None:
+        u = float(np.finfo(dtype).eps) / 2
+        ax.axhline(u, color="gray", linestyle="--", linewidth=1, label=f"{dtype} unit roundoff ({u:.1e})")
     ax.set_xlabel("n (list length)")
     ax.set_ylabel("relative error vs extended precision" if extended() else "relative error vs float64")
     ax.set_title(title)
