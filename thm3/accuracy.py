@@ -21,7 +21,8 @@ import math
 import numpy as np
 
 from thm3.ir import Loop, Op
-from thm3.semantics.evaluate import PYTHON, Compiled, quiet
+from thm3.semantics.evaluate import PYTHON, quiet
+from thm3.semantics.fold import Fold
 
 # Operations whose Real result must be rounded to the working precision; the others
 # (max, min, abs, negation, comparisons) return one of their operands exactly.
@@ -62,27 +63,21 @@ def sequential_prefixes(loop: Loop, arrays, params: dict, checkpoints, *, dtype=
     thousand elements how many more were folded."""
     from thm3.backends.numpy_tree import identity
     real = np.dtype(dtype).type
-    table = table_for(real)
-    step = Compiled(loop.left.outputs, table)
-    names = [f"acc.{f.name}" for f in loop.fields]
+    step = Fold(loop, PYTHON, single=_ROUNDED) if real is np.float32 else Fold(loop, table_for(real))
     state = [_python(v, real) for v in identity(loop, dim=_dim(arrays), dtype=real)]
     env = {p.name: _python(np.asarray(params[p.name], dtype=real), real) for p in loop.params}
     given = iter(arrays)
     columns = []
     for d in loop.elements:
         col = None if d.index else np.asarray(next(given))
-        columns.append((d.name, None if col is None else (col.astype(real) if col.ndim > 1 else
-                                                           col.astype(real if col.dtype.kind == "f" else col.dtype).tolist())))
+        columns.append(None if col is None else (col.astype(real) if col.ndim > 1 else
+                                                 col.astype(real if col.dtype.kind == "f" else col.dtype).tolist()))
     out, i = [], 0
     with quiet():
         for n in checkpoints:
             while i < n:
-                stop = min(n, i + 65536)
-                for j in range(i, stop):
-                    env.update(zip(names, state))
-                    for name, col in columns:
-                        env[name] = j if col is None else col[j]
-                    state = step(env)
+                stop = min(n, i + 262144)
+                state = step(state, columns, i, stop, env)
                 if progress:
                     progress(stop - i)
                 i = stop
