@@ -43,10 +43,12 @@ def _path(file: str | None, sample: str | None) -> str:
         raise click.BadParameter(str(err), param_hint="--sample") from None
 
 
-def _fail(message: str, as_json: bool, line: int | None = None, col: int | None = None, path=None):
-    """A bad file: the error on stderr, or as JSON on stdout with --json; exit 2."""
+def _fail(message: str, as_json: bool, line: int | None = None, col: int | None = None, path=None,
+          hint: str | None = None):
+    """A bad file: the error on stderr, or as JSON on stdout with --json (with what is
+    allowed instead, where the error says); exit 2."""
     if as_json:
-        click.echo(json.dumps({"error": message, "line": line, "col": col, "path": path}))
+        click.echo(json.dumps({"error": message, "line": line, "col": col, "path": path, "hint": hint}))
     else:
         click.echo(message, err=True)
     sys.exit(2)
@@ -60,7 +62,7 @@ def _load(path: str, timeout: float, lift: bool = True, as_json: bool = False,
     try:
         loop = parse_file(path)
     except LoopError as err:
-        _fail(err.message if as_json else str(err), as_json, err.line, err.col, err.path)
+        _fail(err.message if as_json else str(err), as_json, err.line, err.col, err.path, err.hint)
     except OSError as err:
         _fail(f"{path}: cannot read the file: {err.strerror or err}", as_json, path=path)
     got = _analyse(loop, timeout, lift, accept_tested, memory, as_json)

@@ -44,6 +44,7 @@ def test_json_error_on_stdout_exit_2(tmp_path):
     assert r.exit_code == 2
     err = json.loads(r.stdout)
     assert err["line"] == 2 and err["col"] == 1 and "import" in err["error"]
+    assert err["hint"] and "import" in err["hint"]         # what is allowed instead, as the text error says
 
 
 def test_sample_option_and_usage():

@@ -715,3 +715,22 @@ def test_frontend_never_runs_code():
     text = (REPO / "thm3" / "syntax" / "frontend.py").read_text()
     for word in ("exec(", "eval(", "compile(", "__import__", "importlib", "runpy"):
         assert word not in text
+
+
+@pytest.mark.parametrize("spelling, value", [('float("-inf")', -math.inf), ("float('inf')", math.inf),
+                                             ('-float("Infinity")', -math.inf), ('float("+inf")', math.inf)])
+def test_float_infinity_reads_as_inf(spelling, value):
+    loop = parse_source('"""m"""\nfrom typing import NamedTuple\nfrom thm3.lang import Real\n\n\n'
+                        f'class State(NamedTuple):\n    m: Real = {spelling}\n\n\n'
+                        f'def left(acc: State, x: Real) -> State:\n    return State(max(acc.m, x, {spelling}))\n')
+    assert loop.fields[0].default == value
+    assert any(e.op is Op.CONST and e.arg == value for e in walk(loop.left.outputs))
+
+
+@pytest.mark.parametrize("spelling", ['float("nan")', 'float("1.5")', "float(x)", 'float("inf", 1)'])
+def test_other_float_calls_are_refused(spelling):
+    with pytest.raises(LoopError) as err:
+        parse_source('"""m"""\nfrom typing import NamedTuple\nfrom thm3.lang import Real\n\n\n'
+                     f'class State(NamedTuple):\n    m: Real = 0\n\n\n'
+                     f'def left(acc: State, x: Real) -> State:\n    return State(acc.m + {spelling})\n')
+    assert err.value.line == 11

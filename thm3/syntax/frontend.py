@@ -76,6 +76,20 @@ MAX_DEPTH = 64          # longest chain of operations from an output to a leaf
 MAX_NODES = 2000        # distinct operations in one function
 
 
+_INFINITIES = {"inf": math.inf, "+inf": math.inf, "-inf": -math.inf, "infinity": math.inf,
+               "+infinity": math.inf, "-infinity": -math.inf}
+
+
+def float_infinity(node: ast.AST) -> float | None:
+    """inf or -inf for `float("inf")`, `float("-inf")` (any case, "infinity" too), the way
+    plain Python spells them, so that a loop pasted from Python code reads as written;
+    None for anything else."""
+    match node:
+        case ast.Call(func=ast.Name(id="float"), args=[ast.Constant(value=str() as text)], keywords=[]):
+            return _INFINITIES.get(text.strip().lower())
+    return None
+
+
 def parse_source(text: str, path: str = "<string>", name: str | None = None) -> Loop:
     """Read a loop file's text; `path` names it in errors, `name` defaults to its stem."""
     if name is None:
@@ -372,13 +386,16 @@ class _Module:
                 return value
 
     def literal(self, node: ast.expr):
-        """A constant default: a number, inf, True or False, with signs folded; else None."""
+        """A constant default: a number, inf (or float("inf")), True or False, with signs
+        folded; else None."""
         match node:
             case ast.Constant(value=bool() | int() | float() as value):
                 return value
             case ast.Name(id="inf"):
                 self.require_import(node, "inf")
                 return math.inf
+            case ast.Call() if (value := float_infinity(node)) is not None:
+                return value
             case ast.UnaryOp(op=ast.USub() | ast.UAdd() as op, operand=operand):
                 value = self.literal(operand)
                 if value is None or isinstance(value, bool):
@@ -899,6 +916,8 @@ class _Body(ast.NodeVisitor):
         return Expr(Op.WHERE, type_, (cond, a, b))
 
     def visit_Call(self, node: ast.Call) -> Expr:
+        if (value := float_infinity(node)) is not None:          # float("-inf") as plain Python spells it
+            return const(value)
         match node.func:
             case ast.Attribute(value=ast.Name(id=self.acc), attr="_replace"):
                 raise self.error(node, "_replace(...) is allowed only directly in a return",
