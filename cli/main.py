@@ -14,7 +14,7 @@ from pathlib import Path
 
 import click
 
-from thm3.errors import BackendUnavailable, LoopError
+from thm3.errors import BackendUnavailable, LoopError, UsageError
 
 FORMAT_DOC = "docs/loop-format.md"
 TIMEOUT_HELP = "Seconds for the whole analysis; a timeout answers 'unknown', never 'proved'."
@@ -28,6 +28,56 @@ TIMEOUT = click.option("--timeout", default=60.0, show_default=True, type=click.
                        help=TIMEOUT_HELP)
 MEMORY = click.option("--memory", default=MEMORY_DEFAULT, show_default=True, type=click.IntRange(64, None),
                       metavar="MIB", help=MEMORY_HELP)
+
+
+PARAM = click.option("--param", "param_values", multiple=True, metavar="NAME=VALUE",
+                     help="A loop parameter's value (repeatable); the others are drawn at random "
+                          "honouring the preconditions.")
+
+
+def _params(loop, given: tuple[str, ...]) -> dict:
+    """--param NAME=VALUE options as loop parameter values (a number fills a Vec)."""
+    from thm3.ir import Type
+    types = {p.name: p.type for p in loop.params}
+    out = {}
+    for item in given:
+        name, eq, text = item.partition("=")
+        name = name.strip()
+        if not eq or name not in types:
+            known = ", ".join(types) or "none"
+            raise click.BadParameter(f"{item!r}: NAME=VALUE with NAME a loop parameter ({known})",
+                                     param_hint="--param")
+        try:
+            match types[name]:
+                case Type.BOOL:
+                    value = {"true": True, "false": False, "1": True, "0": False}[text.strip().lower()]
+                case Type.INT:
+                    value = int(text)
+                case _:
+                    value = float(text)
+        except (KeyError, ValueError):
+            raise click.BadParameter(f"{item!r}: {text!r} is not a {types[name].value}",
+                                     param_hint="--param") from None
+        out[name] = value
+    from thm3.ir import free_vars
+    from thm3.report import invariant_text
+    from thm3.semantics.evaluate import NUMPY, evaluate
+    for cond in loop.preconditions:                 # the ones over the given parameters alone
+        if free_vars([cond]) <= set(out) and not bool(evaluate([cond], out, NUMPY)[0]):
+            raise click.BadParameter(f"{', '.join(f'{k}={v}' for k, v in out.items())} breaks the precondition "
+                                     f"`assert {invariant_text(cond)}`", param_hint="--param")
+    return out
+
+
+def _random_inputs(loop, n: int, dim: int, rng, fixed: dict):
+    """Random arrays and parameters for `run`, or exit 2 when the preconditions admit none."""
+    from thm3.semantics.samples import random_arrays
+    try:
+        return random_arrays(loop, n, dim, rng, fixed)
+    except ValueError as err:
+        click.echo(f"{err}" + (f" with --param {', '.join(f'{k}={v}' for k, v in fixed.items())}" if fixed else ""),
+                   err=True)
+        sys.exit(2)
 
 
 def _path(file: str | None, sample: str | None) -> str:
@@ -330,18 +380,18 @@ def emit(file, sample, outdir, dtype, dim, timeout, accept_tested, memory):
 @click.option("--seed", default=0, show_default=True, help="Seed of the random data.")
 @TIMEOUT
 @MEMORY
-def run(file, sample, n, backend, scan, dtype, dim, seed, timeout, memory):
+@PARAM
+def run(file, sample, n, backend, scan, dtype, dim, seed, timeout, memory, param_values):
     """Run the parallel reduction on random data and compare it with the sequential fold
     (float64, element by element)."""
     import numpy as np
-    from thm3.semantics.samples import random_arrays
     path = _path(file, sample)
     a = _load(path, timeout, lift=False, memory=memory)
     if a.combine_fn is None:
         click.echo(f"{path}: {a.verdict}: {a.reason}; no parallel form", err=True)
         sys.exit(1)
     rng = np.random.default_rng(seed)
-    arrays, params = random_arrays(a.loop, n, dim, rng)
+    arrays, params = _random_inputs(a.loop, n, dim, rng, _params(a.loop, param_values))
     arrays = [x.astype(dtype) if x.dtype.kind == "f" else x for x in arrays]
     t0 = time.perf_counter()
     try:
@@ -352,6 +402,9 @@ def run(file, sample, n, backend, scan, dtype, dim, seed, timeout, memory):
     except BackendUnavailable as err:
         click.echo(f"{file}: backend {backend}: {err}", err=True)
         sys.exit(2)
+    except UsageError as err:                # a --param that breaks a precondition
+        click.echo(f"{path}: {err}", err=True)
+        sys.exit(2)
     t1 = time.perf_counter()
     if scan:
         from thm3.backends.scan import prefix_results, run_sequential_prefixes
@@ -360,7 +413,8 @@ def run(file, sample, n, backend, scan, dtype, dim, seed, timeout, memory):
         seq = _sequential_with_progress(a.loop, arrays, params, n)
     t2 = time.perf_counter()
     diff = _difference(par, seq)
-    click.echo(f"{a.loop.title}  n = {n}  backend = {backend}  dtype = {dtype}" + ("  (scan)" if scan else ""))
+    click.echo(f"{a.loop.title}  n = {n}  backend = {backend}  dtype = {dtype}" + ("  (scan)" if scan else "")
+               + "".join(f"  {k} = {_short(v)}" for k, v in params.items()))
     click.echo(f"  parallel   {_short(par)}   {t1 - t0:.4f} s")
     click.echo(f"  sequential {_short(seq)}   {t2 - t1:.4f} s  (float64)")
     click.echo(f"  max relative difference {diff:.3g}")
@@ -442,7 +496,8 @@ def _difference(x, y) -> float:
 @click.option("--seed", default=0, show_default=True, help="Seed of the random data.")
 @TIMEOUT
 @MEMORY
-def accuracy(file, sample, dtype, max_n, plot, seed, timeout, memory):
+@PARAM
+def accuracy(file, sample, dtype, max_n, plot, seed, timeout, memory, param_values):
     """Measure the relative error of the sequential fold and of the blocked combine tree,
     both in --dtype, against an extended-precision reference, for n = 10^2 up to --max-n."""
     from thm3.accuracy import measure, plot_errors, reference_name, table
@@ -452,7 +507,8 @@ def accuracy(file, sample, dtype, max_n, plot, seed, timeout, memory):
         click.echo(f"{path}: {a.verdict}: {a.reason}; no tree to measure", err=True)
         sys.exit(1)
     with _Bar("accuracy", 2 * max_n) as bar:
-        rows = measure(a, dtype=dtype, max_n=max_n, seed=seed, progress=bar.advance)
+        rows = measure(a, dtype=dtype, max_n=max_n, seed=seed, params=_params(a.loop, param_values),
+                       progress=bar.advance)
     click.echo(f"{a.loop.title}\nrelative error of the {dtype} results against {reference_name()} (random data):")
     click.echo(table(rows))
     if plot:

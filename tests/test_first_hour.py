@@ -178,3 +178,21 @@ def test_emit_on_a_non_homomorphism_suggests_lift(tmp_path):
     r = CliRunner().invoke(main, ["emit", "--sample", "majority", "-o", str(tmp_path)])
     assert r.exit_code == 1
     assert "nothing to emit" in r.output and "thm3 lift" in r.output
+
+
+LSE_T = ('"""lse at a temperature"""\nfrom typing import NamedTuple\nfrom thm3.lang import Real, exp, log\n\n'
+         'T: Real\n\n\nclass State(NamedTuple):\n    m: Real = float("-inf")\n    s: Real = 0\n\n\n'
+         'def left(acc: State, x: Real) -> State:\n    assert T > 0\n    m = max(acc.m, x / T)\n'
+         '    return State(m, acc.s * exp(acc.m - m) + exp(x / T - m))\n')
+
+
+def test_run_takes_loop_parameters(tmp_path):
+    p = tmp_path / "lse_t.py"
+    p.write_text(LSE_T)
+    r = CliRunner().invoke(main, ["run", str(p), "--n", "5000", "--param", "T=0.25"])
+    assert r.exit_code == 0, r.output
+    assert "T = 0.25" in r.output
+    bad = CliRunner().invoke(main, ["run", str(p), "--param", "T=-1"])
+    assert bad.exit_code == 2 and "breaks the precondition `assert T > 0`" in bad.output
+    unknown = CliRunner().invoke(main, ["run", str(p), "--param", "Q=1"])
+    assert unknown.exit_code == 2 and "a loop parameter (T)" in unknown.output

@@ -149,7 +149,8 @@ def measure(a, *, dtype: str = "float32", max_n: int = 10**7, seed: int = 0, arr
     """Rows {n, sequential, tree} of relative errors of the loop's result, computed in
     `dtype` by the sequential fold and by the blocked tree, against `reference_states`
     over the same (dtype-rounded) inputs.  Random inputs are drawn honouring the
-    preconditions unless `arrays` (and `params`) are given.  `progress(k)` is told as
+    preconditions unless `arrays` (and `params`) are given; `params` alone fixes those
+    loop parameters and draws the rest.  `progress(k)` is told as
     elements are folded (2 * max_n in all)."""
     from thm3.backends.numpy_tree import apply_result, run_parallel
     from thm3.semantics.samples import random_arrays
@@ -157,7 +158,7 @@ def measure(a, *, dtype: str = "float32", max_n: int = 10**7, seed: int = 0, arr
         raise ValueError(f"{a.loop.name}: no combine ({a.verdict}): {a.reason}")
     real = np.dtype(dtype).type
     if arrays is None:
-        arrays, params = random_arrays(a.loop, max_n, 4, np.random.default_rng(seed))
+        arrays, params = random_arrays(a.loop, max_n, 4, np.random.default_rng(seed), params)
     params = dict(params or {})
     arrays = [np.asarray(x).astype(real) if np.asarray(x).dtype.kind == "f" else np.asarray(x) for x in arrays]
     n_total = len(arrays[0]) if arrays else max_n

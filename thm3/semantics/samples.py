@@ -275,11 +275,13 @@ def _signed(dom: Domain, params: dict, sign: int) -> dict:
     return out if dom.precondition_holds(None, out, params_only=True) else params
 
 
-def random_arrays(loop: Loop, n: int, dim: int, rng: np.random.Generator) -> tuple[list, dict]:
+def random_arrays(loop: Loop, n: int, dim: int, rng: np.random.Generator,
+                  fixed: dict | None = None) -> tuple[list, dict]:
     """Arrays of n elements, one per element parameter (an Index is implicit), drawn
-    honouring the preconditions, and loop parameters: inputs for the parallel forms."""
+    honouring the preconditions, and loop parameters: inputs for the parallel forms.
+    `fixed` gives some loop parameters their values; the others are drawn."""
     dom = Domain(loop, dim)
-    params = dom.params(rng, small=False)
+    params = dom.params(rng, small=False) | dict(fixed or {})
     pool = dom.random_list(rng, params, min(n, 4096), small=rng.random() < 0.5) if n else []
     picks = rng.integers(0, len(pool), size=n) if pool else np.zeros(0, dtype=int)
     arrays = []
