@@ -112,8 +112,8 @@ def _chunk_scan(loop, fn, offset, backend, params, carry, *chunk):
             from thm3.backends.numba_tree import scan_numba
             local = scan_numba(loop, fn, list(chunk), params, offset=offset)
         case _:
-            from thm3.backends.scan import scan_parallel
-            local = scan_parallel(loop, fn, [np.asarray(c) for c in chunk], params, offset=offset)
+            from thm3.backends.scan import scan_numpy
+            local = scan_numpy(loop, fn, [np.asarray(c) for c in chunk], params, offset=offset)
     if len(local[0]) == 0:
         return local
     return combine_states(loop, fn, carry, local, params, _as_tuple)

@@ -28,7 +28,7 @@ import numba  # noqa: F401  (the optional extra thm3[cpu]; without it this backe
 import numpy as np
 
 from thm3.backends.numpy_tree import _dtype, _Inputs
-from thm3.ir import Expr, Fn, Loop, Op, Type, walk
+from thm3.ir import Expr, Fn, Loop, Op, Type, const, same, walk
 
 CHUNK = 1 << 16      # elements a thread folds before its state joins the tree
 LANES = 4            # contiguous sub-runs of a chunk folded side by side
@@ -250,6 +250,91 @@ def _convert(text: str, have: Type, want: Type) -> str:
             raise ValueError(f"no Numba conversion to {want}")
 
 
+# --- one exponential per max-shifted pair ----------------------------------------------
+
+# The branch condition under which max / min (as rendered by _max / _min) returns its
+# first operand.
+_PICKS_FIRST = {Op.MAX: Op.GT, Op.MIN: Op.LT}
+
+
+def shifted_exponentials(outputs) -> tuple:
+    """`exp(u - M)` with M = max(p, q) (or min) and u one of p, q, rewritten so that every
+    such M costs one exponential instead of one per use: the log-sum-exp rescaling
+    `d * exp(m - max(m, x)) + exp(x - max(m, x))` spends two per element otherwise.
+
+    With c the condition under which M is p (`p > q or p != p`, exactly as `_max` picks):
+        M          = p if c else q
+        exp(p - M) = 1 + (p - p)    if c else exp(w)
+        exp(q - M) = exp(w)         if c else 1 + (q - q)
+    where w = (q - p if c else p - q) is computed, and exponentiated, once for all uses.
+    Each branch is the original expression with M replaced by the operand it equals, and
+    `exp(x - x)` is `1 + (x - x)` in IEEE arithmetic for every x (x - x is +0 for finite
+    x, NaN for inf and NaN): the rewrite is exact, NaN and inf included, bit for bit.
+    Real scalars only (a Vec's max is elementwise); exp2 likewise."""
+    memo: dict[int, Expr] = {}
+    picks: dict[tuple, tuple] = {}          # M's structure (equal trees share) -> (c, M', p', q')
+    shared: dict[tuple, Expr] = {}          # (M's structure, exp op) -> exp(w)
+    keys: dict[int, tuple] = {}
+
+    def key(e: Expr) -> tuple:
+        got = keys.get(id(e))
+        if got is None:
+            got = keys[id(e)] = (e.op, e.type, repr(e.arg), tuple(key(s) for s in e.src))
+        return got
+
+    def pick(m: Expr):
+        got = picks.get(key(m))
+        if got is None:
+            p, q = (go(s) for s in m.src)
+            c = Expr(Op.OR, Type.BOOL, (Expr(_PICKS_FIRST[m.op], Type.BOOL, (p, q)),
+                                         Expr(Op.NE, Type.BOOL, (p, p))))
+            got = picks[key(m)] = (c, Expr(Op.WHERE, Type.REAL, (c, p, q)), p, q)
+        return got
+
+    def candidate(e: Expr):
+        """(M, u is M's first operand) for exp(u - M), else None."""
+        if e.op not in (Op.EXP, Op.EXP2) or e.type is not Type.REAL or e.src[0].op is not Op.SUB:
+            return None
+        u, m = e.src[0].src
+        if m.op not in _PICKS_FIRST or m.type is not Type.REAL or u.type is not Type.REAL:
+            return None
+        if any(s.type is not Type.REAL for s in m.src):
+            return None
+        if same(u, m.src[0]):
+            return m, True
+        if same(u, m.src[1]):
+            return m, False
+        return None
+
+    def go(e: Expr) -> Expr:
+        got = memo.get(id(e))
+        if got is not None:
+            return got
+        if e.op in _PICKS_FIRST and e.type is Type.REAL and all(s.type is Type.REAL for s in e.src):
+            out = pick(e)[1]
+        elif (found := candidate(e)) is not None:
+            m, first = found
+            c, _, p, q = pick(m)
+            k = (key(m), e.op)
+            t = shared.get(k)
+            if t is None:
+                w = Expr(Op.WHERE, Type.REAL, (c, Expr(Op.SUB, Type.REAL, (q, p)),
+                                               Expr(Op.SUB, Type.REAL, (p, q))))
+                t = shared[k] = Expr(e.op, Type.REAL, (w,))
+            x = p if first else q
+            one = Expr(Op.ADD, Type.REAL, (const(1.0), Expr(Op.SUB, Type.REAL, (x, x))))
+            out = Expr(Op.WHERE, Type.REAL, (c, one, t) if first else (c, t, one))
+        elif not e.src:
+            out = e
+        else:
+            src = tuple(go(s) for s in e.src)
+            out = e if all(a is b for a, b in zip(src, e.src)) else Expr(e.op, e.type, src, e.arg)
+        memo[id(e)] = out
+        return out
+
+    return tuple(go(e) for e in outputs)
+
+
 def render(loop: Loop, combine: Fn) -> str:
     """The module text: `left`, `combine`, the chunk fold, `reduce` and `scan`."""
     F = len(loop.fields)
@@ -275,7 +360,7 @@ def _rpow(a, n):
     # left(state, elements, params, dim)
     names = {f"acc.{f.name}": s for f, s in zip(loop.fields, fields)} | elem_names | param_names
     targets = [(f"n{k}", f.type) for k, f in enumerate(loop.fields)]
-    body = _Body(names).render(loop.left.outputs, targets)
+    body = _Body(names).render(shifted_exponentials(loop.left.outputs), targets)
     elems = ", ".join(v for v, _ in element_vars)
     pnames = ", ".join(ps)
     sig = ", ".join(fields + [v for v, _ in element_vars] + ps + ["dim"])
@@ -285,7 +370,7 @@ def _rpow(a, n):
     b_names = [f"b{k}" for k in range(F)]
     names = ({f"a.{f.name}": v for f, v in zip(loop.fields, a_names)}
              | {f"b.{f.name}": v for f, v in zip(loop.fields, b_names)} | param_names)
-    body = _Body(names).render(combine.outputs, targets)
+    body = _Body(names).render(shifted_exponentials(combine.outputs), targets)
     out.append(_function("combine", ", ".join(a_names + b_names + ps + ["dim"]), body,
                          [t for t, _ in targets]))
     # identity(dim)
