@@ -114,3 +114,22 @@ def test_the_rendered_fold_equals_the_python_fold_bit_for_bit_with_specials(name
         want = numpy_tree.run_sequential(a.loop, arrays, params)
         got = numba_tree.run_numba_sequential(a.loop, a.combine_fn, arrays, params)
         assert all(_identical(float(g), float(w)) for g, w in zip(got, want)), (case, got, want)
+
+
+@pytest.mark.parametrize("name", ["mps", "welford", "argmax", "affine"])
+def test_without_threads_the_same_chunks_give_the_same_bits(name, monkeypatch):
+    """reduce_serial and scan_serial (one chunk, Dask workers) fold the same chunks and
+    combine them in the same tree as the threaded code: equal bit for bit."""
+    import numpy as np
+    from analyzed import analysis
+    from catalog import by_name
+    from thm3.backends import numba_tree
+    from thm3.semantics.samples import random_arrays
+    monkeypatch.setattr(numba_tree, "CHUNK", 64)
+    a = analysis(str(by_name(name).path))
+    arrays, params = random_arrays(a.loop, 1007, 4, np.random.default_rng(2))
+    for run in (numba_tree.run_numba, numba_tree.scan_numba):
+        threaded = run(a.loop, a.combine_fn, arrays, params, offset=3, threads=True)
+        serial = run(a.loop, a.combine_fn, arrays, params, offset=3, threads=False)
+        for u, v in zip(threaded, serial):
+            assert np.array_equal(np.asarray(u), np.asarray(v), equal_nan=True)

@@ -6,7 +6,8 @@ scans, over `dask.array` inputs.  Both return one lazy Dask object each; its `.c
 array a field, computed together into a State), or with result=True the lazy array of
 prefix results (a `LazyState` of them for a result of several values).
 
-- chunk: the blocked left fold of one chunk (Numba where it is installed, else NumPy;
+- chunk: the blocked left fold of one chunk (Numba where it is installed, without
+  threads: a worker's parallelism is its processes; else NumPy;
   CuPy-backed chunks on the GPU), its `Index` counted from the chunk's place in the list;
 - combine: the synthesized combine over `split_every` adjacent partial states at a time,
   folded left to right, so a group never reorders its members and groups stay in list
@@ -53,7 +54,14 @@ class _Spec:
         return (self.loop, self.fn, self.token)
 
     def __setstate__(self, state):
-        self.loop, self.fn, self.token = state
+        # every task unpickles its own copy: keep the first one a process saw, so that
+        # the backends' per-object caches (the Numba module) serve every later task
+        loop, fn, token = state
+        self.loop, self.fn = _SEEN.setdefault(token, (loop, fn))
+        self.token = token
+
+
+_SEEN: dict[str, tuple] = {}
 
 
 class LazyState:
@@ -200,7 +208,7 @@ def _chunk_state(spec, offset, backend, params, *chunk):
             return _cupy_chunk_state(loop, fn, offset, params, chunk)
         case "numba":
             from thm3.backends.numba_tree import run_numba
-            return run_numba(loop, fn, list(chunk), params, offset=offset)
+            return run_numba(loop, fn, list(chunk), params, offset=offset, threads=False)
         case _:
             from thm3.backends.numpy_tree import run_parallel
             return run_parallel(loop, fn, list(chunk), params, offset=offset)
@@ -231,7 +239,7 @@ def _chunk_scan(spec, offset, backend, params, carry, *chunk):
     match _chunk_backend(backend, chunk):
         case "numba":
             from thm3.backends.numba_tree import scan_numba
-            local = scan_numba(loop, fn, list(chunk), params, offset=offset)
+            local = scan_numba(loop, fn, list(chunk), params, offset=offset, threads=False)
         case _:
             from thm3.backends.scan import scan_numpy
             local = scan_numpy(loop, fn, [np.asarray(c) for c in chunk], params, offset=offset)

@@ -2,7 +2,8 @@
 compiled by Numba (`backend="numba"`, the optional extra `thm3[cpu]`).
 
 The reduction: the n elements are cut into chunks of CHUNK consecutive elements, one
-thread a chunk (Numba's `prange`).  A chunk is folded with `left` as LANES contiguous
+thread a chunk (Numba's `prange`; `reduce_serial` and `scan_serial` are the same code
+without threads, for one chunk and for Dask workers).  A chunk is folded with `left` as LANES contiguous
 sub-runs stepped together (independent chains the core overlaps), which are combined in
 order; then the chunk states are combined level by level, neighbours (2k, 2k + 1) with
 the earlier one on the left and a level of odd length padded with the identity at its
@@ -35,24 +36,36 @@ LANES = 4            # contiguous sub-runs of a chunk folded side by side
 
 
 def run_numba(loop: Loop, combine: Fn, arrays, params: dict, *, n: int | None = None,
-              dim: int | None = None, offset: int = 0) -> tuple:
-    """The final state, computed as described in the module docstring (float64)."""
+              dim: int | None = None, offset: int = 0, threads: bool | None = None) -> tuple:
+    """The final state, computed as described in the module docstring (float64).
+    `threads`: chunks in Numba's threads (True), or one after another in the calling
+    thread (False: the same chunks and tree, so the same result); by default threads
+    when there is more than one chunk."""
     data = _Inputs(loop, arrays, params, np.float64, n, dim, offset)
     mod = compiled(loop, combine)
     args = _arguments(loop, data)
-    return _state(loop, mod.reduce(data.n, CHUNK, data.dim or 1, data.offset, *args), data.dim)
+    reduce = mod.reduce if _threaded(threads, data.n) else mod.reduce_serial
+    return _state(loop, reduce(data.n, CHUNK, data.dim or 1, data.offset, *args), data.dim)
 
 
 def scan_numba(loop: Loop, combine: Fn, arrays, params: dict, *, n: int | None = None,
-               dim: int | None = None, offset: int = 0) -> tuple:
-    """Every prefix state: one array a field, (n,) or (n, D)."""
+               dim: int | None = None, offset: int = 0, threads: bool | None = None) -> tuple:
+    """Every prefix state: one array a field, (n,) or (n, D); `threads` as in `run_numba`."""
     data = _Inputs(loop, arrays, params, np.float64, n, dim, offset)
     mod = compiled(loop, combine)
     args = _arguments(loop, data)
     outs = tuple(np.empty((data.n, data.dim) if f.type is Type.VEC else (data.n,),
                           dtype=_dtype(f.type, np.float64)) for f in loop.fields)
-    mod.scan(data.n, CHUNK, data.dim or 1, data.offset, *outs, *args)
+    scan = mod.scan if _threaded(threads, data.n) else mod.scan_serial
+    scan(data.n, CHUNK, data.dim or 1, data.offset, *outs, *args)
     return outs
+
+
+def _threaded(threads: bool | None, n: int) -> bool:
+    """A parallel region costs a wake-up of every thread (milliseconds on a loaded
+    machine): not worth it for a single chunk, nor inside a Dask worker, whose
+    parallelism is its processes."""
+    return n > CHUNK if threads is None else bool(threads)
 
 
 def run_numba_sequential(loop: Loop, combine: Fn, arrays, params: dict, *, n: int | None = None,
@@ -95,8 +108,22 @@ def cache_dir() -> Path:
     return (Path(xdg) if xdg else Path.home() / ".cache") / "thm3" / "numba"
 
 
+_LOADED: dict[tuple[int, int], tuple] = {}      # (id(loop), id(combine)) -> (loop, combine, module)
+
+
 def compiled(loop: Loop, combine: Fn):
-    """The rendered module for this loop and combine, imported from the disk cache."""
+    """The rendered module for this loop and combine, imported from the disk cache (and
+    remembered for these two objects: rendering costs about a millisecond and a chunk of
+    a Dask array is often not much more)."""
+    got = _LOADED.get((id(loop), id(combine)))
+    if got is not None and got[0] is loop and got[1] is combine:
+        return got[2]
+    mod = _load(loop, combine)
+    _LOADED[(id(loop), id(combine))] = (loop, combine, mod)     # the references keep the ids unique
+    return mod
+
+
+def _load(loop: Loop, combine: Fn):
     text = render(loop, combine)
     digest = hashlib.sha256(text.encode()).hexdigest()[:20]
     name = f"thm3_numba_{loop.name}_{digest}"
@@ -427,16 +454,18 @@ def _loops(loop: Loop, fields, element_vars, tail: str, pnames: str) -> str:
             nxt.append(target)
         level = nxt
     lines.append(f"    return ({', '.join(level[0])},)")
-    lines.append(_REDUCE.format(tail=tail, ps=ps, S=S,
-                                I=", ".join(f"i{k}" for k in range(F)),
-                                alloc=_alloc(loop, fields, "count"),
-                                store="\n        ".join(_store(loop, fields, "c", "st")),
-                                load_a=", ".join(f"{s}[2 * k]" for s in fields),
-                                load_b=", ".join(f"{s}[2 * k + 1]" for s in fields),
-                                store_k="\n            ".join(_store(loop, fields, "k", "r")),
-                                pad="\n            ".join(_store(loop, fields, "half - 1", "r")),
-                                load_last=", ".join(f"{s}[m - 1]" for s in fields),
-                                first=", ".join(f"{s}[0]" for s in fields)))
+    reduce_args = dict(tail=tail, ps=ps, S=S,
+                       I=", ".join(f"i{k}" for k in range(F)),
+                       alloc=_alloc(loop, fields, "count"),
+                       store="\n        ".join(_store(loop, fields, "c", "st")),
+                       load_a=", ".join(f"{s}[2 * k]" for s in fields),
+                       load_b=", ".join(f"{s}[2 * k + 1]" for s in fields),
+                       store_k="\n            ".join(_store(loop, fields, "k", "r")),
+                       pad="\n            ".join(_store(loop, fields, "half - 1", "r")),
+                       load_last=", ".join(f"{s}[m - 1]" for s in fields),
+                       first=", ".join(f"{s}[0]" for s in fields))
+    for sfx, parallel in ("", True), ("_serial", False):
+        lines.append(_REDUCE.format(sfx=sfx, parallel=parallel, **reduce_args))
     lines.append(_exclusive_text(loop, fields, ps))
     lines += ["\n\n@njit(**JIT)", f"def sequential(n, dim, base{tail}):",
               '    """The plain left fold, element by element: the loop\'s meaning, compiled."""',
@@ -450,11 +479,13 @@ def _loops(loop: Loop, fields, element_vars, tail: str, pnames: str) -> str:
     reads = "\n".join(f"            {v}_0 = base + i" if x is None else f"            {v}_0 = {x}[i]"
                       for v, x in element_vars)
     args = ", ".join(lane(0) + [f"{v}_0" for v, _ in element_vars]) + ps + ", dim"
-    lines.append(_SCAN.format(tail=tail, ps=ps, outs=outs, alloc=_alloc(loop, fields, "count"),
-                              store="\n        ".join(_store(loop, fields, "c", "st")),
-                              lane0=", ".join(lane(0)), reads=reads, args=args, record=record,
-                              carry=", ".join(fields),
-                              load_c=", ".join(f"{s}[c]" for s in fields) + ","))
+    scan_args = dict(tail=tail, ps=ps, outs=outs, alloc=_alloc(loop, fields, "count"),
+                     store="\n        ".join(_store(loop, fields, "c", "st")),
+                     lane0=", ".join(lane(0)), reads=reads, args=args, record=record,
+                     carry=", ".join(fields),
+                     load_c=", ".join(f"{s}[c]" for s in fields) + ",")
+    for sfx, parallel in ("", True), ("_serial", False):
+        lines.append(_SCAN.format(sfx=sfx, parallel=parallel, **scan_args))
     return "\n".join(lines)
 
 
@@ -475,8 +506,8 @@ def _store(loop: Loop, fields, at: str, src: str) -> list[str]:
 
 _REDUCE = '''
 
-@njit(parallel=True, **JIT)
-def _chunk_states(n, chunk, dim, base{tail}):
+@njit(parallel={parallel}, **JIT)
+def _chunk_states{sfx}(n, chunk, dim, base{tail}):
     count = (n + chunk - 1) // chunk
     {alloc}
     for c in prange(count):
@@ -486,11 +517,11 @@ def _chunk_states(n, chunk, dim, base{tail}):
 
 
 @njit(**JIT)
-def reduce(n, chunk, dim, base{tail}):
+def reduce{sfx}(n, chunk, dim, base{tail}):
     """The final state: chunk folds in threads, then the tree of combines in order."""
     if n == 0:
         return identity(dim)
-    {S}, = _chunk_states(n, chunk, dim, base{tail})
+    {S}, = _chunk_states{sfx}(n, chunk, dim, base{tail})
     {I}, = identity(dim)
     m = len(s0)
     while m > 1:
@@ -507,8 +538,8 @@ def reduce(n, chunk, dim, base{tail}):
 
 _SCAN = '''
 
-@njit(parallel=True, **JIT)
-def scan(n, chunk, dim, base, {outs}{tail}):
+@njit(parallel={parallel}, **JIT)
+def scan{sfx}(n, chunk, dim, base, {outs}{tail}):
     """Every prefix state into o0, o1, ...: chunk totals in threads, their exclusive scan
     in order, then every chunk folded again from its carried prefix in threads."""
     if n == 0:
