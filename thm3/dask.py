@@ -15,9 +15,9 @@ prefix results (a `LazyState` of them for a result of several values).
 - aggregate: `result` of the final state.
 
 The scan is a reduce-then-scan over chunks: every chunk's total, the exclusive prefix of
-the totals in order (each carry the combine of the one before it with that chunk's
-total), then each chunk scanned locally and every local prefix combined with its carry
-on the left.  It builds its graph from the same three tasks as the reduction rather than
+the totals in order in one small task (each carry the combine of the one before it with
+that chunk's total), then each chunk scanned locally and every local prefix combined
+with its carry on the left.  It builds its graph from the same three tasks as the reduction rather than
 with `dask.array.cumreduction`, whose binop takes one array, not a State of several.
 
 Every task gets the loop and its combine as one `_Spec`, which Dask neither walks for
@@ -68,7 +68,7 @@ class LazyState:
     """Lazy prefix states (or prefix results) as one Dask collection: `fields` holds one
     lazy array a field (n, or n x D), and `.compute()` computes them together into
     `build(*arrays)` (the analysis's State, or a tuple); a field is also an attribute
-    by name.  `dask.compute`, `dask.persist` and `client.compute` take it too."""
+    by name, and iterating gives the lazy fields.  `dask.compute`, `dask.persist` and `client.compute` take it too."""
 
     def __init__(self, build, names, fields):
         self._build, self._names, self.fields = build, tuple(names), tuple(fields)
@@ -78,6 +78,12 @@ class LazyState:
         if name in names:
             return self.fields[names.index(name)]
         raise AttributeError(name)
+
+    def __iter__(self):            # the lazy fields, as a State of them would give
+        return iter(self.fields)
+
+    def __len__(self):
+        return len(self.fields)
 
     def __repr__(self):
         inner = ", ".join(f"{k}={f!r}" for k, f in zip(self._names, self.fields))
@@ -176,12 +182,10 @@ def _scan_parts(a, arrays, backend, params):
     dim = _dim(loop, arrays, params)
     total = dask.delayed(_chunk_state, pure=True)
     local = dask.delayed(_chunk_scan, pure=True)
-    merge = dask.delayed(_merge, pure=True)
-    carry = dask.delayed(_identity, pure=True)(spec, dim)
-    parts = []
-    for chunk, offset in zip(blocks, offsets):
-        parts.append(local(spec, offset, backend, params, carry, *chunk))
-        carry = merge(spec, params, carry, total(spec, offset, backend, params, *chunk))
+    totals = [total(spec, offset, backend, params, *chunk) for chunk, offset in zip(blocks, offsets)]
+    carries = dask.delayed(_exclusive, pure=True, nout=len(totals))(spec, params, dim, *totals)
+    parts = [local(spec, offset, backend, params, carries[c], *chunk)
+             for c, (chunk, offset) in enumerate(zip(blocks, offsets))]
     return spec, parts, _lengths(arrays), dim
 
 
@@ -221,6 +225,17 @@ def combine_group(loop, fn, params, *states):
     for s in states[1:]:
         out = combine_states(loop, fn, out, s, params, _as_tuple)
     return out
+
+
+def _exclusive(spec, params, dim, *totals):
+    """Carry c: the chunk totals 0 .. c-1 combined in order (the identity for c = 0)."""
+    from thm3.backends.numpy_tree import identity
+    from thm3.backends.states import combine_states
+    carry, carries = identity(spec.loop, dim=dim), []
+    for t in totals:
+        carries.append(carry)
+        carry = combine_states(spec.loop, spec.fn, carry, t, params, _as_tuple)
+    return tuple(carries)
 
 
 def _merge(spec, params, *states):
