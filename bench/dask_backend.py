@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # this checkout's thm3, not an installed one
 import thm3                                        # noqa: E402
 import thm3.dask as tdask                          # noqa: E402
 from common import best, write                     # noqa: E402
@@ -48,7 +49,6 @@ def main() -> None:
                 one = (lambda: a.run(x, backend="numba")) if kind == "reduce" else \
                     (lambda: a.scan(x, backend="numba"))
                 one()                                          # compile or load the cache
-                print(name, kind, type(make()))
                 client.compute(make()).result()                # workers compile or load the cache
                 t = time.perf_counter()
                 lazy = make()
@@ -57,14 +57,13 @@ def main() -> None:
                 t_dask = best(lambda: client.compute(make()).result())
                 t_one = best(one)
                 rows.append((f"{name} {kind}", n, t_dask, t_one, t_build, tasks, t_tasks))
-            del dx
     table = ("| case | n | Dask, 2 workers s | one process s | time ratio | graph build s | tasks "
              "| tasks' compute s (summed) |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n"
              + "\n".join(f"| {c} | {m} | {a:.4f} | {b:.4f} | {a / b:.2f} | {g:.4f} | {k} | {s:.4f} |"
                          for c, m, a, b, g, k, s in rows)
              + "\n\nOne process: the Numba backend (2 threads) on the whole array; Dask: 16 chunks, "
                "each folded (scanned) by the Numba backend in a worker, combined in order; the Dask "
-               "time includes building the graph.  Load average at the start: "
+               "time includes building the graph.  Load average at the end (the machine is shared): "
                + ", ".join(f"{v:.2f}" for v in os.getloadavg()) + ".")
     print(table)
     print(write("dask_backend", {"rows": rows, "load": os.getloadavg()}, table))

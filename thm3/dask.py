@@ -17,8 +17,8 @@ prefix results (a `LazyState` of them for a result of several values).
 The scan is a reduce-then-scan over chunks: every chunk's total, the exclusive prefix of
 the totals in order in one small task (each carry the combine of the one before it with
 that chunk's total), then each chunk scanned locally and every local prefix combined
-with its carry on the left.  It builds its graph from the same three tasks as the reduction rather than
-with `dask.array.cumreduction`, whose binop takes one array, not a State of several.
+with its carry on the left.  It builds its graph from the same tasks as the reduction
+rather than with `dask.array.cumreduction`, whose binop takes one array, not a State.
 
 Every task gets the loop and its combine as one `_Spec`, which Dask neither walks for
 nested collections nor tokenizes node by node: with the IR itself as an argument, building
@@ -27,9 +27,9 @@ loop's expression DAG once per task), several times the reduction itself.
 """
 from __future__ import annotations
 
-import numpy as np
-
 import hashlib
+
+import numpy as np
 
 from thm3.ir import Type
 
@@ -38,13 +38,16 @@ DEFAULT_SPLIT_EVERY = 8
 
 class _Spec:
     """The loop and its combine as one opaque task argument, with a digest for Dask's
-    tokenizer (the loop's name and source, and the combine's text)."""
+    tokenizer: the loop's name, source, declarations and functions, and the combine."""
 
     __slots__ = ("loop", "fn", "token")
 
     def __init__(self, loop, fn):
         self.loop, self.fn = loop, fn
-        text = "\0".join([loop.name, loop.source, repr(fn.outputs), repr(fn.inputs)])
+        parts = [loop.name, loop.source, repr(loop.fields), repr(loop.elements), repr(loop.params),
+                 repr(loop.left.outputs), repr(loop.result.outputs if loop.result else None),
+                 repr(fn.inputs), repr(fn.outputs)]
+        text = "\0".join(parts)
         self.token = "thm3-" + hashlib.sha256(text.encode()).hexdigest()[:24]
 
     def __dask_tokenize__(self):
