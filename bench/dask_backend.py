@@ -1,45 +1,72 @@
-"""thm3.dask on a LocalCluster of 2 worker processes against the same reduction in one
-process (the Numba backend over the whole array), Welford and max prefix sum at
-n = 10**7 in 16 chunks.  Ratios against the baseline timed in the same run; writes
+"""thm3.dask on a LocalCluster of 2 worker processes against the same work in one
+process (the Numba backend over the whole array): Welford and max prefix sum reduced,
+and the max prefix sum scanned, at n = 10**7 and 10**8 in 16 chunks.  Also where the
+time goes: building the graph (client side), the number of tasks, and the tasks' own
+compute time on the workers.  Ratios against the baseline timed in the same run; writes
 bench/results/dask_backend-*."""
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # this checkout's thm3, not an installed one
 import thm3                                        # noqa: E402
 import thm3.dask as tdask                          # noqa: E402
-from common import best, write                           # noqa: E402
+from common import best, write                     # noqa: E402
 
+
+def _task_seconds(client, lazy) -> tuple[int, float]:
+    """(tasks run, their summed compute seconds on the workers) for one compute."""
+    import distributed
+    with distributed.get_task_stream(client) as ts:
+        client.compute(lazy).result()
+    spent = sum(s["stop"] - s["start"] for t in ts.data for s in t["startstops"] if s["action"] == "compute")
+    return len(ts.data), spent
 
 
 def main() -> None:
+    import time
+
     import dask.array as da
     import distributed
-    n = 10**7
-    x = np.random.default_rng(0).standard_normal(n)
+    sizes = [int(s) for s in os.environ.get("THM3_DASK_SIZES", "10000000,100000000").split(",")]
     rows = []
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                   dashboard_address=None, silence_logs=40) as cluster, \
             distributed.Client(cluster) as client:
-        dx = client.persist(da.from_array(x, chunks=n // 16))   # the data already on the workers
-        distributed.wait(dx)
-        for name in ("welford", "mps"):
-            a = thm3.analyze(thm3.sample_path(name))
-            a.run(x[:10], backend="numba")
-            client.compute(tdask.reduce(a, dx)).result()    # workers compile or load the cache
-            t_dask = best(lambda: client.compute(tdask.reduce(a, dx)).result())
-            t_one = best(lambda: a.run(x, backend="numba"))
-            rows.append((f"{name} reduce", n, t_dask, t_one))
-    table = ("| case | n | Dask, 2 workers s | one process s | time ratio |\n| --- | --- | --- | --- | --- |\n"
-             + "\n".join(f"| {c} | {m} | {a:.4f} | {b:.4f} | {a / b:.2f} |" for c, m, a, b in rows)
+        for n in sizes:
+            x = np.random.default_rng(0).standard_normal(n)
+            dx = client.persist(da.from_array(x, chunks=-(-n // 16)))   # the data already on the workers
+            distributed.wait(dx)
+            cases = [("welford", "reduce"), ("mps", "reduce"), ("mps", "scan")]
+            for name, kind in cases:
+                a = thm3.analyze(thm3.sample_path(name))
+                make = (lambda: tdask.reduce(a, dx)) if kind == "reduce" else (lambda: tdask.scan(a, dx))
+                one = (lambda: a.run(x, backend="numba")) if kind == "reduce" else \
+                    (lambda: a.scan(x, backend="numba"))
+                one()                                          # compile or load the cache
+                client.compute(make()).result()                # workers compile or load the cache
+                t = time.perf_counter()
+                lazy = make()
+                t_build = time.perf_counter() - t
+                tasks, t_tasks = _task_seconds(client, lazy)
+                t_dask = best(lambda: client.compute(make()).result())
+                t_one = best(one)
+                rows.append((f"{name} {kind}", n, t_dask, t_one, t_build, tasks, t_tasks))
+    table = ("| case | n | Dask, 2 workers s | one process s | time ratio | graph build s | tasks "
+             "| tasks' compute s (summed) |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n"
+             + "\n".join(f"| {c} | {m} | {a:.4f} | {b:.4f} | {a / b:.2f} | {g:.4f} | {k} | {s:.4f} |"
+                         for c, m, a, b, g, k, s in rows)
              + "\n\nOne process: the Numba backend (2 threads) on the whole array; Dask: 16 chunks, "
-               "each folded by the Numba backend in a worker, combined in order.")
+               "each folded (scanned) by the Numba backend in a worker, combined in order; the Dask "
+               "time includes building the graph.  Load average at the end (the machine is shared): "
+               + ", ".join(f"{v:.2f}" for v in os.getloadavg()) + ".")
     print(table)
-    print(write("dask_backend", {"rows": rows}, table))
+    print(write("dask_backend", {"rows": rows, "load": os.getloadavg()}, table))
 
 
 if __name__ == "__main__":

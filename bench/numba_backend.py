@@ -3,12 +3,14 @@ and against the NumPy backend on mss, Welford and safe softmax (goal >= 5x); eve
 ratio against a baseline timed in the same run.  Writes bench/results/numba_backend-*."""
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # this checkout's thm3, not an installed one
 import thm3                                        # noqa: E402
 from common import best, write                           # noqa: E402
 
@@ -31,9 +33,11 @@ def main() -> None:
         rows.append((f"{name} vs NumPy backend", n, t_nb, t_np, t_np / t_nb, ">= 5 (speed-up)"))
     table = "| case | n | numba s | baseline s | ratio | goal |\n| --- | --- | --- | --- | --- | --- |\n"
     table += "\n".join(f"| {c} | {m} | {a:.4f} | {b:.4f} | {r:.2f} | {g} |" for c, m, a, b, r, g in rows)
-    table += f"\n\nNumba {numba.__version__}, {numba.config.NUMBA_NUM_THREADS} threads."
+    table += (f"\n\nNumba {numba.__version__}, {numba.config.NUMBA_NUM_THREADS} threads.  Load average "
+              f"at the end (the machine is shared): {', '.join(f'{v:.2f}' for v in os.getloadavg())}.")
     print(table)
-    print(write("numba_backend", {"rows": rows, "threads": numba.config.NUMBA_NUM_THREADS}, table))
+    print(write("numba_backend", {"rows": rows, "threads": numba.config.NUMBA_NUM_THREADS,
+                                  "load": os.getloadavg()}, table))
 
 
 if __name__ == "__main__":

@@ -56,12 +56,17 @@ def test_reduce_and_scan_on_small_uneven_chunks(name, split_every):
     lazy = tdask.reduce(a, *xs, split_every=split_every, backend="numpy", **params)
     _same(lazy.compute(scheduler="sync"), want)
     prefixes = run_sequential_prefixes(a.loop, arrays, params)
-    state = tdask.scan(a, *xs, backend="numpy", **params)
-    assert all(len(f.chunks[0]) == len(chunks) for f in state)
-    _same(tuple(f.compute(scheduler="sync") for f in state), prefixes)
+    lazy = tdask.scan(a, *xs, backend="numpy", **params)
+    assert isinstance(lazy, tdask.LazyState)
+    assert all(len(f.chunks[0]) == len(chunks) for f in lazy.fields)
+    got = lazy.compute(scheduler="sync")             # one object, one compute: a State
+    assert got._fields == a.loop.field_names
+    _same(tuple(got), prefixes)
+    _same(tuple(got), tuple(a.scan(*arrays, **params)))
+    assert all(len(f.chunks[0]) == len(chunks) for f in tdask.scan_arrays(a, *xs, backend="numpy", **params))
     results = tdask.scan(a, *xs, result=True, backend="numpy", **params)
-    import dask
-    _same(dask.compute(results, scheduler="sync")[0], prefix_results(a.loop, prefixes, params))
+    _same(results.compute(scheduler="sync"), prefix_results(a.loop, prefixes, params))
+    _same(results.compute(scheduler="sync"), a.scan(*arrays, result=True, **params))
 
 
 def test_combine_group_folds_left_to_right():
@@ -79,6 +84,25 @@ def test_empty_input_gives_the_identity():
     a = analysis(str(by_name("welford").path))
     x = da.zeros((0,), chunks=(0,))
     _same(tdask.reduce(a, x, backend="numpy").compute(scheduler="sync"), a.run(np.zeros(0)))
+    _same(tuple(tdask.scan(a, x, backend="numpy").compute(scheduler="sync")), tuple(a.scan(np.zeros(0))))
+
+
+def test_a_lazy_state_is_one_dask_collection():
+    """dask.compute and dask.persist take it with other collections; a field is an
+    attribute; the graph holds the analysis once per task as a small opaque spec."""
+    import dask
+    a = analysis(str(by_name("mps").path))
+    x = np.random.default_rng(4).standard_normal(1000)
+    lazy = tdask.scan(a, da.from_array(x, chunks=300), backend="numpy")
+    assert dask.is_dask_collection(lazy)
+    assert lazy.m is lazy.fields[1]
+    state, total = dask.compute(lazy, da.from_array(x, chunks=300).sum(), scheduler="sync")
+    _same(tuple(state), tuple(a.scan(x)))
+    _same(total, x.sum())
+    kept = dask.persist(lazy, scheduler="sync")[0]
+    assert isinstance(kept, tdask.LazyState)
+    _same(tuple(kept.compute(scheduler="sync")), tuple(state), rel=0)
+    assert dask.base.tokenize(lazy) == dask.base.tokenize(tdask.scan(a, da.from_array(x, chunks=300), backend="numpy"))
 
 
 @pytest.fixture(scope="module")
@@ -109,7 +133,9 @@ def test_ten_million_on_a_local_cluster(name, cluster_client):
     want = numpy_tree.apply_result(a.loop, final, params)
     got = cluster_client.compute(tdask.reduce(a, *xs, **params)).result()
     _same(got, want, rel=1e-7)
-    state = tdask.scan(a, *xs, **params)
-    prefixes = cluster_client.gather(cluster_client.compute(list(state)))
+    prefixes = tdask.scan(a, *xs, **params).compute()     # one lazy object, computed on the cluster
+    assert prefixes._fields == a.loop.field_names
     _same(tuple(p[-1] for p in prefixes), final, rel=1e-7)
     _same(tuple(prefixes), scan_parallel(a.loop, a.combine_fn, arrays, params), rel=1e-7)
+    again = cluster_client.compute(tdask.scan(a, *xs, **params)).result()
+    _same(tuple(again), tuple(prefixes), rel=0)

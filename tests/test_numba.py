@@ -2,8 +2,11 @@
 of compiling them again (the rendered module lives under $THM3_CACHE_DIR)."""
 from __future__ import annotations
 
+import itertools
 import json
+import math
 import os
+import random
 import subprocess
 import sys
 from pathlib import Path
@@ -11,6 +14,8 @@ from pathlib import Path
 import pytest
 
 pytest.importorskip("numba")
+
+from thm3.ir import Op, walk  # noqa: E402
 
 SCRIPT = r'''
 import json, sys
@@ -40,3 +45,91 @@ def test_a_second_process_loads_from_the_disk_cache(tmp_path):
     assert runs[1]["hits"] >= 1 and runs[1]["misses"] == 0      # loaded, not compiled
     assert runs[0]["state"] == runs[1]["state"]
     assert list((tmp_path / "numba").glob("thm3_numba_mps_*.py"))
+
+
+# --- one exponential per max-shifted pair --------------------------------------------------
+
+SPECIALS = [0.0, -0.0, 1.5, -2.25, 700.0, -745.5, 1e308, -1e308, math.inf, -math.inf, math.nan]
+SHIFTED = ["safe_softmax", "logsumexp", "logsumexp_lse", "online_softmax_values"]
+
+
+def _identical(u, v) -> bool:
+    """The same float, NaN for NaN (a signed zero counts as itself)."""
+    if isinstance(u, float) and u != u:
+        return isinstance(v, float) and v != v
+    return type(u) is type(v) and u == v and math.copysign(1.0, u) == math.copysign(1.0, v) \
+        if isinstance(u, float) else u == v
+
+
+@pytest.mark.parametrize("name", SHIFTED)
+def test_shifted_exponentials_are_exact_on_every_special_value(name):
+    """The rewrite the Numba rendering applies to `left` and to the combine computes the
+    same float as the original expressions, on every pair of specials (inf - inf, NaN,
+    signed zeros, overflow), evaluated with the sequential fold's own table."""
+    from analyzed import analysis
+    from catalog import by_name
+    from thm3.backends.numba_tree import shifted_exponentials
+    from thm3.semantics.evaluate import PYTHON, Compiled
+    a = analysis(str(by_name(name).path))
+    for fn in (a.loop.left, a.combine_fn):
+        names = sorted({e.arg for e in walk(fn.outputs) if e.op is Op.VAR})
+        rewritten = shifted_exponentials(fn.outputs)
+        assert sum(e.op is Op.EXP for e in walk(rewritten)) < sum(e.op is Op.EXP for e in walk(fn.outputs))
+        before, after = Compiled(fn.outputs, PYTHON), Compiled(rewritten, PYTHON)
+        for values in itertools.product(SPECIALS, repeat=len(names)) if len(names) <= 3 else \
+                (tuple(random.Random(k).choice(SPECIALS) for _ in names) for k in range(20000)):
+            env = dict(zip(names, values))
+            want, got = before(env), after(env)
+            assert all(_identical(g, w) for g, w in zip(got, want)), (env, got, want)
+
+
+def test_safe_softmax_renders_one_exponential_per_element():
+    from analyzed import analysis
+    from catalog import by_name
+    from thm3.backends.numba_tree import render
+    a = analysis(str(by_name("safe_softmax").path))
+    text = render(a.loop, a.combine_fn)
+    left = text[text.index("def left("):text.index("def combine(")]
+    assert left.count("math.exp(") == 1
+
+
+@pytest.mark.parametrize("name", SHIFTED)
+def test_the_rendered_fold_equals_the_python_fold_bit_for_bit_with_specials(name):
+    """The compiled sequential fold (the same rendering of `left` the chunks use) against
+    the Python fold, with inf, -inf and NaN in the list and a list of only -inf."""
+    import numpy as np
+    from analyzed import analysis
+    from catalog import by_name
+    from thm3.backends import numba_tree, numpy_tree
+    from thm3.semantics.samples import random_arrays
+    a = analysis(str(by_name(name).path))
+    rng = np.random.default_rng(1)
+    for case in range(4):
+        arrays, params = random_arrays(a.loop, 257, 4, rng)
+        for x in arrays:
+            if case == 3:
+                x[:] = -np.inf
+            elif case:
+                x[rng.integers(0, 257, size=case)] = [np.inf, -np.inf, np.nan][:case]
+        want = numpy_tree.run_sequential(a.loop, arrays, params)
+        got = numba_tree.run_numba_sequential(a.loop, a.combine_fn, arrays, params)
+        assert all(_identical(float(g), float(w)) for g, w in zip(got, want)), (case, got, want)
+
+
+@pytest.mark.parametrize("name", ["mps", "welford", "argmax", "affine"])
+def test_without_threads_the_same_chunks_give_the_same_bits(name, monkeypatch):
+    """reduce_serial and scan_serial (one chunk, Dask workers) fold the same chunks and
+    combine them in the same tree as the threaded code: equal bit for bit."""
+    import numpy as np
+    from analyzed import analysis
+    from catalog import by_name
+    from thm3.backends import numba_tree
+    from thm3.semantics.samples import random_arrays
+    monkeypatch.setattr(numba_tree, "CHUNK", 64)
+    a = analysis(str(by_name(name).path))
+    arrays, params = random_arrays(a.loop, 1007, 4, np.random.default_rng(2))
+    for run in (numba_tree.run_numba, numba_tree.scan_numba):
+        threaded = run(a.loop, a.combine_fn, arrays, params, offset=3, threads=True)
+        serial = run(a.loop, a.combine_fn, arrays, params, offset=3, threads=False)
+        for u, v in zip(threaded, serial):
+            assert np.array_equal(np.asarray(u), np.asarray(v), equal_nan=True)

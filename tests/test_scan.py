@@ -10,9 +10,11 @@ import thm3
 from analyzed import analysis
 from catalog import HOMOMORPHISMS, by_name
 from thm3.backends import numpy_tree
-from thm3.backends.scan import prefix_results, run_sequential_prefixes, scan_parallel
+from thm3.backends.scan import (monoid_ufuncs, prefix_results, run_sequential_prefixes, scan_accumulate,
+                                scan_numpy, scan_parallel)
 from thm3.errors import UsageError
-from thm3.ir import Type
+from thm3.ir import Fn, Op, Type, var
+from thm3.ir.core import Expr
 from thm3.semantics.samples import random_arrays
 
 
@@ -143,6 +145,100 @@ def test_scan_of_a_non_commutative_combine_keeps_order():
     want = run_sequential_prefixes(a.loop, xs, {})
     for lanes in (1, 2, 3, 7, 64, 513, 4096):
         _same(scan_parallel(a.loop, a.combine_fn, xs, {}, lanes=lanes), want)
+
+
+# --- the accumulate route: a combine that is a monoid ufunc field by field -----------------
+
+POSITIONS = '''"""Sum of the positions of the positive elements, and their count."""
+from typing import NamedTuple
+from thm3.lang import Index, Int, Real
+
+
+class State(NamedTuple):
+    t: Int = 0      # sum of the positions of the positive elements
+    k: Int = 0      # how many there are
+
+
+def left(acc: State, x: Real, i: Index) -> State:
+    return State(acc.t + (i if x > 0 else 0), acc.k + (1 if x > 0 else 0))
+'''
+
+
+def test_monoid_ufuncs_are_read_off_the_combine():
+    ufuncs = lambda name: monoid_ufuncs(*(lambda a: (a.loop, a.combine_fn))(analysis(str(by_name(name).path))))  # noqa: E731
+    assert ufuncs("sum") == [np.add]
+    assert ufuncs("range") == [np.maximum, np.minimum]
+    assert ufuncs("all_positive") == [np.logical_and]
+    assert ufuncs("any_negative") == [np.logical_or]
+    assert ufuncs("vec_sum") == [np.add]
+    # a monoid in one field but not in another: the blocked scan
+    for name in ("mps", "brackets", "affine", "welford", "argmax", "mean", "first"):
+        assert ufuncs(name) is None, name
+    loop = analysis(str(by_name("range").path)).loop
+    hi, lo = (var("a.hi", Type.REAL), var("b.hi", Type.REAL)), (var("a.lo", Type.REAL), var("b.lo", Type.REAL))
+
+    def fn(*outputs):
+        return Fn(tuple((f"{s}.{f.name}", Type.REAL) for s in "ab" for f in loop.fields), outputs)
+
+    def op(o, x, y):
+        return Expr(o, Type.REAL, (x, y))
+    low = op(Op.MIN, *lo)
+    assert monoid_ufuncs(loop, fn(op(Op.MAX, *hi), low)) == [np.maximum, np.minimum]
+    assert monoid_ufuncs(loop, fn(op(Op.ADD, hi[1], hi[0]), low)) == [np.add, np.minimum]   # + commutes
+    assert monoid_ufuncs(loop, fn(op(Op.MAX, hi[1], hi[0]), low)) is None   # ties: which zero
+    assert monoid_ufuncs(loop, fn(op(Op.SUB, *hi), low)) is None
+    assert monoid_ufuncs(loop, fn(op(Op.MAX, hi[0], lo[1]), low)) is None   # another field
+    assert monoid_ufuncs(loop, fn(op(Op.MAX, hi[0], hi[0]), low)) is None
+    assert monoid_ufuncs(loop, fn(op(Op.MAX, *hi), op(Op.MIN, lo[0], op(Op.ADD, *lo)))) is None
+
+
+ACCUMULATED = [s for s in HOMOMORPHISMS
+               if monoid_ufuncs(analysis(str(s.path)).loop, analysis(str(s.path)).combine_fn)]
+
+
+@pytest.mark.parametrize("n", [0, 1, 1007])
+@pytest.mark.parametrize("sample", ACCUMULATED, ids=lambda s: s.name)
+def test_accumulate_scan_equals_sequential_prefixes(sample, n):
+    """Chunks of 64 elements, so the carried prefix crosses many chunk boundaries."""
+    assert len(ACCUMULATED) >= 8
+    a = analysis(str(sample.path))
+    arrays, params, want = _finite_case(a, n, np.random.default_rng(n + 3))
+    ufuncs = monoid_ufuncs(a.loop, a.combine_fn)
+    _same(scan_accumulate(a.loop, ufuncs, arrays, params, chunk=64), want)
+    _same(scan_numpy(a.loop, a.combine_fn, arrays, params), want)
+
+
+@pytest.mark.parametrize("name", ["sum", "max", "min", "product", "range"])
+def test_accumulate_scan_with_nan_and_inf(name):
+    a = analysis(str(by_name(name).path))
+    rng = np.random.default_rng(7)
+    arrays, params = random_arrays(a.loop, 500, 4, rng)
+    arrays[0][[3, 200, 499]] = [np.inf, np.nan, -np.inf]
+    want = run_sequential_prefixes(a.loop, arrays, params)
+    _same(scan_accumulate(a.loop, monoid_ufuncs(a.loop, a.combine_fn), arrays, params, chunk=64), want)
+
+
+def test_accumulate_scan_reads_index_from_the_offset():
+    a = thm3.analyze_source(POSITIONS, name="positions")
+    assert monoid_ufuncs(a.loop, a.combine_fn) == [np.add, np.add]
+    x = np.random.default_rng(8).standard_normal(1000)
+    want = run_sequential_prefixes(a.loop, [x], {})
+    got = scan_accumulate(a.loop, [np.add, np.add], [x], {}, chunk=64)
+    _same(got, want)
+    assert got[0].dtype == np.int64 and got[0][-1] == int(np.flatnonzero(x > 0).sum())
+    part = scan_numpy(a.loop, a.combine_fn, [x[300:]], {}, offset=300)
+    assert part[0][-1] == int(np.flatnonzero(x > 0)[np.flatnonzero(x > 0) >= 300].sum())
+
+
+def test_a_monoid_in_one_field_only_takes_the_blocked_scan():
+    """mps: s = a.s + b.s is a monoid, m = max(a.m, a.s + b.m) is not; accumulating s
+    alone and m as a max would be wrong, the blocked scan is right."""
+    a = analysis(str(by_name("mps").path))
+    x = np.random.default_rng(9).standard_normal(1007)
+    want = run_sequential_prefixes(a.loop, [x], {})
+    _same(scan_numpy(a.loop, a.combine_fn, [x], {}), want)
+    wrong = scan_accumulate(a.loop, [np.add, np.maximum], [x], {})
+    assert not np.allclose(wrong[1], want[1])
 
 
 # --- a.combine on batches -----------------------------------------------------------------

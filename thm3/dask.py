@@ -1,9 +1,13 @@
 """A proved combine across a Dask cluster (the optional extra `thm3[dask]`): the reduction
 as chunk / combine / aggregate, and the scan as chunk totals, carried prefixes and chunk
-scans, over `dask.array` inputs.  Both return lazy Dask objects; `.compute()` gives what
-`Analysis.run` and `Analysis.scan` give.
+scans, over `dask.array` inputs.  Both return one lazy Dask object each; its `.compute()`
+(or `dask.compute`, `client.compute`) gives what `Analysis.run` and `Analysis.scan` give:
+`reduce` a `dask.delayed` value, `scan` a `LazyState` (a Dask collection of one lazy
+array a field, computed together into a State), or with result=True the lazy array of
+prefix results (a `LazyState` of them for a result of several values).
 
-- chunk: the blocked left fold of one chunk (Numba where it is installed, else NumPy;
+- chunk: the blocked left fold of one chunk (Numba where it is installed, without
+  threads: a worker's parallelism is its processes; else NumPy;
   CuPy-backed chunks on the GPU), its `Index` counted from the chunk's place in the list;
 - combine: the synthesized combine over `split_every` adjacent partial states at a time,
   folded left to right, so a group never reorders its members and groups stay in list
@@ -11,18 +15,127 @@ scans, over `dask.array` inputs.  Both return lazy Dask objects; `.compute()` gi
 - aggregate: `result` of the final state.
 
 The scan is a reduce-then-scan over chunks: every chunk's total, the exclusive prefix of
-the totals in order (each carry the combine of the one before it with that chunk's
-total), then each chunk scanned locally and every local prefix combined with its carry
-on the left.  It builds its graph from the same three tasks as the reduction rather than
-with `dask.array.cumreduction`, whose binop takes one array, not a State of several.
+the totals in order in one small task (each carry the combine of the one before it with
+that chunk's total), then each chunk scanned locally and every local prefix combined
+with its carry on the left.  It builds its graph from the same tasks as the reduction
+rather than with `dask.array.cumreduction`, whose binop takes one array, not a State.
+
+Every task gets the loop and its combine as one `_Spec`, which Dask neither walks for
+nested collections nor tokenizes node by node: with the IR itself as an argument, building
+the graph of a 16-chunk reduction took over a second (Dask traversed and hashed the
+loop's expression DAG once per task), several times the reduction itself.
 """
 from __future__ import annotations
+
+import hashlib
 
 import numpy as np
 
 from thm3.ir import Type
 
 DEFAULT_SPLIT_EVERY = 8
+
+
+class _Spec:
+    """The loop and its combine as one opaque task argument, with a digest for Dask's
+    tokenizer: the loop's name, source, declarations and functions, and the combine."""
+
+    __slots__ = ("loop", "fn", "token")
+
+    def __init__(self, loop, fn):
+        self.loop, self.fn = loop, fn
+        parts = [loop.name, loop.source, repr(loop.fields), repr(loop.elements), repr(loop.params),
+                 repr(loop.left.outputs), repr(loop.result.outputs if loop.result else None),
+                 repr(fn.inputs), repr(fn.outputs)]
+        text = "\0".join(parts)
+        self.token = "thm3-" + hashlib.sha256(text.encode()).hexdigest()[:24]
+
+    def __dask_tokenize__(self):
+        return self.token
+
+    def __getstate__(self):
+        return (self.loop, self.fn, self.token)
+
+    def __setstate__(self, state):
+        # every task unpickles its own copy: keep the first one a process saw, so that
+        # the backends' per-object caches (the Numba module) serve every later task
+        loop, fn, token = state
+        self.loop, self.fn = _SEEN.setdefault(token, (loop, fn))
+        self.token = token
+
+
+_SEEN: dict[str, tuple] = {}
+
+
+class LazyState:
+    """Lazy prefix states (or prefix results) as one Dask collection: `fields` holds one
+    lazy array a field (n, or n x D), and `.compute()` computes them together into
+    `build(*arrays)` (the analysis's State, or a tuple); a field is also an attribute
+    by name, and iterating gives the lazy fields.  `dask.compute`, `dask.persist` and `client.compute` take it too."""
+
+    def __init__(self, build, names, fields):
+        self._build, self._names, self.fields = build, tuple(names), tuple(fields)
+
+    def __getattr__(self, name):
+        names = self.__dict__.get("_names", ())
+        if name in names:
+            return self.fields[names.index(name)]
+        raise AttributeError(name)
+
+    def __iter__(self):            # the lazy fields, as a State of them would give
+        return iter(self.fields)
+
+    def __len__(self):
+        return len(self.fields)
+
+    def __repr__(self):
+        inner = ", ".join(f"{k}={f!r}" for k, f in zip(self._names, self.fields))
+        return f"LazyState({inner})"
+
+    def __dask_graph__(self):
+        from dask.highlevelgraph import HighLevelGraph
+        return HighLevelGraph.merge(*[f.__dask_graph__() for f in self.fields])
+
+    def __dask_keys__(self):
+        return [f.__dask_keys__() for f in self.fields]
+
+    def __dask_layers__(self):
+        return tuple(layer for f in self.fields for layer in f.__dask_layers__())
+
+    def __dask_tokenize__(self):
+        return ("thm3.LazyState",) + tuple(f.name for f in self.fields)
+
+    def __dask_postcompute__(self):
+        return _build_state, (self._build, [f.__dask_postcompute__() for f in self.fields])
+
+    def __dask_postpersist__(self):
+        return _rebuild_lazy, (self._build, self._names, [f.__dask_postpersist__() for f in self.fields])
+
+    @staticmethod
+    def __dask_optimize__(dsk, keys, **kwargs):
+        return dsk
+
+    @staticmethod
+    def __dask_scheduler__(dsk, keys, **kwargs):
+        import dask.threaded
+        return dask.threaded.get(dsk, keys, **kwargs)
+
+    def compute(self, **kwargs):
+        import dask
+        return dask.compute(self, **kwargs)[0]
+
+    def persist(self, **kwargs):
+        import dask
+        return dask.persist(self, **kwargs)[0]
+
+
+def _build_state(results, build, finalizers):
+    return build(*(f(r, *args) for r, (f, args) in zip(results, finalizers)))
+
+
+def _rebuild_lazy(dsk, build, names, rebuilders, rename=None):
+    fields = [f(dsk, *args, **({"rename": rename} if rename else {})) for f, args in rebuilders]
+    return LazyState(build, names, fields)
 
 
 def reduce(a, *arrays, split_every: int = DEFAULT_SPLIT_EVERY, backend: str | None = None,
@@ -33,58 +146,76 @@ def reduce(a, *arrays, split_every: int = DEFAULT_SPLIT_EVERY, backend: str | No
     if split_every < 2:
         raise ValueError("split_every must be >= 2")
     loop, fn = _combine_of(a)
+    spec = _Spec(loop, fn)
     blocks, offsets = _blocks(loop, arrays)
     fold = dask.delayed(_chunk_state, pure=True)
-    states = [fold(loop, fn, offset, backend, params, *chunk) for chunk, offset in zip(blocks, offsets)]
+    states = [fold(spec, offset, backend, params, *chunk) for chunk, offset in zip(blocks, offsets)]
     if not states:
-        states = [dask.delayed(_identity, pure=True)(loop, _dim(loop, arrays, params))]
-    merge = dask.delayed(combine_group, pure=True)
+        states = [dask.delayed(_identity, pure=True)(spec, _dim(loop, arrays, params))]
+    merge = dask.delayed(_merge, pure=True)
     while len(states) > 1:
-        states = [merge(loop, fn, params, *states[i:i + split_every])
+        states = [merge(spec, params, *states[i:i + split_every])
                   for i in range(0, len(states), split_every)]
-    return dask.delayed(_aggregate, pure=True)(loop, params, states[0])
+    return dask.delayed(_aggregate, pure=True)(spec, params, states[0])
 
 
 def scan(a, *arrays, result: bool = False, backend: str | None = None, **params):
-    """Every prefix over Dask arrays: a State of lazy Dask arrays (length n, n x D for a
-    Vec), or with result=True the lazy array of prefix results."""
+    """Every prefix over Dask arrays, as one lazy object: a `LazyState` whose `.compute()`
+    is `a.scan(...)`'s State (its `fields` are the lazy arrays, length n, n x D for a
+    Vec); with result=True the lazy array of prefix results (`.compute()` is
+    `a.scan(..., result=True)`)."""
+    spec, parts, lengths, dim = _scan_parts(a, arrays, backend, params)
+    if result:
+        return _prefix_results(spec, params, parts, lengths, dim)
+    return LazyState(a.State, spec.loop.field_names, _fields(spec.loop, parts, lengths, dim))
+
+
+def scan_arrays(a, *arrays, backend: str | None = None, **params) -> list:
+    """The prefix states as one lazy Dask array a field, chunked as the input."""
+    spec, parts, lengths, dim = _scan_parts(a, arrays, backend, params)
+    return _fields(spec.loop, parts, lengths, dim)
+
+
+def _scan_parts(a, arrays, backend, params):
+    """Per chunk, a delayed State of its prefixes."""
     import dask
-    import dask.array as da
     loop, fn = _combine_of(a)
+    spec = _Spec(loop, fn)
     blocks, offsets = _blocks(loop, arrays)
     dim = _dim(loop, arrays, params)
     total = dask.delayed(_chunk_state, pure=True)
     local = dask.delayed(_chunk_scan, pure=True)
-    merge = dask.delayed(combine_group, pure=True)
-    carry = dask.delayed(_identity, pure=True)(loop, dim)
-    lengths = _lengths(arrays)
-    parts = []
-    for chunk, offset in zip(blocks, offsets):
-        parts.append(local(loop, fn, offset, backend, params, carry, *chunk))
-        carry = merge(loop, fn, params, carry, total(loop, fn, offset, backend, params, *chunk))
-    fields = []
+    totals = [total(spec, offset, backend, params, *chunk) for chunk, offset in zip(blocks, offsets)]
+    carries = dask.delayed(_exclusive, pure=True, nout=len(totals))(spec, params, dim, *totals)
+    parts = [local(spec, offset, backend, params, carries[c], *chunk)
+             for c, (chunk, offset) in enumerate(zip(blocks, offsets))]
+    return spec, parts, _lengths(arrays), dim
+
+
+def _fields(loop, parts, lengths, dim) -> list:
+    import dask.array as da
     from thm3.backends.numpy_tree import _dtype
+    fields = []
     for k, f in enumerate(loop.fields):
         kind = _dtype(f.type, np.float64)
         pieces = [da.from_delayed(part[k], shape=(m, dim) if f.type is Type.VEC else (m,), dtype=kind)
                   for part, m in zip(parts, lengths)]
         fields.append(da.concatenate(pieces) if pieces else
                       da.zeros((0, dim) if f.type is Type.VEC else (0,), dtype=kind))
-    if not result:
-        return a.State(*fields)
-    return _prefix_results(loop, params, parts, lengths, dim)
+    return fields
 
 
 # --- the three tasks ----------------------------------------------------------------------
 
-def _chunk_state(loop, fn, offset, backend, params, *chunk):
+def _chunk_state(spec, offset, backend, params, *chunk):
     """The blocked left fold of one chunk: its state."""
+    loop, fn = spec.loop, spec.fn
     match _chunk_backend(backend, chunk):
         case "cupy":
             return _cupy_chunk_state(loop, fn, offset, params, chunk)
         case "numba":
             from thm3.backends.numba_tree import run_numba
-            return run_numba(loop, fn, list(chunk), params, offset=offset)
+            return run_numba(loop, fn, list(chunk), params, offset=offset, threads=False)
         case _:
             from thm3.backends.numpy_tree import run_parallel
             return run_parallel(loop, fn, list(chunk), params, offset=offset)
@@ -99,29 +230,50 @@ def combine_group(loop, fn, params, *states):
     return out
 
 
-def _aggregate(loop, params, state):
+def _exclusive(spec, params, dim, *totals):
+    """Carry c: the chunk totals 0 .. c-1 combined in order (the identity for c = 0)."""
+    from thm3.backends.numpy_tree import identity
+    from thm3.backends.states import combine_states
+    carry, carries = identity(spec.loop, dim=dim), []
+    for t in totals:
+        carries.append(carry)
+        carry = combine_states(spec.loop, spec.fn, carry, t, params, _as_tuple)
+    return tuple(carries)
+
+
+def _merge(spec, params, *states):
+    return combine_group(spec.loop, spec.fn, params, *states)
+
+
+def _aggregate(spec, params, state):
     from thm3.backends.numpy_tree import apply_result
-    return apply_result(loop, state, params)
+    return apply_result(spec.loop, state, params)
 
 
-def _chunk_scan(loop, fn, offset, backend, params, carry, *chunk):
+def _chunk_scan(spec, offset, backend, params, carry, *chunk):
     """The chunk's local prefixes, each combined with the carried prefix on its left."""
     from thm3.backends.states import combine_states
+    loop, fn = spec.loop, spec.fn
     match _chunk_backend(backend, chunk):
         case "numba":
             from thm3.backends.numba_tree import scan_numba
-            local = scan_numba(loop, fn, list(chunk), params, offset=offset)
+            local = scan_numba(loop, fn, list(chunk), params, offset=offset, threads=False)
         case _:
-            from thm3.backends.scan import scan_parallel
-            local = scan_parallel(loop, fn, [np.asarray(c) for c in chunk], params, offset=offset)
+            from thm3.backends.scan import scan_numpy
+            local = scan_numpy(loop, fn, [np.asarray(c) for c in chunk], params, offset=offset)
     if len(local[0]) == 0:
         return local
     return combine_states(loop, fn, carry, local, params, _as_tuple)
 
 
-def _identity(loop, dim):
+def _chunk_results(spec, part, params):
+    from thm3.backends.scan import prefix_results
+    return prefix_results(spec.loop, part, params)
+
+
+def _identity(spec, dim):
     from thm3.backends.numpy_tree import identity
-    return identity(loop, dim=dim)
+    return identity(spec.loop, dim=dim)
 
 
 def _as_tuple(*fields):
@@ -192,22 +344,25 @@ def _dim(loop, arrays, params):
     return None
 
 
-def _prefix_results(loop, params, parts, lengths, dim):
-    """`result` of every prefix, chunk by chunk, as a lazy array (a tuple of them for a
-    result with several values)."""
+def _prefix_results(spec, params, parts, lengths, dim):
+    """`result` of every prefix, chunk by chunk: one lazy array, or a `LazyState` of them
+    (computed into a tuple) for a result with several values."""
     import dask
     import dask.array as da
     from thm3.backends.numpy_tree import _dtype
     from thm3.backends.scan import prefix_results
+    loop = spec.loop
     empty = tuple(np.zeros((0, dim) if f.type is Type.VEC else (0,), dtype=_dtype(f.type, np.float64))
                   for f in loop.fields)
     sample = prefix_results(loop, empty, params)
     samples = sample if isinstance(sample, tuple) else (sample,)
-    results = [dask.delayed(prefix_results, pure=True)(loop, part, params) for part in parts]
+    results = [dask.delayed(_chunk_results, pure=True)(spec, part, params) for part in parts]
     out = []
     for k, s in enumerate(samples):
         pieces = [da.from_delayed(r[k] if isinstance(sample, tuple) else r,
                                   shape=(m,) + s.shape[1:], dtype=s.dtype)
                   for r, m in zip(results, lengths)]
         out.append(da.concatenate(pieces) if pieces else da.zeros(s.shape, dtype=s.dtype))
-    return tuple(out) if isinstance(sample, tuple) else out[0]
+    if not isinstance(sample, tuple):
+        return out[0]
+    return LazyState(_as_tuple, [f"r{k}" for k in range(len(out))], out)

@@ -2,7 +2,8 @@
 compiled by Numba (`backend="numba"`, the optional extra `thm3[cpu]`).
 
 The reduction: the n elements are cut into chunks of CHUNK consecutive elements, one
-thread a chunk (Numba's `prange`).  A chunk is folded with `left` as LANES contiguous
+thread a chunk (Numba's `prange`; `reduce_serial` and `scan_serial` are the same code
+without threads, for one chunk and for Dask workers).  A chunk is folded with `left` as LANES contiguous
 sub-runs stepped together (independent chains the core overlaps), which are combined in
 order; then the chunk states are combined level by level, neighbours (2k, 2k + 1) with
 the earlier one on the left and a level of odd length padded with the identity at its
@@ -28,31 +29,43 @@ import numba  # noqa: F401  (the optional extra thm3[cpu]; without it this backe
 import numpy as np
 
 from thm3.backends.numpy_tree import _dtype, _Inputs
-from thm3.ir import Expr, Fn, Loop, Op, Type, walk
+from thm3.ir import Expr, Fn, Loop, Op, Type, const, same, walk
 
 CHUNK = 1 << 16      # elements a thread folds before its state joins the tree
 LANES = 4            # contiguous sub-runs of a chunk folded side by side
 
 
 def run_numba(loop: Loop, combine: Fn, arrays, params: dict, *, n: int | None = None,
-              dim: int | None = None, offset: int = 0) -> tuple:
-    """The final state, computed as described in the module docstring (float64)."""
+              dim: int | None = None, offset: int = 0, threads: bool | None = None) -> tuple:
+    """The final state, computed as described in the module docstring (float64).
+    `threads`: chunks in Numba's threads (True), or one after another in the calling
+    thread (False: the same chunks and tree, so the same result); by default threads
+    when there is more than one chunk."""
     data = _Inputs(loop, arrays, params, np.float64, n, dim, offset)
     mod = compiled(loop, combine)
     args = _arguments(loop, data)
-    return _state(loop, mod.reduce(data.n, CHUNK, data.dim or 1, data.offset, *args), data.dim)
+    reduce = mod.reduce if _threaded(threads, data.n) else mod.reduce_serial
+    return _state(loop, reduce(data.n, CHUNK, data.dim or 1, data.offset, *args), data.dim)
 
 
 def scan_numba(loop: Loop, combine: Fn, arrays, params: dict, *, n: int | None = None,
-               dim: int | None = None, offset: int = 0) -> tuple:
-    """Every prefix state: one array a field, (n,) or (n, D)."""
+               dim: int | None = None, offset: int = 0, threads: bool | None = None) -> tuple:
+    """Every prefix state: one array a field, (n,) or (n, D); `threads` as in `run_numba`."""
     data = _Inputs(loop, arrays, params, np.float64, n, dim, offset)
     mod = compiled(loop, combine)
     args = _arguments(loop, data)
     outs = tuple(np.empty((data.n, data.dim) if f.type is Type.VEC else (data.n,),
                           dtype=_dtype(f.type, np.float64)) for f in loop.fields)
-    mod.scan(data.n, CHUNK, data.dim or 1, data.offset, *outs, *args)
+    scan = mod.scan if _threaded(threads, data.n) else mod.scan_serial
+    scan(data.n, CHUNK, data.dim or 1, data.offset, *outs, *args)
     return outs
+
+
+def _threaded(threads: bool | None, n: int) -> bool:
+    """A parallel region costs a wake-up of every thread (milliseconds on a loaded
+    machine): not worth it for a single chunk, nor inside a Dask worker, whose
+    parallelism is its processes."""
+    return n > CHUNK if threads is None else bool(threads)
 
 
 def run_numba_sequential(loop: Loop, combine: Fn, arrays, params: dict, *, n: int | None = None,
@@ -95,8 +108,22 @@ def cache_dir() -> Path:
     return (Path(xdg) if xdg else Path.home() / ".cache") / "thm3" / "numba"
 
 
+_LOADED: dict[tuple[int, int], tuple] = {}      # (id(loop), id(combine)) -> (loop, combine, module)
+
+
 def compiled(loop: Loop, combine: Fn):
-    """The rendered module for this loop and combine, imported from the disk cache."""
+    """The rendered module for this loop and combine, imported from the disk cache (and
+    remembered for these two objects: rendering costs about a millisecond and a chunk of
+    a Dask array is often not much more)."""
+    got = _LOADED.get((id(loop), id(combine)))
+    if got is not None and got[0] is loop and got[1] is combine:
+        return got[2]
+    mod = _load(loop, combine)
+    _LOADED[(id(loop), id(combine))] = (loop, combine, mod)     # the references keep the ids unique
+    return mod
+
+
+def _load(loop: Loop, combine: Fn):
     text = render(loop, combine)
     digest = hashlib.sha256(text.encode()).hexdigest()[:20]
     name = f"thm3_numba_{loop.name}_{digest}"
@@ -250,6 +277,91 @@ def _convert(text: str, have: Type, want: Type) -> str:
             raise ValueError(f"no Numba conversion to {want}")
 
 
+# --- one exponential per max-shifted pair ----------------------------------------------
+
+# The branch condition under which max / min (as rendered by _max / _min) returns its
+# first operand.
+_PICKS_FIRST = {Op.MAX: Op.GT, Op.MIN: Op.LT}
+
+
+def shifted_exponentials(outputs) -> tuple:
+    """`exp(u - M)` with M = max(p, q) (or min) and u one of p, q, rewritten so that every
+    such M costs one exponential instead of one per use: the log-sum-exp rescaling
+    `d * exp(m - max(m, x)) + exp(x - max(m, x))` spends two per element otherwise.
+
+    With c the condition under which M is p (`p > q or p != p`, exactly as `_max` picks):
+        M          = p if c else q
+        exp(p - M) = 1 + (p - p)    if c else exp(w)
+        exp(q - M) = exp(w)         if c else 1 + (q - q)
+    where w = (q - p if c else p - q) is computed, and exponentiated, once for all uses.
+    Each branch is the original expression with M replaced by the operand it equals, and
+    `exp(x - x)` is `1 + (x - x)` in IEEE arithmetic for every x (x - x is +0 for finite
+    x, NaN for inf and NaN): the rewrite is exact, NaN and inf included, bit for bit.
+    Real scalars only (a Vec's max is elementwise); exp2 likewise."""
+    memo: dict[int, Expr] = {}
+    picks: dict[tuple, tuple] = {}          # M's structure (equal trees share) -> (c, M', p', q')
+    shared: dict[tuple, Expr] = {}          # (M's structure, exp op) -> exp(w)
+    keys: dict[int, tuple] = {}
+
+    def key(e: Expr) -> tuple:
+        got = keys.get(id(e))
+        if got is None:
+            got = keys[id(e)] = (e.op, e.type, repr(e.arg), tuple(key(s) for s in e.src))
+        return got
+
+    def pick(m: Expr):
+        got = picks.get(key(m))
+        if got is None:
+            p, q = (go(s) for s in m.src)
+            c = Expr(Op.OR, Type.BOOL, (Expr(_PICKS_FIRST[m.op], Type.BOOL, (p, q)),
+                                         Expr(Op.NE, Type.BOOL, (p, p))))
+            got = picks[key(m)] = (c, Expr(Op.WHERE, Type.REAL, (c, p, q)), p, q)
+        return got
+
+    def candidate(e: Expr):
+        """(M, u is M's first operand) for exp(u - M), else None."""
+        if e.op not in (Op.EXP, Op.EXP2) or e.type is not Type.REAL or e.src[0].op is not Op.SUB:
+            return None
+        u, m = e.src[0].src
+        if m.op not in _PICKS_FIRST or m.type is not Type.REAL or u.type is not Type.REAL:
+            return None
+        if any(s.type is not Type.REAL for s in m.src):
+            return None
+        if same(u, m.src[0]):
+            return m, True
+        if same(u, m.src[1]):
+            return m, False
+        return None
+
+    def go(e: Expr) -> Expr:
+        got = memo.get(id(e))
+        if got is not None:
+            return got
+        if e.op in _PICKS_FIRST and e.type is Type.REAL and all(s.type is Type.REAL for s in e.src):
+            out = pick(e)[1]
+        elif (found := candidate(e)) is not None:
+            m, first = found
+            c, _, p, q = pick(m)
+            k = (key(m), e.op)
+            t = shared.get(k)
+            if t is None:
+                w = Expr(Op.WHERE, Type.REAL, (c, Expr(Op.SUB, Type.REAL, (q, p)),
+                                               Expr(Op.SUB, Type.REAL, (p, q))))
+                t = shared[k] = Expr(e.op, Type.REAL, (w,))
+            x = p if first else q
+            one = Expr(Op.ADD, Type.REAL, (const(1.0), Expr(Op.SUB, Type.REAL, (x, x))))
+            out = Expr(Op.WHERE, Type.REAL, (c, one, t) if first else (c, t, one))
+        elif not e.src:
+            out = e
+        else:
+            src = tuple(go(s) for s in e.src)
+            out = e if all(a is b for a, b in zip(src, e.src)) else Expr(e.op, e.type, src, e.arg)
+        memo[id(e)] = out
+        return out
+
+    return tuple(go(e) for e in outputs)
+
+
 def render(loop: Loop, combine: Fn) -> str:
     """The module text: `left`, `combine`, the chunk fold, `reduce` and `scan`."""
     F = len(loop.fields)
@@ -275,7 +387,7 @@ def _rpow(a, n):
     # left(state, elements, params, dim)
     names = {f"acc.{f.name}": s for f, s in zip(loop.fields, fields)} | elem_names | param_names
     targets = [(f"n{k}", f.type) for k, f in enumerate(loop.fields)]
-    body = _Body(names).render(loop.left.outputs, targets)
+    body = _Body(names).render(shifted_exponentials(loop.left.outputs), targets)
     elems = ", ".join(v for v, _ in element_vars)
     pnames = ", ".join(ps)
     sig = ", ".join(fields + [v for v, _ in element_vars] + ps + ["dim"])
@@ -285,7 +397,7 @@ def _rpow(a, n):
     b_names = [f"b{k}" for k in range(F)]
     names = ({f"a.{f.name}": v for f, v in zip(loop.fields, a_names)}
              | {f"b.{f.name}": v for f, v in zip(loop.fields, b_names)} | param_names)
-    body = _Body(names).render(combine.outputs, targets)
+    body = _Body(names).render(shifted_exponentials(combine.outputs), targets)
     out.append(_function("combine", ", ".join(a_names + b_names + ps + ["dim"]), body,
                          [t for t, _ in targets]))
     # identity(dim)
@@ -342,16 +454,18 @@ def _loops(loop: Loop, fields, element_vars, tail: str, pnames: str) -> str:
             nxt.append(target)
         level = nxt
     lines.append(f"    return ({', '.join(level[0])},)")
-    lines.append(_REDUCE.format(tail=tail, ps=ps, S=S,
-                                I=", ".join(f"i{k}" for k in range(F)),
-                                alloc=_alloc(loop, fields, "count"),
-                                store="\n        ".join(_store(loop, fields, "c", "st")),
-                                load_a=", ".join(f"{s}[2 * k]" for s in fields),
-                                load_b=", ".join(f"{s}[2 * k + 1]" for s in fields),
-                                store_k="\n            ".join(_store(loop, fields, "k", "r")),
-                                pad="\n            ".join(_store(loop, fields, "half - 1", "r")),
-                                load_last=", ".join(f"{s}[m - 1]" for s in fields),
-                                first=", ".join(f"{s}[0]" for s in fields)))
+    reduce_args = dict(tail=tail, ps=ps, S=S,
+                       I=", ".join(f"i{k}" for k in range(F)),
+                       alloc=_alloc(loop, fields, "count"),
+                       store="\n        ".join(_store(loop, fields, "c", "st")),
+                       load_a=", ".join(f"{s}[2 * k]" for s in fields),
+                       load_b=", ".join(f"{s}[2 * k + 1]" for s in fields),
+                       store_k="\n            ".join(_store(loop, fields, "k", "r")),
+                       pad="\n            ".join(_store(loop, fields, "half - 1", "r")),
+                       load_last=", ".join(f"{s}[m - 1]" for s in fields),
+                       first=", ".join(f"{s}[0]" for s in fields))
+    for sfx, parallel in ("", True), ("_serial", False):
+        lines.append(_REDUCE.format(sfx=sfx, parallel=parallel, **reduce_args))
     lines.append(_exclusive_text(loop, fields, ps))
     lines += ["\n\n@njit(**JIT)", f"def sequential(n, dim, base{tail}):",
               '    """The plain left fold, element by element: the loop\'s meaning, compiled."""',
@@ -365,11 +479,13 @@ def _loops(loop: Loop, fields, element_vars, tail: str, pnames: str) -> str:
     reads = "\n".join(f"            {v}_0 = base + i" if x is None else f"            {v}_0 = {x}[i]"
                       for v, x in element_vars)
     args = ", ".join(lane(0) + [f"{v}_0" for v, _ in element_vars]) + ps + ", dim"
-    lines.append(_SCAN.format(tail=tail, ps=ps, outs=outs, alloc=_alloc(loop, fields, "count"),
-                              store="\n        ".join(_store(loop, fields, "c", "st")),
-                              lane0=", ".join(lane(0)), reads=reads, args=args, record=record,
-                              carry=", ".join(fields),
-                              load_c=", ".join(f"{s}[c]" for s in fields) + ","))
+    scan_args = dict(tail=tail, ps=ps, outs=outs, alloc=_alloc(loop, fields, "count"),
+                     store="\n        ".join(_store(loop, fields, "c", "st")),
+                     lane0=", ".join(lane(0)), reads=reads, args=args, record=record,
+                     carry=", ".join(fields),
+                     load_c=", ".join(f"{s}[c]" for s in fields) + ",")
+    for sfx, parallel in ("", True), ("_serial", False):
+        lines.append(_SCAN.format(sfx=sfx, parallel=parallel, **scan_args))
     return "\n".join(lines)
 
 
@@ -390,8 +506,8 @@ def _store(loop: Loop, fields, at: str, src: str) -> list[str]:
 
 _REDUCE = '''
 
-@njit(parallel=True, **JIT)
-def _chunk_states(n, chunk, dim, base{tail}):
+@njit(parallel={parallel}, **JIT)
+def _chunk_states{sfx}(n, chunk, dim, base{tail}):
     count = (n + chunk - 1) // chunk
     {alloc}
     for c in prange(count):
@@ -401,11 +517,11 @@ def _chunk_states(n, chunk, dim, base{tail}):
 
 
 @njit(**JIT)
-def reduce(n, chunk, dim, base{tail}):
+def reduce{sfx}(n, chunk, dim, base{tail}):
     """The final state: chunk folds in threads, then the tree of combines in order."""
     if n == 0:
         return identity(dim)
-    {S}, = _chunk_states(n, chunk, dim, base{tail})
+    {S}, = _chunk_states{sfx}(n, chunk, dim, base{tail})
     {I}, = identity(dim)
     m = len(s0)
     while m > 1:
@@ -422,8 +538,8 @@ def reduce(n, chunk, dim, base{tail}):
 
 _SCAN = '''
 
-@njit(parallel=True, **JIT)
-def scan(n, chunk, dim, base, {outs}{tail}):
+@njit(parallel={parallel}, **JIT)
+def scan{sfx}(n, chunk, dim, base, {outs}{tail}):
     """Every prefix state into o0, o1, ...: chunk totals in threads, their exclusive scan
     in order, then every chunk folded again from its carried prefix in threads."""
     if n == 0:

@@ -15,6 +15,14 @@ The blocked scan, as defined here:
    after every step.  `left(h(xs), x) = combine(h(xs), left(init, x))` is one of the
    proved laws, so the state after element i is h(xs[:i + 1]); an `Index` element is
    the element's position in the whole list, so runs need no other correction.
+
+When the combine is, field by field, a monoid that NumPy has as a ufunc applied to that
+field alone (`a.f + b.f`, `a.f * b.f`, `max(a.f, b.f)`, `min(a.f, b.f)`, `a.f and b.f`,
+`a.f or b.f`, read off the combine's IR), `scan_numpy` takes a shorter route
+(`scan_accumulate`): every element's leaf state `left(init, x)`, then `ufunc.accumulate`
+of the leaves field by field, in list order (the same law gives prefix i =
+combine(prefix i-1, leaf i)).  Any other combine (a field that reads another field, a
+non-commutative one, `Index` bookkeeping such as argmax's) takes the blocked scan.
 """
 from __future__ import annotations
 
@@ -24,13 +32,24 @@ from thm3.backends.numpy_tree import (PYTHON, Compiled, _batched_identity, _dtyp
                                       _param_values, _Plan, _py_value, _table,
                                       _Tree, identity)
 from thm3.errors import BackendUnavailable, UsageError
-from thm3.ir import Fn, Loop, Type
+from thm3.ir import Fn, Loop, Op, Type
 from thm3.semantics.evaluate import NUMPY, evaluate, quiet
 
 # Runs folded side by side.  Every step of the two folds reads one element of each run, a
 # cache line apart; this many lines stay in a core's L2 cache across the steps that
 # share them (bench/scan.py measured 2**10 to 2**14 on 10**7 elements).
 DEFAULT_LANES = 1 << 12
+
+# Elements whose leaves are made and accumulated at a time in `scan_accumulate` (they
+# stay in the cache between the two).
+ACCUMULATE_CHUNK = 1 << 16
+
+# Combine outputs that are one ufunc of one field's two operands.  max and min must read
+# (a.f, b.f) in that order: the IR's max(a, b), like numpy.maximum(a, b), gives b on ties,
+# which decides the sign of a zero.  The others commute in IEEE arithmetic.
+_MONOIDS = {Op.ADD: np.add, Op.MUL: np.multiply, Op.MAX: np.maximum, Op.MIN: np.minimum,
+            Op.AND: np.logical_and, Op.OR: np.logical_or}
+_COMMUTATIVE = (Op.ADD, Op.MUL, Op.AND, Op.OR)
 
 
 def scan_parallel(loop: Loop, combine: Fn, arrays, params: dict, *, lanes: int = DEFAULT_LANES,
@@ -59,12 +78,68 @@ def scan_parallel(loop: Loop, combine: Fn, arrays, params: dict, *, lanes: int =
     return tuple(r.reshape((runs * length,) + r.shape[2:])[:data.n] for r in record)
 
 
+def monoid_ufuncs(loop: Loop, combine: Fn) -> list | None:
+    """One ufunc per field when every output of the combine is that ufunc of the field's
+    own two operands (a.f op b.f), with the field's type; else None."""
+    ufuncs = []
+    for f, e in zip(loop.fields, combine.outputs):
+        a, b = f"a.{f.name}", f"b.{f.name}"
+        if e.op not in _MONOIDS or e.type is not f.type or len(e.src) != 2:
+            return None
+        if any(s.op is not Op.VAR or s.type is not f.type for s in e.src):
+            return None
+        names = tuple(s.arg for s in e.src)
+        if names != (a, b) and not (names == (b, a) and e.op in _COMMUTATIVE):
+            return None
+        if e.op in (Op.AND, Op.OR) and f.type is not Type.BOOL:
+            return None
+        ufuncs.append(_MONOIDS[e.op])
+    return ufuncs if len(ufuncs) == len(loop.fields) == len(combine.outputs) else None
+
+
+def scan_numpy(loop: Loop, combine: Fn, arrays, params: dict, *, n: int | None = None,
+               dim: int | None = None, offset: int = 0) -> tuple:
+    """The prefix states on NumPy: `scan_accumulate` when the combine is a monoid ufunc
+    field by field (`monoid_ufuncs`), else the blocked scan `scan_parallel`."""
+    ufuncs = monoid_ufuncs(loop, combine)
+    if ufuncs is None:
+        return scan_parallel(loop, combine, arrays, params, n=n, dim=dim, offset=offset)
+    return scan_accumulate(loop, ufuncs, arrays, params, n=n, dim=dim, offset=offset)
+
+
+def scan_accumulate(loop: Loop, ufuncs: list, arrays, params: dict, *, dtype=np.float64,
+                    n: int | None = None, dim: int | None = None, offset: int = 0,
+                    chunk: int | None = None) -> tuple:
+    """Every prefix state, for a combine that is `ufuncs[k]` on field k alone: the leaf
+    states left(init, x_i) of a chunk of elements at once, the first one combined with
+    the prefix carried from the chunk before, then `ufunc.accumulate` of each field."""
+    dtype = np.dtype(dtype).type
+    data = _Inputs(loop, arrays, params, dtype, n, dim, offset)
+    if data.n == 0:
+        return _empty(loop, data.dim, dtype)
+    chunk = chunk or ACCUMULATE_CHUNK
+    plan = _Plan(loop, data, 1, _table(dtype))      # runs of one element: the leaves
+    outs = [np.empty((data.n, data.dim) if f.type is Type.VEC else (data.n,), dtype=_dtype(f.type, dtype))
+            for f in loop.fields]
+    with quiet():
+        for c0 in range(0, data.n, chunk):
+            c1 = min(data.n, c0 + chunk)
+            leaves = plan.fold_runs(c0, c1)
+            for f, u, leaf, out in zip(loop.fields, ufuncs, leaves, outs):
+                part = out[c0:c1]
+                part[...] = leaf if f.type is Type.VEC else leaf[:, 0]
+                if c0:
+                    part[0] = u(out[c0 - 1], part[0])
+                u.accumulate(part, axis=0, out=part)     # in place: element i reads i - 1 only
+    return tuple(outs)
+
+
 def scan_states(loop: Loop, combine: Fn, arrays, params: dict, *, backend: str = "numpy") -> tuple:
-    """The prefix states on a backend: "numpy" (this module), "numba" (compiled, chunks in
+    """The prefix states on a backend: "numpy" (`scan_numpy`), "numba" (compiled, chunks in
     threads) or "cupy" (the emitted CUDA scan; arrays come back as CuPy arrays)."""
     match backend:
         case "numpy":
-            return scan_parallel(loop, combine, arrays, params)
+            return scan_numpy(loop, combine, arrays, params)
         case "numba":
             try:
                 from thm3.backends.numba_tree import scan_numba
@@ -149,5 +224,5 @@ def prefix_results(loop: Loop, states: tuple, params: dict):
     return values[0] if len(values) == 1 else tuple(values)
 
 
-__all__ = ["DEFAULT_LANES", "exclusive_scan", "prefix_results", "run_sequential_prefixes",
-           "scan_parallel", "scan_states"]
+__all__ = ["ACCUMULATE_CHUNK", "DEFAULT_LANES", "exclusive_scan", "monoid_ufuncs", "prefix_results",
+           "run_sequential_prefixes", "scan_accumulate", "scan_numpy", "scan_parallel", "scan_states"]
