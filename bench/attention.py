@@ -11,7 +11,7 @@ least 0.8x SDPA flash at N = 4096, D = 128, bf16, non-causal.
     python bench/attention.py --render DIR --merge FILE   # only write the .cu variants
 
 Needs CuPy, torch and NumPy on the GPU machine, not z3: the kernels are rendered by
-gpu/attention.py from the derived combine's merge (`thm3_merge_rows`, written by
+gpu/render/attention.py from the derived combine's merge (`thm3_merge_rows`, written by
 bench/prepare_gpu.py as bench/kernels/attention_merge.cu), or derived with --derive where
 thm3 can run.  There is no hand-written fallback: without one of the two it stops.
 """
@@ -30,10 +30,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-try:
-    from gpu import attention as fa           # the working tree, without installing thm3
-except ImportError:
-    from thm3.gpu import attention as fa
+# thm3 from this tree (bench/gpu_check.sh lays it out on PYTHONPATH, thm3.gpu = gpu/)
+from thm3.gpu.render.attention import render_attention      # noqa: E402
+from thm3.gpu.runtime import attention as fa                # noqa: E402
 
 RESULTS = ROOT / "bench" / "results"
 DTYPE = "bfloat16"
@@ -51,7 +50,7 @@ def derived_merge() -> str:
     """thm3_merge_rows from thm3's analysis of samples/flash_attention.py (needs z3)."""
     import thm3
     from thm3.analysis.attention import recognize
-    from thm3.gpu.emit_attention import merge_source
+    from thm3.gpu.render.attention import merge_source
     analysis = thm3.analyze(ROOT / "samples" / "flash_attention.py", lift=False)
     if analysis.verdict != "homomorphism":
         raise SystemExit(f"flash_attention: {analysis.verdict}: {analysis.reason}")
@@ -78,7 +77,7 @@ def render_all(directory: Path, lane: str, origin: str) -> None:
     for dim, causal, warps in VARIANTS:
         name = fa.variant_name(DTYPE, dim, causal, warps) + ".cu"
         (directory / name).write_text(
-            fa.render_attention(lane, dim=dim, dtype=DTYPE, causal=causal, num_warps=warps))
+            render_attention(lane, dim=dim, dtype=DTYPE, causal=causal, num_warps=warps))
         names.append(name)
     (directory / "manifest.json").write_text(json.dumps({"lane": origin, "files": names}, indent=2))
     print(f"wrote {len(names)} variants to {directory}")
@@ -97,7 +96,7 @@ class Kernels:
                 path = self.directory / (fa.variant_name(DTYPE, dim, causal, warps) + ".cu")
                 self.cache[key] = path.read_text()
             else:
-                self.cache[key] = fa.render_attention(self.lane, dim=dim, dtype=DTYPE,
+                self.cache[key] = render_attention(self.lane, dim=dim, dtype=DTYPE,
                                                       causal=causal, num_warps=warps)
         return self.cache[key]
 

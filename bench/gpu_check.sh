@@ -40,7 +40,7 @@ fail() { echo "gpu_check: $*" | tee "$out/gpu_check.md" >&2; rm -rf "$path"; exi
 while read -r f; do
     [ -f "bench/kernels/$f" ] || fail "bench/kernels/$f listed in MANIFEST was not carried"
 done < bench/kernels/MANIFEST
-(cd "$path" && "$py" -c "import cupy, numpy, thm3.gpu.emit, thm3.gpu.attention, thm3.backends.numpy_tree") 2>"$work/import.log" \
+(cd "$path" && "$py" -c "import cupy, numpy, thm3.gpu.api, thm3.gpu.runtime.attention, thm3.gpu.render.attention, thm3.backends.numpy_tree") 2>"$work/import.log" \
     || fail "imports failed: $(tail -3 "$work/import.log")"
 
 {

@@ -27,8 +27,9 @@ sys.path.insert(0, str(ROOT))
 
 import thm3                                                    # noqa: E402
 from thm3.analysis.attention import recognize                  # noqa: E402
-from thm3.gpu.emit import emit                                 # noqa: E402
-from thm3.gpu.emit_attention import merge_source, numpy_combine_source   # noqa: E402
+from thm3.gpu.api import emit                                  # noqa: E402
+from thm3.gpu.render.attention import merge_source            # noqa: E402
+from thm3.gpu.render.module import numpy_combine_source       # noqa: E402
 from thm3.ir import Type                                       # noqa: E402
 
 DIM = 4

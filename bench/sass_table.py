@@ -18,8 +18,10 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 import thm3                                         # noqa: E402
 from common import write                            # noqa: E402
-from thm3.gpu import attention as fa                # noqa: E402
-from thm3.gpu import render as R, sass              # noqa: E402
+from thm3.gpu.render import cuda as R              # noqa: E402
+from thm3.gpu.render.attention import merge_source, render_attention   # noqa: E402
+from thm3.gpu.runtime import attention as fa        # noqa: E402
+from thm3.gpu.runtime import sass                   # noqa: E402
 from thm3.ir import Type                            # noqa: E402
 
 QUICK = ("sum", "mps", "welford", "safe_softmax", "logsumexp")
@@ -48,7 +50,6 @@ def reductions(names) -> list:
 
 def attention_variants() -> list:
     from thm3.analysis.attention import recognize
-    from thm3.gpu.emit_attention import merge_source
     a = thm3.analyze(ROOT / "samples" / "flash_attention.py", lift=False)
     shape = recognize(a.loop, a.transport_map)
     if shape is None:           # e.g. the transport proof timed out on a loaded machine
@@ -60,7 +61,7 @@ def attention_variants() -> list:
             for causal in (False, True):
                 for warps in ((4,) if dtype == "float32" else (1, 4, 8)):
                     cfg = fa.kernel_config(dtype, dim, n_q=10**9, num_warps=warps)
-                    source = fa.render_attention(lane, dim=dim, dtype=dtype, causal=causal, num_warps=warps)
+                    source = render_attention(lane, dim=dim, dtype=dtype, causal=causal, num_warps=warps)
                     name = fa.variant_name(dtype, dim, causal, warps)
                     records += sass.attention_records(name, source, threads=cfg.threads,
                                                       dynamic_shared=cfg.shared_bytes,

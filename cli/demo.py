@@ -100,11 +100,11 @@ def run_demo(outdir: str, dim: int, timeout: float) -> int:
         say("6. not recognised as attention")
         return 1
     say(f"6. recognised: {shape.describe()}")
-    from thm3.gpu.emit_attention import emit_attention
-    cu, py = emit_attention(a, shape, outdir, dim=dim)
+    from thm3.backends.gpu import gpu
+    cu, py = gpu().emit_attention(a, shape, outdir, dim=dim)
     say(f"7. emitted {cu} and {py}")
 
-    from thm3.gpu import nvrtc
+    nvrtc = gpu().nvrtc
     compiled = nvrtc.available()
     if compiled:
         for arch in ("sm_90", "sm_80"):

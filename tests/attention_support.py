@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from thm3.gpu import attention as fa
+from thm3.gpu.runtime import attention as fa
 
 FLASH = Path(__file__).resolve().parents[1] / "samples" / "flash_attention.py"
 
@@ -28,7 +28,8 @@ def derived():
         return (Path(carried) / "attention_merge.cu").read_text(), namespace["combine_numpy"]
     from analyzed import analysis
     from thm3.analysis.attention import recognize
-    from thm3.gpu.emit_attention import merge_source, numpy_combine_source
+    from thm3.gpu.render.attention import merge_source
+    from thm3.gpu.render.module import numpy_combine_source
     a = analysis(str(FLASH))
     assert a.verdict == "homomorphism", a.reason
     shape = recognize(a.loop, a.transport_map)

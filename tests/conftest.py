@@ -28,7 +28,9 @@ def _no_gpu_reason() -> str | None:
 
 
 def pytest_collection_modifyitems(config, items):
-    gpu_items = [item for item in items if "gpu" in item.keywords]
+    # the marker itself, not a keyword: keywords hold the path's folder names too (a checkout
+    # in a folder named gpu would skip every test)
+    gpu_items = [item for item in items if item.get_closest_marker("gpu") is not None]
     if gpu_items and (reason := _no_gpu_reason()):
         for item in gpu_items:
             item.add_marker(pytest.mark.skip(reason=reason))

@@ -14,7 +14,9 @@ import subprocess
 import numpy as np
 import pytest
 
-from thm3.gpu import attention as fa
+from thm3.gpu import api
+from thm3.gpu.render.attention import render_attention
+from thm3.gpu.runtime import attention as fa
 
 from attention_support import (merge_src, twin, naive, BF16_TOL, rel_err, assert_lse, seeded, inputs, representable, nvrtc_compile)
 
@@ -22,7 +24,7 @@ from attention_support import (merge_src, twin, naive, BF16_TOL, rel_err, assert
 # the rendered CUDA, run on the CPU under an emulator
 # --------------------------------------------------------------------------------------
 
-EMULATOR = r"""// Host emulation of the CUDA subset that gpu/attention.py's kernels use.  Every CUDA
+EMULATOR = r"""// Host emulation of the CUDA subset that gpu/render/attention.py's kernels use.  Every CUDA
 // thread is a fiber (ucontext) on one OS thread; __syncthreads and the warp-collective
 // operations (shuffles, ldmatrix, mma.sync) are barriers between fibers.  ldmatrix and
 // mma follow the PTX ISA's fragment layouts, written here independently of the kernels;
@@ -372,7 +374,7 @@ def emulated(build_dir, q, k, v, *, fmt, causal, scale=None, splits=1, num_warps
     kv_tiles = -(-n_kv // cfg.block_n)
     splits = fa.normalize_splits(kv_tiles, splits)
     per = fa.tiles_per_split(kv_tiles, splits)
-    src = fa.render_attention(lane or merge_src(), dim=dim, dtype=fmt, causal=causal,
+    src = render_attention(lane or merge_src(), dim=dim, dtype=fmt, causal=causal,
                               num_warps=cfg.num_warps, primitives="")
     program = (f"#define EMU_BF16 {int(fmt == 'bfloat16')}\n" + EMULATOR + "\n" + src + "\n"
                + DRIVER)
@@ -471,7 +473,7 @@ def test_emulated_large_logits(emulator_dir):
 @pytest.mark.parametrize("dtype", ["bfloat16", "float32"])
 def test_derived_combine_compiles_and_runs(emulator_dir, dtype):
     derived_lane = merge_src()
-    src = fa.render_attention(derived_lane, dim=128, dtype=dtype, causal=True)
+    src = render_attention(derived_lane, dim=128, dtype=dtype, causal=True)
     nvrtc_compile(src, "90")
     rng = np.random.default_rng(31)
     q, k, v = inputs(rng, 1, 2, 100, 140, 64, dtype)
@@ -522,7 +524,7 @@ class _DeviceArray(np.ndarray):
 
 
 class _FakeCupy:
-    """The part of CuPy that gpu/attention.py's runner touches."""
+    """The part of CuPy that gpu/runtime/attention.py's runner touches."""
 
     def __init__(self, build_dir):
         import types
@@ -626,7 +628,7 @@ def test_cupy_runner_under_the_emulator(emulator_dir, monkeypatch, fmt, n_q, n_k
     rng = seeded(fmt, n_q, n_kv, dim, causal, splits)
     q, k, v = inputs(rng, 1, 2, n_q, n_kv, dim, fmt)
     dq, dk, dv = (fake.ascontiguousarray(x.astype(fmt)) for x in (q, k, v))
-    out, lse = fa.attention(dq, dk, dv, causal=causal, splits=splits,
+    out, lse = api.attention(dq, dk, dv, causal=causal, splits=splits,
                             merge_src=merge_src())
     assert out.dtype == np.dtype(fmt) and out.shape == q.shape and lse.dtype == np.float32
     ref, ref_lse = naive(q, k, v, causal)
@@ -641,5 +643,5 @@ def test_cupy_runner_under_the_emulator(emulator_dir, monkeypatch, fmt, n_q, n_k
     if n_q == 1:
         assert used > 1                                 # decoding is split
     # a second call finds its compiled module
-    fa.attention(dq, dk, dv, causal=causal, splits=splits, merge_src=merge_src())
+    api.attention(dq, dk, dv, causal=causal, splits=splits, merge_src=merge_src())
     assert fake.modules == 1

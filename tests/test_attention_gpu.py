@@ -7,7 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from thm3.gpu import attention as fa
+from thm3.gpu import api
+from thm3.gpu.runtime import attention as fa
 
 from attention_support import (merge_src, naive, BF16_TOL, rel_err, assert_lse, inputs, representable)
 
@@ -73,7 +74,7 @@ def test_gpu_float32_and_float16_against_naive(b, h, n_q, n_kv, dim, causal, spl
     rng = np.random.default_rng(21)
     for fmt, tol in (("float32", 1e-5), ("float16", 2e-3)):
         q, k, v = (cp.asarray(x.astype(fmt)) for x in inputs(rng, b, h, n_q, n_kv, dim, fmt))
-        out, lse = fa.attention(q, k, v, causal=causal, splits=splits,
+        out, lse = api.attention(q, k, v, causal=causal, splits=splits,
                                 merge_src=merge_src())
         ref, ref_lse = _naive_device(q, k, v, causal, 1 / math.sqrt(dim), cp)
         out, lse, ref, ref_lse = (cp.asnumpy(x) for x in (out, lse, ref, ref_lse))
@@ -94,7 +95,7 @@ def test_gpu_bfloat16_against_sdpa(b, h, n_q, n_kv, dim, causal, splits):
     q = torch.randn((b, h, n_q, dim), device="cuda", generator=gen).bfloat16()
     k = torch.randn((b, h, n_kv, dim), device="cuda", generator=gen).bfloat16()
     v = torch.randn((b, h, n_kv, dim), device="cuda", generator=gen).bfloat16()
-    out, lse = fa.attention(q, k, v, causal=causal, splits=splits, merge_src=merge_src())
+    out, lse = api.attention(q, k, v, causal=causal, splits=splits, merge_src=merge_src())
     torch.cuda.synchronize()
     ref, ref_lse = _naive_device(q, k, v, causal, 1 / math.sqrt(dim), torch)
     host = lambda x: x.float().cpu().numpy()
@@ -121,7 +122,7 @@ def test_gpu_fully_masked_rows_and_large_logits():
     for fmt in ("float16", "float32"):
         dq, dk, dv = (cp.asarray(x.astype(fmt)) for x in (q, k, v))
         for splits in (1, 2):
-            out, lse = fa.attention(dq, dk, dv, causal=True, splits=splits,
+            out, lse = api.attention(dq, dk, dv, causal=True, splits=splits,
                                     merge_src=merge_src())
             out, lse = cp.asnumpy(out), cp.asnumpy(lse)
             assert not np.isnan(out).any() and not np.isnan(lse).any()

@@ -1,4 +1,4 @@
-"""FlashAttention's NumPy twin (gpu/attention.py): the kernels' tiles, splits and merges on
+"""FlashAttention's NumPy twin (gpu/runtime/attention.py): the kernels' tiles, splits and merges on
 the CPU, with the derived combine, against float64 softmax attention; the split-K sizing."""
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import thm3
-from thm3.gpu import attention as fa
+from thm3.gpu.runtime import attention as fa
 
 from attention_support import (derived, twin, naive, BF16_TOL, rel_err, assert_lse, seeded, inputs)
 

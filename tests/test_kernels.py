@@ -1,4 +1,4 @@
-"""The kernel stage: thm3/backends/numpy_tree.py, gpu/render.py, gpu/nvrtc.py and gpu/emit.py.
+"""The kernel stage: thm3/backends/numpy_tree.py, gpu/render/cuda.py, gpu/runtime/nvrtc.py and gpu/api.py.
 
 - the NumPy parallel form against the sequential fold, the reference;
 - the CUDA printer: a table that covers every Op, precedence, golden sources;
@@ -32,7 +32,9 @@ from thm3.semantics.evaluate import NUMPY, evaluate, quiet
 from thm3.ir import Expr, FieldDecl, Fn, Loop, Op, ParamDecl, Type, const, var
 from thm3.backends.numpy_tree import apply_result, run_parallel, run_sequential
 
-from thm3.gpu import emit as emit_mod, nvrtc, render
+from thm3.gpu import api as emit_mod
+from thm3.gpu.render import cuda as render
+from thm3.gpu.runtime import nvrtc
 
 GOLDEN = Path(__file__).parent / "golden"
 R, I, B, V = Type.REAL, Type.INT, Type.BOOL, Type.VEC
@@ -1034,7 +1036,7 @@ def test_runtime_cache_follows_the_loop_not_the_object_id(monkeypatch):
     """Issue 15's finding: modules were cached by id(analysis) without keeping the analysis
     alive; once it was collected, the next analysis at the same address got its kernel.
     Here every object has the same id, as a freed analysis and the next one do."""
-    from thm3.gpu import runtime
+    from thm3.gpu import api as runtime
     monkeypatch.setattr(runtime, "id", lambda obj: 0, raising=False)
     first = _analysis_like("mps")
     mps_source = runtime.module_for(first).SOURCE
@@ -1048,7 +1050,7 @@ def test_runtime_cache_follows_the_loop_not_the_object_id(monkeypatch):
 
 def test_missing_cupy_names_the_extras(monkeypatch):
     from thm3.errors import BackendUnavailable
-    from thm3.gpu import runtime
+    from thm3.gpu import api as runtime
     monkeypatch.setitem(sys.modules, "cupy", None)          # import cupy raises ImportError
     with pytest.raises(BackendUnavailable, match=r"thm3\[cuda12\].*thm3\[cuda13\]"):
         runtime.run_cupy(_analysis_like("mps"), np.ones(10))
@@ -1114,7 +1116,7 @@ def test_exp_certified_nonpositive_uses_ex2_approx_in_left_and_combine_only():
 
 
 def test_runtime_passes_the_certificate_on():
-    from thm3.gpu import runtime
+    from thm3.gpu import api as runtime
     loop, combine = LOOPS["softmax"]()
     proved = types.SimpleNamespace(loop=loop, combine_fn=combine, stability={"exp_overflow": "proved"})
     tested = types.SimpleNamespace(loop=loop, combine_fn=combine, stability={"exp_overflow": "tested"})

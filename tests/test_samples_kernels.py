@@ -21,10 +21,10 @@ def _dim(a):
 
 @pytest.mark.parametrize("sample", HOMOMORPHISMS, ids=lambda s: s.name)
 def test_sample_kernel_compiles(sample):
-    nvrtc = pytest.importorskip("thm3.gpu.nvrtc")
+    nvrtc = pytest.importorskip("thm3.gpu.runtime.nvrtc")
     if not nvrtc.available():
         pytest.skip("NVRTC (cuda-bindings + nvidia-cuda-nvrtc-cu12) is not installed")
-    from thm3.gpu.render import render
+    from thm3.gpu.render.cuda import render
     a = analysis(str(sample.path))
     for dtype in ("float32", "float64"):
         src = render(a.loop, a.combine_fn, dtype=dtype, dim=_dim(a))

@@ -1,4 +1,4 @@
-"""Every emitted kernel held to its sm_90 machine code (gpu/sass.py): NVRTC compiles the
+"""Every emitted kernel held to its sm_90 machine code (gpu/runtime/sass.py): NVRTC compiles the
 source to a cubin with ptxas's report, cuobjdump disassembles it.  No GPU needed.
 
 - no spill bytes and no stack in any kernel, float32 and float64, rows and blocks;
@@ -20,9 +20,11 @@ import pytest
 from analyzed import analysis
 from catalog import HOMOMORPHISMS, SAMPLES_DIR
 
-nvrtc = pytest.importorskip("thm3.gpu.nvrtc")
-sass = pytest.importorskip("thm3.gpu.sass")
-from thm3.gpu import attention as fa, render as R          # noqa: E402
+nvrtc = pytest.importorskip("thm3.gpu.runtime.nvrtc")
+sass = pytest.importorskip("thm3.gpu.runtime.sass")
+from thm3.gpu.render import cuda as R                      # noqa: E402
+from thm3.gpu.render.attention import render_attention     # noqa: E402
+from thm3.gpu.runtime import attention as fa               # noqa: E402
 from thm3.ir import Type                                    # noqa: E402
 
 pytestmark = [
@@ -92,14 +94,14 @@ def _variants():
 def merge():
     """The derived combine's merge, as the emitted attention module carries it."""
     from thm3.analysis.attention import recognize
-    from thm3.gpu.emit_attention import merge_source
+    from thm3.gpu.render.attention import merge_source
     a = analysis(str(SAMPLES_DIR / "flash_attention.py"))
     return merge_source(a.loop, a.combine_fn, recognize(a.loop, a.transport_map))
 
 
 @functools.cache
 def _attention_code(merge, dtype, dim, causal, warps):
-    source = fa.render_attention(merge, dim=dim, dtype=dtype, causal=causal, num_warps=warps)
+    source = render_attention(merge, dim=dim, dtype=dtype, causal=causal, num_warps=warps)
     return sass.machine_code(source, name=f"{fa.variant_name(dtype, dim, causal, warps)}.cu")
 
 

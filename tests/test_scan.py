@@ -318,12 +318,12 @@ def test_a_vec_default_may_not_be_a_bool():
 
 @pytest.mark.parametrize("sample", HOMOMORPHISMS, ids=lambda s: s.name)
 def test_scan_kernels_compile(sample):
-    nvrtc = pytest.importorskip("thm3.gpu.nvrtc")
+    nvrtc = pytest.importorskip("thm3.gpu.runtime.nvrtc")
     if not nvrtc.available():
         pytest.skip("NVRTC (cuda-bindings + nvidia-cuda-nvrtc-cu12) is not installed")
-    from thm3.gpu import render as R
-    from thm3.gpu.emit import render_module
-    from thm3.gpu.scan import render_scan
+    from thm3.gpu.render import cuda as R
+    from thm3.gpu.render.module import reduction_module
+    from thm3.gpu.render.scan import render_scan
     a = analysis(str(sample.path))
     for dtype in ("float32", "float64"):
         src = render_scan(a.loop, a.combine_fn, dtype=dtype, dim=_dim(a))
@@ -331,7 +331,7 @@ def test_scan_kernels_compile(sample):
             assert f"void __launch_bounds__(THM3_SCAN_BLOCK)\n{name}(" in src
         for arch in ("sm_90", "sm_80"):
             assert nvrtc.compile_cuda(src, arch=arch, name=f"{sample.name}.scan.cu")
-    text = render_module(a.loop, a.combine_fn, R.render(a.loop, a.combine_fn, dim=_dim(a)), dim=_dim(a))
+    text = reduction_module(a.loop, a.combine_fn, R.render(a.loop, a.combine_fn, dim=_dim(a)), dim=_dim(a))
     namespace: dict = {}
     exec(compile(text, f"{sample.name}.py", "exec"), namespace)   # thm3's own output; no CuPy needed
     assert callable(namespace["scan"]) and callable(namespace["scan_rows"])
@@ -370,10 +370,10 @@ def test_cuda_scan_past_two_to_the_31(name):
 @pytest.mark.gpu
 def test_cuda_scan_rows():
     import cupy
-    from thm3.gpu.scan import _module
+    from thm3.gpu.api import emitted_module
     a = analysis(str(by_name("mps").path))
     x = np.random.default_rng(9).standard_normal((5, 3001))
-    mod = _module(a.loop, a.combine_fn, "float64", None)
+    mod = emitted_module(a.loop, a.combine_fn, dtype="float64", dim=None)
     got = [cupy.asnumpy(f) for f in mod.scan_rows(cupy.asarray(x))]
     for r in range(5):
         _same(tuple(f[r] for f in got), run_sequential_prefixes(a.loop, [x[r]], {}), rel=1e-9)

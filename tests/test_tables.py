@@ -27,7 +27,7 @@ def test_printer_covers_every_op():
 
 
 def test_cuda_table_covers_every_op():
-    render = pytest.importorskip("thm3.gpu.render")
+    render = pytest.importorskip("thm3.gpu.render.cuda")
     assert set(render.CUDA) >= EVALUATED
 
 

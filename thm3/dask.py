@@ -286,8 +286,8 @@ def _cupy_chunk_state(loop, fn, offset, params, chunk):
     if any(p.index for p in loop.elements):
         from thm3.backends.numpy_tree import run_parallel
         return run_parallel(loop, fn, [c.get() for c in chunk], params, offset=offset)
-    from thm3.gpu.scan import reduce_state_cupy
-    return reduce_state_cupy(loop, fn, chunk, params)
+    from thm3.backends.gpu import gpu
+    return gpu().reduce_state_cupy(loop, fn, chunk, params)
 
 
 def _chunk_backend(backend, chunk) -> str:

@@ -95,10 +95,10 @@ class Analysis:
         from thm3.analysis.attention import recognize
         shape = recognize(self.loop, self.transport_map)
         if shape is not None:                   # attention: tiles of K/V merged by the combine
-            from thm3.gpu.emit_attention import emit_attention
-            return list(emit_attention(self, shape, outdir, dim=dim or 64))
-        from thm3.gpu.emit import emit as emit_files
-        return list(emit_files(self.loop, self.combine_fn, outdir, dtype=dtype, dim=dim))
+            from thm3.backends.gpu import gpu
+            return list(gpu().emit_attention(self, shape, outdir, dim=dim or 64))
+        from thm3.backends.gpu import gpu
+        return list(gpu().emit(self.loop, self.combine_fn, outdir, dtype=dtype, dim=dim))
 
     # -- the spec's API --------------------------------------------------------------
     @property
@@ -150,8 +150,8 @@ class Analysis:
                 except ImportError:
                     raise BackendUnavailable("backend='cupy' needs CuPy: pip install 'thm3[cuda12]' "
                                              "(or [cuda13])") from None
-                from thm3.gpu.runtime import run_cupy       # renders CUDA; imports CuPy lazily
-                return run_cupy(self, *arrays, **params)
+                from thm3.backends.gpu import gpu           # renders CUDA; imports CuPy lazily
+                return gpu().run_cupy(self, *arrays, **params)
             case _:
                 raise UsageError(f"backend must be 'numpy', 'numba' or 'cupy', not {backend!r}")
 

@@ -1,5 +1,5 @@
 // thm3 kernels for `mps`: Maximum prefix sum
-// Rendered by thm3 (gpu/render.py); Real is float.
+// Rendered by thm3 (gpu/render/cuda.py); Real is float.
 // combine(a, b), with identity s = 0.0, m = 0.0:
 //   s = a.s + b.s
 //   m = max(a.m, a.s + b.m)
@@ -100,7 +100,7 @@ __host__ __device__ __forceinline__ void thm3_result(const State& acc, float* ou
 #endif
 #define THM3_VECTOR 4
 #ifndef THM3_FULL_TILES
-#define THM3_FULL_TILES 0   // 1 only to read the fast path's machine code (gpu/sass.py)
+#define THM3_FULL_TILES 0   // 1 only to read the fast path's machine code (gpu/runtime/sass.py)
 #endif
 #define THM3_WARPS (THM3_BLOCK / 32)
 #define THM3_WARP_TILE (32 * THM3_ITEMS)

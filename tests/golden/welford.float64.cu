@@ -1,5 +1,5 @@
 // thm3 kernels for `welford`: Welford variance
-// Rendered by thm3 (gpu/render.py); Real is double.
+// Rendered by thm3 (gpu/render/cuda.py); Real is double.
 // combine(a, b), with identity n = 0, mean = 0.0, M2 = 0.0:
 //   n = a.n + b.n
 //   mean = a.mean + (0.0 if a.n + b.n == 0 else (b.mean - a.mean) * b.n / (a.n + b.n))
@@ -110,7 +110,7 @@ __host__ __device__ __forceinline__ void thm3_result(const State& acc, double* o
 #endif
 #define THM3_VECTOR 2
 #ifndef THM3_FULL_TILES
-#define THM3_FULL_TILES 0   // 1 only to read the fast path's machine code (gpu/sass.py)
+#define THM3_FULL_TILES 0   // 1 only to read the fast path's machine code (gpu/runtime/sass.py)
 #endif
 #define THM3_WARPS (THM3_BLOCK / 32)
 #define THM3_WARP_TILE (32 * THM3_ITEMS)

@@ -147,8 +147,8 @@ def scan_states(loop: Loop, combine: Fn, arrays, params: dict, *, backend: str =
                 raise BackendUnavailable("backend='numba' needs Numba: pip install 'thm3[cpu]'") from None
             return scan_numba(loop, combine, arrays, params)
         case "cupy":
-            from thm3.gpu.scan import scan_cupy         # renders CUDA; imports CuPy lazily
-            return scan_cupy(loop, combine, arrays, params)
+            from thm3.backends.gpu import gpu           # renders CUDA; imports CuPy lazily
+            return gpu().scan_cupy(loop, combine, arrays, params)
         case _:
             raise UsageError(f"backend must be 'numpy', 'numba' or 'cupy', not {backend!r}")
 

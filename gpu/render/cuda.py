@@ -1,7 +1,8 @@
 """CUDA C for a loop and its combine: a printer of the IR (the table `CUDA`, keyed by
 `Op`), the loop's `__host__ __device__` functions, and one kernel skeleton with named
-holes for the in-order reduction.  Pure text: nothing here compiles or runs anything
-(`gpu/nvrtc.py` compiles, the module `gpu/emit.py` writes runs the kernels).
+holes (`templates/reduce.cu`) for the in-order reduction.  Pure text: nothing here
+compiles or runs anything (`gpu/runtime/nvrtc.py` compiles, the module that
+`gpu/render/module.py` writes runs the kernels).
 
 The emitted source needs no CUDA header, so NVRTC compiles it as it is, and a host C++
 compiler compiles its functions (the kernels aside) for testing against NumPy."""
@@ -9,10 +10,11 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from string import Template
 
 from thm3.ir import Expr, Fn, Loop, Op, Type, walk
 from thm3.ir.printer import to_text
+
+from . import cuda_template, cuda_text
 
 BLOCK = 256                                 # threads per block: 8 warps
 ITEMS = {"float32": 16, "float64": 8}       # elements per lane per warp tile: 64 bytes
@@ -431,7 +433,7 @@ class Printer:
             self.lines.append(f"{target} = {o.text};")
 
 
-def _signature(head: str, args: list[str], width: int = 96) -> str:
+def c_signature(head: str, args: list[str], width: int = 96) -> str:
     """head(args...), the arguments wrapped under the first one when the line is long."""
     line = f"{head}({', '.join(args)})"
     if len(line) <= width or not args:
@@ -447,58 +449,19 @@ def _signature(head: str, args: list[str], width: int = 96) -> str:
     return "\n".join(lines + [current + ")"])
 
 
-def _indent(lines, by: int = 4) -> str:
+def indent(lines, by: int = 4) -> str:
     return "\n".join(" " * by + line for line in lines)
 
 
 # --- the loop's functions ----------------------------------------------------------------
 
-_HELPERS = r"""#ifndef THM3_HELPERS
-#define THM3_HELPERS
-// Helpers shared by every thm3 render (guarded, so that several renders concatenate).
-#if !defined(__CUDACC__) && !defined(__CUDACC_RTC__)
-// a host compiler: the functions below are plain C++
-#define __host__
-#define __device__
-#define __forceinline__ inline
-#include <cstring>
-#include <math.h>
-inline float __int_as_float(int i) { float f; std::memcpy(&f, &i, 4); return f; }
-inline double __longlong_as_double(long long i) { double f; std::memcpy(&f, &i, 8); return f; }
-#endif
-#define THM3_INF_F __int_as_float(0x7f800000)
-#define THM3_NAN_F __int_as_float(0x7fc00000)
-#define THM3_INF_D __longlong_as_double(0x7ff0000000000000LL)
-#define THM3_NAN_D __longlong_as_double(0x7ff8000000000000LL)
-// max and min as the NumPy reference has them: a NaN on either side propagates; a tie gives b
-// 2^x for an x proved <= 0 (the stability certificate, of every exp argument in left and
-// the combine): the special-function unit alone, results below 2^-126 flushed to 0
-__host__ __device__ __forceinline__ float thm3_exp2_nonpositive(float x) {
-#ifdef __CUDA_ARCH__
-    float r;
-    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
-    return r;
-#else
-    return exp2f(x);
-#endif
-}
-template <class A, class B>
-__host__ __device__ __forceinline__ auto thm3_max(A a, B b) -> decltype(a + b) { return (a > b || a != a) ? a : b; }
-template <class A, class B>
-__host__ __device__ __forceinline__ auto thm3_min(A a, B b) -> decltype(a + b) { return (a < b || a != a) ? a : b; }
-template <class T> __host__ __device__ __forceinline__ T thm3_abs(T a) { return a < 0 ? -a : a; }
-template <class T> __host__ __device__ __forceinline__ T thm3_powi(T x, int n) {
-    T r = 1;
-    for (int k = 0; k < n; ++k) r *= x;
-    return r;
-}
-#endif"""
+_HELPERS = cuda_text("helpers.cu")
 
 
 def _header(spec: Spec) -> str:
     loop = spec.loop
     lines = [f"// thm3 kernels for `{loop.name}`: {loop.title}",
-             f"// Rendered by thm3 (gpu/render.py); Real is {spec.real.ctype}"
+             f"// Rendered by thm3 (gpu/render/cuda.py); Real is {spec.real.ctype}"
              + (f", Vec length THM3_DIM = {spec.dim}" if spec.dim else "") + ".",
              "// combine(a, b), with identity "
              + ", ".join(f"{f.name} = {_default_text(f)}" for f in loop.fields) + ":"]
@@ -529,7 +492,7 @@ def _is_vec(spec: Spec, field: str) -> bool:
 
 
 def _function(signature: str, lines: list[str], comment: str) -> str:
-    return f"// {comment}\n{signature} {{\n{_indent(lines)}\n}}"
+    return f"// {comment}\n{signature} {{\n{indent(lines)}\n}}"
 
 
 def render_identity(spec: Spec) -> str:
@@ -569,7 +532,7 @@ def render_left(spec: Spec) -> str:
     names.update({p.name: c_name(p.name) for p in loop.params})
     targets = [(f"r.{c_member(f.name)}", f.type) for f in loop.fields]
     lines = ["State r;"] + _body(spec, loop.left, names, targets, spec.exp_nonpositive) + ["return r;"]
-    sig = _signature("__host__ __device__ __forceinline__ State thm3_left", args + spec.param_decls())
+    sig = c_signature("__host__ __device__ __forceinline__ State thm3_left", args + spec.param_decls())
     return _function(sig, lines, "left: one step of the sequential fold")
 
 
@@ -579,7 +542,7 @@ def render_combine(spec: Spec) -> str:
     targets = [(f"r.{c_member(f.name)}", f.type) for f in spec.loop.fields]
     lines = ["State r;"] + _body(spec, spec.combine, names, targets, spec.exp_nonpositive) + ["return r;"]
     args = ["const State& a", "const State& b"] + spec.param_decls()
-    return _function(_signature("__host__ __device__ __forceinline__ State thm3_combine", args),
+    return _function(c_signature("__host__ __device__ __forceinline__ State thm3_combine", args),
                      lines, "combine: h(xs + ys) from a = h(xs) and b = h(ys); a is the earlier part")
 
 
@@ -592,7 +555,7 @@ def render_result(spec: Spec) -> str:
     target = "out" if rtype is Type.VEC else "out[0]"
     lines = _body(spec, spec.loop.result, names, [(target, rtype)])
     args = ["const State& acc"] + spec.param_decls() + [f"{spec.ctype(rtype)}* out"]
-    return _function(_signature("__host__ __device__ __forceinline__ void thm3_result", args), lines,
+    return _function(c_signature("__host__ __device__ __forceinline__ void thm3_result", args), lines,
                      "result: the loop's answer from the final state" +
                      (" (THM3_DIM values)" if rtype is Type.VEC else ""))
 
@@ -631,7 +594,7 @@ def render_combine_lane(loop: Loop, combine: Fn, dtype: str = "float32", *,
     args += [f"{spec.ctype(p.type)} {c_name(p.name)}" for p in params]
     args += [f"{spec.ctype(f.type)}& {c_name(f'r_{f.name}')}" for f in loop.fields]
     guard = f"THM3_LANE_{name.upper()}_{dtype.upper()}"
-    sig = _signature(f"__host__ __device__ __forceinline__ void {name}", args)
+    sig = c_signature(f"__host__ __device__ __forceinline__ void {name}", args)
     comment = (f"{name}: the combine of `{loop.name}` for one lane of its Vec fields "
                f"({spec.real.ctype}); a is the earlier part")
     return (f"{_HELPERS}\n\n#ifndef {guard}\n#define {guard}\n"
@@ -656,7 +619,7 @@ def render_lane_struct_function(loop: Loop, combine: Fn, name: str, struct: str,
     for (member, _), e in zip(outputs, printer.prepare(exprs)):
         printer.assign(f"r.{member}", e, Type.REAL)
     printer.lines.append("return r;")
-    sig = _signature(f"__host__ __device__ __forceinline__ {struct} {name}",
+    sig = c_signature(f"__host__ __device__ __forceinline__ {struct} {name}",
                      [f"{spec.real.ctype} {c}" for c in inputs.values()])
     guard = f"THM3_STRUCT_{name.upper()}_{dtype.upper()}"
     return (f"{_HELPERS}\n\n#ifndef {guard}\n#define {guard}\n"
@@ -665,165 +628,7 @@ def render_lane_struct_function(loop: Loop, combine: Fn, name: str, struct: str,
 
 # --- the kernels ----------------------------------------------------------------------------
 
-_KERNELS = Template(r"""// ---- the reduction, in list order ---------------------------------------------------
-// Element i is the left operand's side of every combine that joins it with element i + 1:
-//  - a warp tile is 32 * THM3_ITEMS consecutive elements; lane l folds elements
-//    [l * THM3_ITEMS, (l + 1) * THM3_ITEMS) of it with left, from the identity;
-//  - the warp combines its 32 runs with shuffles at offsets 1, 2, 4, 8, 16, the lower
-//    lane always the left operand, so lane 0 holds the tile's state;
-//  - each warp carries a running state over a contiguous range of warp tiles, and the
-//    warps of a block are combined in order through shared memory;
-//  - each block reduces a contiguous range and writes one partial State; a second launch
-//    combines the partials in order.  No atomics: the result is deterministic.
-#ifndef THM3_BLOCK
-#define THM3_BLOCK ${block}
-#endif
-#ifndef THM3_ITEMS
-#define THM3_ITEMS ${items}
-#endif
-#define THM3_VECTOR ${vector}
-#ifndef THM3_FULL_TILES
-#define THM3_FULL_TILES 0   // 1 only to read the fast path's machine code (gpu/sass.py)
-#endif
-#define THM3_WARPS (THM3_BLOCK / 32)
-#define THM3_WARP_TILE (32 * THM3_ITEMS)
-static_assert(THM3_BLOCK >= 32 && THM3_BLOCK <= 1024 && (THM3_BLOCK & (THM3_BLOCK - 1)) == 0,
-              "THM3_BLOCK: a power of two from 32 to 1024");
-static_assert(THM3_ITEMS % THM3_VECTOR == 0, "THM3_ITEMS: a multiple of the vector width");
-
-// a / b for 0 <= a < 2^53, 0 < b, without a 64-bit integer division: its subroutine call
-// would cap the kernel at 64 registers and spill float64 states.  A double estimate, off
-// by at most a few units, corrected with integer arithmetic.
-__device__ __forceinline__ long long thm3_div(long long a, int b) {
-    long long q = (long long)((double)a * __drcp_rn((double)b));
-    long long r = a - q * b;
-    while (r < 0) { --q; r += b; }
-    while (r >= b) { ++q; r -= b; }
-    return q;
-}
-
-// 16 bytes of Reals, for vectorised loads.
-struct alignas(16) thm3_vec { ${real} v[THM3_VECTOR]; };
-
-__device__ __forceinline__ bool thm3_aligned(const void* p) {
-    return (reinterpret_cast<unsigned long long>(p) & 15) == 0;
-}
-
-// A whole State down the warp, field by field in declaration order.
-__device__ __forceinline__ State thm3_shfl_down(const State& s, int offset) {
-    State r;
-${shuffle}
-    return r;
-}
-
-// After the shuffles at offsets 1, 2, 4, ... < width, lane 0 holds the in-order combine of
-// lanes [0, width): lane i combines its value (the left operand) with lane i + offset's.
-__device__ __forceinline__ State thm3_warp_reduce(State s, int width${params_decl}) {
-    for (int offset = 1; offset < width; offset <<= 1)
-        s = thm3_combine(s, thm3_shfl_down(s, offset)${params});
-    return s;
-}
-
-// The warps' states (each valid in its lane 0) combined in warp order; valid in thread 0.
-__device__ __forceinline__ State thm3_combine_warps(const State& mine${params_decl}) {
-    __shared__ State warp_state[THM3_WARPS];
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    if (lane == 0) warp_state[warp] = mine;
-    __syncthreads();
-    State s = thm3_identity();
-    if (warp == 0)
-        s = thm3_warp_reduce(lane < THM3_WARPS ? warp_state[lane] : thm3_identity(), THM3_WARPS${params});
-    __syncthreads();                        // warp_state may be written again next call
-    return s;
-}
-
-// h of the elements [0, count) of one range, the pointers at its start and `first` the
-// position of its first element in the whole array; valid in thread 0.  Warp w takes the
-// warp tiles [tiles * w / WARPS, tiles * (w + 1) / WARPS).
-${sig_tiles} {
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    const long long tiles = (count + THM3_WARP_TILE - 1) / THM3_WARP_TILE;
-    const long long tile_end = tiles * (warp + 1) / THM3_WARPS;
-    const bool aligned = ${aligned};
-    State running = thm3_identity();
-    for (long long tile = tiles * warp / THM3_WARPS; tile < tile_end; ++tile) {
-        const long long i0 = tile * THM3_WARP_TILE + (long long)lane * THM3_ITEMS;
-        State s = thm3_identity();
-        if (THM3_FULL_TILES || (aligned && i0 + THM3_ITEMS <= count)) {
-${fold_full}
-        } else {
-            // the end of the range (or arrays off 16-byte alignment): one element at a time
-            for (int k = 0; k < THM3_ITEMS; ++k) {
-                const long long i = i0 + k;
-                if (i < count) s = thm3_left(${left_scalar}${params});
-            }
-        }
-        s = thm3_warp_reduce(s, 32${params});
-        running = thm3_combine(running, s${params});     // meaningful in lane 0
-    }
-    return thm3_combine_warps(running${params});
-}
-
-// Elements before p's next 16-byte boundary (0 when p is on one or is not T-aligned).
-template <class T> __device__ __forceinline__ int thm3_head(const T* p) {
-    const unsigned off = (unsigned)(reinterpret_cast<unsigned long long>(p) & 15);
-    return off % sizeof(T) ? 0 : (int)((16 - off) % 16 / sizeof(T));
-}
-
-// The range with a peeled head: when every array sits the same number of elements before
-// a 16-byte boundary (a contiguous x[1:], say), thread 0 folds those first elements one at
-// a time and the tiles start at the boundary, where they take the 16-byte loads; the head
-// is the earlier part of the combine.  Valid in thread 0.
-${sig_fold} {
-${peel}
-}
-
-// The final state of one reduction: its fields and its result, at position `row`.
-${sig_store} {
-${store}
-}
-
-// Pass 1: block b reduces a contiguous range of warp tiles (ranges in block order)
-// and writes its partial state.  (Launch bounds with a minimum of one block: a kernel that
-// calls a subroutine, such as a division's slow path, is otherwise held to 80 registers,
-// and float64 states spill.)
-extern "C" __global__ void __launch_bounds__(THM3_BLOCK, 1)
-${sig_blocks} {
-    const long long tiles = (n + THM3_WARP_TILE - 1) / THM3_WARP_TILE;
-    const int b = blockIdx.x, grid = gridDim.x;
-    // blocks [0, extra) take per + 1 tiles, the others per
-    const long long thm3_per = thm3_div(tiles, grid), thm3_extra = tiles - thm3_per * grid;
-    const long long begin = (b * thm3_per + (b < thm3_extra ? b : thm3_extra)) * THM3_WARP_TILE;
-    const long long end_tile = begin + (thm3_per + (b < thm3_extra ? 1 : 0)) * THM3_WARP_TILE;
-    const long long end = end_tile < n ? end_tile : n;
-    const long long count = begin < end ? end - begin : 0;
-    const State s = thm3_fold_range(${range_begin}, count, begin${params});
-    if (threadIdx.x == 0) partial[blockIdx.x] = s;
-}
-
-// Pass 2, one block: thread t combines the partials [t * per, (t + 1) * per) in order,
-// then the block combines the threads in order; stores the state and the result.
-extern "C" __global__ void __launch_bounds__(THM3_BLOCK)
-${sig_partials} {
-    const int per = (count + THM3_BLOCK - 1) / THM3_BLOCK;
-    const int begin = threadIdx.x * per;
-    const int end = begin + per < count ? begin + per : count;
-    State s = thm3_identity();
-    for (int j = begin; j < end; ++j) s = thm3_combine(s, partial[j]${params});
-    s = thm3_combine_warps(thm3_warp_reduce(s, 32${params})${params});
-    if (threadIdx.x == 0) thm3_store(s, 0${params}${outputs});
-}
-
-// One reduction per row of a (rows, n) input, one block per row (Index: the position in
-// the row).  The 16-byte loads need each row at a 16-byte boundary (n * sizeof a multiple
-// of 16); other rows take the scalar path.
-extern "C" __global__ void __launch_bounds__(THM3_BLOCK, 1)
-${sig_rows} {
-    const long long row = blockIdx.x;
-    const State s = thm3_fold_range(${range_row}, n, 0${params});
-    if (threadIdx.x == 0) thm3_store(s, row${params}${outputs});
-}
-""")
+_KERNELS = cuda_template("reduce.cu")
 
 
 def _shuffle_lines(spec: Spec) -> list[str]:
@@ -967,25 +772,25 @@ def render_kernels(spec: Spec) -> str:
     outputs = output_names(spec)
 
     def signature(kernel):
-        return _signature(kernel, [a.decl() if a.kind != "partial" or kernel == "thm3_reduce_blocks"
+        return c_signature(kernel, [a.decl() if a.kind != "partial" or kernel == "thm3_reduce_blocks"
                                    else "const State* __restrict__ partial"
                                    for a in kernel_args(spec, kernel)])
 
     holes = dict(
         block=BLOCK, items=spec.items, vector=spec.vector, real=real,
-        shuffle=_indent(_shuffle_lines(spec)),
+        shuffle=indent(_shuffle_lines(spec)),
         params_decl=_lead(param_decls), params=_lead(spec.param_names()),
         outputs=_lead(outputs),
         aligned=aligned,
-        fold_full=_indent(fold_full, 12),
+        fold_full=indent(fold_full, 12),
         left_scalar=_left_call(spec, scalar_element),
-        store=_indent(_store_lines(spec)),
-        sig_fold=_signature("__device__ __forceinline__ State thm3_fold_range",
+        store=indent(_store_lines(spec)),
+        sig_fold=c_signature("__device__ __forceinline__ State thm3_fold_range",
                             range_decls + ["long long count", "long long first"] + param_decls),
-        sig_tiles=_signature("__device__ __forceinline__ State thm3_fold_tiles",
+        sig_tiles=c_signature("__device__ __forceinline__ State thm3_fold_tiles",
                              range_decls + ["long long count", "long long first"] + param_decls),
-        peel=_indent(peel),
-        sig_store=_signature("__device__ __forceinline__ void thm3_store",
+        peel=indent(peel),
+        sig_store=c_signature("__device__ __forceinline__ void thm3_store",
                              ["const State& s", "long long row"] + param_decls + out_decls),
         sig_blocks=signature("thm3_reduce_blocks"),
         sig_partials=signature("thm3_reduce_partials"),

@@ -1,0 +1,319 @@
+"""The runtime of an emitted reduction module: launchers of the in-order reduction and of
+the inclusive scan, and their NumPy twin (backend="numpy").  `gpu/render/module.py` copies
+this file verbatim, after `common.py`, below the loop's own part of the module: its
+constants, its rendered sources and its NumPy functions (`_left`, `_combine`, `_result`),
+which the annotations below name.  Imported on its own (as thm3 does to read it), it
+defines the functions and nothing runs."""
+from __future__ import annotations
+
+import numpy as np
+
+from .common import BackendUnavailable, _cupy, _device  # thm3: runtime import  # noqa: F401
+
+# The loop's part of the module, above this text, defines:
+NAME: str               # the loop's name
+DTYPE: type             # np.float32 or np.float64: Real
+DIM: int | None         # the length of a Vec
+FIELDS: tuple           # the State: (name, type) in order
+ELEMENTS: tuple         # the elements, one array each in order (an Index is the position)
+PARAMS: tuple           # the loop parameters, passed by keyword
+RESULT: str | None      # the type of reduce's answer (None: the state itself)
+BLOCK: int              # threads per block of the reduction
+ITEMS: int              # consecutive elements per thread in a warp tile
+STATE_BYTES: int        # sizeof(State) in the sources
+DEFAULTS: tuple         # the identity, a value a field
+SOURCE: str             # the reduction's CUDA source
+SCAN_BLOCK: int         # threads per block of the scan
+SCAN_TILE: int          # elements per tile of the scan
+SCAN_SOURCE: str        # the scan's CUDA source
+# and the NumPy functions _left, _combine and _result (None without a result)
+
+MAX_BLOCKS = 4096       # cap on pass 1's grid: pass 2 combines that many partials
+RUN = 1024              # backend="numpy": elements a run folds with left
+
+_modules: dict = {}
+
+
+def _kernel(name: str, source: str | None = None):
+    """Kernel `name` of SOURCE (or of `source`, e.g. SCAN_SOURCE), compiled once a device."""
+    cupy = _cupy()
+    source = SOURCE if source is None else source
+    key = (_device(cupy), source)
+    module = _modules.get(key)
+    if module is None:
+        module = _modules[key] = cupy.RawModule(code=source)
+    return module.get_function(name)
+
+
+def _real_type(type_: str):
+    return {"Real": DTYPE, "Vec": DTYPE, "Int": np.int64, "Bool": np.bool_}[type_]
+
+
+def _arrays(arrays, lead: int):
+    """The element arrays on the device, contiguous, in their dtypes; and their length.
+    `lead` is 1 for reduce (shape (n,) or (n, DIM)) and 2 for reduce_rows."""
+    cupy = _cupy()
+    _device(cupy)
+    data = [(name, t) for name, t in ELEMENTS if t != "Index"]
+    if len(arrays) != len(data):
+        names = ", ".join(name for name, _ in data)
+        raise TypeError(f"{NAME}: expected {len(data)} arrays ({names}), got {len(arrays)}")
+    out = []
+    for a, (name, t) in zip(arrays, data):
+        a = cupy.ascontiguousarray(cupy.asarray(a, dtype=_real_type(t)))
+        want = lead + (1 if t == "Vec" else 0)
+        if a.ndim != want or (t == "Vec" and a.shape[-1] != DIM):
+            raise ValueError(f"{NAME}: {name} must have {want} dimensions"
+                             + (f", the last of length {DIM}" if t == "Vec" else "")
+                             + f"; got shape {a.shape}")
+        out.append(a)
+    shapes = {a.shape[:lead] for a in out}
+    if len(shapes) > 1:
+        raise ValueError(f"{NAME}: arrays of different lengths {sorted(shapes)}")
+    return out, (shapes.pop() if shapes else None)
+
+
+def _length(arrays) -> tuple[list, int]:
+    """The device arrays and n for reduce and scan: the arrays, or n alone when every
+    element is an Index."""
+    if any(t != "Index" for _, t in ELEMENTS):
+        xs, shape = _arrays(arrays, 1)
+        return xs, shape[0]
+    if len(arrays) == 1:
+        return [], int(arrays[0])
+    raise TypeError(f"{NAME}: pass n, the number of elements")
+
+
+def _params(params: dict) -> list:
+    cupy = _cupy()
+    missing = [name for name, _ in PARAMS if name not in params]
+    extra = sorted(set(params) - {name for name, _ in PARAMS})
+    if missing or extra:
+        raise TypeError(f"{NAME}: loop parameters missing {missing}, unknown {extra}")
+    out = []
+    for name, t in PARAMS:
+        if t == "Vec":
+            v = cupy.ascontiguousarray(cupy.asarray(params[name], dtype=DTYPE)).reshape(-1)
+            if v.shape != (DIM,):
+                raise ValueError(f"{NAME}: parameter {name} must have length {DIM}")
+            out.append(v)
+        else:
+            out.append(_real_type(t)(params[name]))
+    return out
+
+
+def _outputs(count: int) -> list:
+    cupy = _cupy()
+    kinds = list(FIELDS) + ([("result", RESULT)] if RESULT else [])
+    return [cupy.empty((count, DIM) if t == "Vec" else (count,), dtype=_real_type(t)) for _, t in kinds]
+
+
+def _grid_cap(kernel) -> int:
+    """Blocks that fit on the device at once (a persistent grid, one wave); cached."""
+    cupy = _cupy()
+    device = cupy.cuda.Device()
+    cap = _grid_caps.get(device.id)
+    if cap is None:
+        try:
+            regs = -(-max(1, kernel.attributes["num_regs"]) // 8) * 8
+            per_sm = min(2048 // BLOCK, 65536 // (regs * BLOCK))
+        except Exception:     # attributes unavailable: a safe guess
+            per_sm = 4
+        sms = device.attributes["MultiProcessorCount"]
+        cap = _grid_caps[device.id] = min(MAX_BLOCKS, sms * max(1, per_sm))
+    return cap
+
+
+_grid_caps: dict = {}
+
+
+# --- backend="numpy": the same order of combines on the CPU, without CuPy ------------------
+# Runs of RUN consecutive elements are folded with left side by side (one left step a
+# column, over every run at once), then neighbouring states are combined, the earlier on
+# the left, level by level, as the kernels do.  Reals are computed in DTYPE.
+
+def _max(a, b):
+    return np.where((a > b) | (a != a), a, b)
+
+
+def _min(a, b):
+    return np.where((a < b) | (a != a), a, b)
+
+
+def _host_arrays(arrays):
+    data = [(name, t) for name, t in ELEMENTS if t != "Index"]
+    if not data:
+        if len(arrays) != 1:
+            raise TypeError(f"{NAME}: pass n, the number of elements")
+        return [], int(arrays[0])
+    if len(arrays) != len(data):
+        names = ", ".join(name for name, _ in data)
+        raise TypeError(f"{NAME}: expected {len(data)} arrays ({names}), got {len(arrays)}")
+    out = []
+    for a, (name, t) in zip(arrays, data):
+        a = np.asarray(a.get() if hasattr(a, "get") else a, dtype=_real_type(t))
+        want = 2 if t == "Vec" else 1
+        if a.ndim != want or (t == "Vec" and a.shape[-1] != DIM):
+            raise ValueError(f"{NAME}: {name} must have {want} dimensions; got shape {a.shape}")
+        out.append(a)
+    if len({a.shape[0] for a in out}) > 1:
+        raise ValueError(f"{NAME}: arrays of different lengths")
+    return out, out[0].shape[0]
+
+
+def _host_params(params: dict) -> list:
+    missing = [name for name, _ in PARAMS if name not in params]
+    extra = sorted(set(params) - {name for name, _ in PARAMS})
+    if missing or extra:
+        raise TypeError(f"{NAME}: loop parameters missing {missing}, unknown {extra}")
+    return [np.asarray(params[name], dtype=DTYPE).reshape(DIM) if t == "Vec" else _real_type(t)(params[name])
+            for name, t in PARAMS]
+
+
+def _column(value, t, runs):
+    """A field's value for `runs` states: (runs, 1), or (runs, DIM) for a Vec."""
+    width = DIM if t == "Vec" else 1
+    return np.full((runs, width), value, dtype=_real_type(t))
+
+
+def _reduce_numpy(arrays, params) -> list:
+    xs, n = _host_arrays(arrays)
+    ps = _host_params(params)
+    runs = max(1, -(-n // RUN))
+    state = [_column(v, t, runs) for v, (_, t) in zip(DEFAULTS, FIELDS)]
+    for k in range(min(RUN, n)):
+        at = np.arange(runs) * RUN + k
+        valid = (at < n)[:, None]
+        at = np.minimum(at, max(n - 1, 0))
+        elements, data = [], iter(xs)
+        for name, t in ELEMENTS:
+            if t == "Index":
+                elements.append(at[:, None].astype(np.int64))
+            else:
+                a = next(data)
+                elements.append(a[at] if t == "Vec" else a[at][:, None])
+        new = _left(*state, *elements, *ps)
+        state = [np.where(valid, np.broadcast_to(v, s.shape), s).astype(s.dtype)
+                 for v, s in zip(new, state)]
+    while state[0].shape[0] > 1:
+        count = state[0].shape[0]
+        pairs = count // 2
+        merged = _combine(*[s[0:2 * pairs:2] for s in state], *[s[1:2 * pairs:2] for s in state], *ps)
+        merged = [np.broadcast_to(v, (pairs, s.shape[1])).astype(s.dtype) for v, s in zip(merged, state)]
+        state = [np.concatenate([m, s[2 * pairs:]]) for m, s in zip(merged, state)]
+    values = [s[0] if t == "Vec" else s[0, 0] for s, (_, t) in zip(state, FIELDS)]
+    if _result is not None:
+        r = _result(*values, *ps)[0]
+        values.append(np.asarray(r, dtype=_real_type(RESULT)) if RESULT == "Vec" else _real_type(RESULT)(r))
+    return values
+
+
+# --- the reduction --------------------------------------------------------------------------
+
+def reduce_device(*arrays, **params) -> list:
+    """Launch the reduction and return its outputs on the device without waiting: one
+    CuPy array of length 1 per field (1 x DIM for a Vec), then the result's."""
+    cupy = _cupy()
+    xs, n = _length(arrays)
+    ps = _params(params)
+    blocks = _kernel("thm3_reduce_blocks")
+    tiles = -(-n // (32 * ITEMS))
+    grid = max(1, min(tiles, _grid_cap(blocks)))
+    partial = cupy.empty(grid * STATE_BYTES, dtype=cupy.uint8)
+    blocks((grid,), (BLOCK,), (*xs, np.int64(n), *ps, partial))
+    outs = _outputs(1)
+    _kernel("thm3_reduce_partials")((1,), (BLOCK,), (partial, np.int32(grid), *ps, *outs))
+    return outs
+
+
+def _reduce(arrays, params, backend):
+    match backend:
+        case "cupy":
+            return [o.get()[0] for o in reduce_device(*arrays, **params)]
+        case "numpy":
+            return _reduce_numpy(arrays, params)
+        case _:
+            raise ValueError(f"backend must be 'cupy' or 'numpy', not {backend!r}")
+
+
+def reduce_state(*arrays, backend: str = "cupy", **params) -> tuple:
+    """The final State over the arrays, as a tuple of NumPy values, computed in list order
+    on the GPU (backend="cupy") or, in the same order of combines, on the CPU
+    (backend="numpy", no CuPy needed)."""
+    return tuple(_reduce(arrays, params, backend)[:len(FIELDS)])
+
+
+def reduce(*arrays, backend: str = "cupy", **params):
+    """The loop's answer over the arrays (the result, or the final State); on the GPU, or
+    on the CPU with backend="numpy"."""
+    values = _reduce(arrays, params, backend)
+    return values[len(FIELDS)] if RESULT else tuple(values)
+
+
+def _reduce_rows(arrays, params):
+    xs, shape = _arrays(arrays, 2)
+    if shape is None:
+        raise TypeError(f"{NAME}: reduce_rows needs element arrays")
+    rows, n = shape
+    ps = _params(params)
+    outs = _outputs(rows)
+    if rows:
+        _kernel("thm3_reduce_rows")((rows,), (BLOCK,), (*xs, np.int64(n), *ps, *outs))
+    return outs
+
+
+def reduce_rows_state(*arrays, **params) -> tuple:
+    """One reduction per row of (rows, n) arrays ((rows, n, DIM) for a Vec): the final
+    States as a tuple of CuPy arrays, one per field, each of length rows."""
+    return tuple(_reduce_rows(arrays, params)[:len(FIELDS)])
+
+
+def reduce_rows(*arrays, **params):
+    """One reduction per row of (rows, n) arrays ((rows, n, DIM) for a Vec): a CuPy array
+    of the rows' results (no result: a tuple of per-field arrays)."""
+    outs = _reduce_rows(arrays, params)
+    return outs[len(FIELDS)] if RESULT else tuple(outs)
+
+
+# --- the inclusive scan: every prefix state, in list order ---------------------------------
+
+def _scan_outputs(shape) -> list:
+    cupy = _cupy()
+    return [cupy.empty(shape + ((DIM,) if t == "Vec" else ()), dtype=_real_type(t)) for _, t in FIELDS]
+
+
+def scan(*arrays, **params) -> tuple:
+    """Every prefix State (inclusive, in list order): a tuple of CuPy arrays, one per
+    field, of length n (n x DIM for a Vec).  Three launches: the blocks' states, their
+    exclusive prefixes, each block's tiles scanned again."""
+    cupy = _cupy()
+    xs, n = _length(arrays)
+    ps = _params(params)
+    outs = _scan_outputs((n,))
+    if n == 0:
+        return tuple(outs)
+    blocks = _kernel("thm3_scan_blocks", SCAN_SOURCE)
+    grid = max(1, min(-(-n // SCAN_TILE), MAX_BLOCKS))
+    partial = cupy.empty(grid * STATE_BYTES, dtype=cupy.uint8)
+    blocks((grid,), (SCAN_BLOCK,), (*xs, np.int64(n), *ps, partial))
+    _kernel("thm3_scan_partials", SCAN_SOURCE)((1,), (SCAN_BLOCK,), (partial, np.int32(grid), *ps))
+    _kernel("thm3_scan_down", SCAN_SOURCE)((grid,), (SCAN_BLOCK,), (*xs, np.int64(n), *ps, partial, *outs))
+    return tuple(outs)
+
+
+def scan_rows(*arrays, **params) -> tuple:
+    """One scan per row of (rows, n) arrays ((rows, n, DIM) for a Vec): a tuple of CuPy
+    arrays, one per field, of shape (rows, n) ((rows, n, DIM) for a Vec)."""
+    xs, shape = _arrays(arrays, 2)
+    if shape is None:
+        raise TypeError(f"{NAME}: scan_rows needs element arrays")
+    rows, n = shape
+    ps = _params(params)
+    outs = _scan_outputs((rows, n))
+    if rows and n:
+        _kernel("thm3_scan_rows", SCAN_SOURCE)((rows,), (SCAN_BLOCK,), (*xs, np.int64(n), *ps, *outs))
+    return tuple(outs)
+
+
+__all__ = ["reduce", "reduce_state", "reduce_device", "reduce_rows", "reduce_rows_state",
+           "scan", "scan_rows", "SOURCE", "SCAN_SOURCE", "BackendUnavailable"]
