@@ -114,20 +114,13 @@ class Law:
                 feasible = True
                 pre_ex = Explorer([], self.deadline)
                 pre_table = SymbolicTable(pre_ex, lazy=True)
-                for prefix in self.operands:
-                    ienv = {f"acc.{f.name}": env[f"{prefix}.{f.name}"] for f in self.loop.fields}
-                    ienv.update({d.name: env[d.name] for d in self.loop.params})   # n <= cap
-                    for inv in self.setting.invariants:
-                        v = evaluate([inv], ienv, pre_table)[0]
-                        if v is False:
-                            feasible = False
-                        elif not isinstance(v, bool):
-                            hyps.append(v)
-                for prefix in self.elements:
-                    eenv = {d.name: env[f"{prefix}.{d.name}"] for d in self.loop.elements}
-                    eenv.update({d.name: env[d.name] for d in self.loop.params})
-                    for pre in self.loop.preconditions:
-                        v = evaluate([pre], eenv, pre_table)[0]
+                params = {d.name: env[d.name] for d in self.loop.params}     # n <= cap
+                facts = [({f"acc.{f.name}": env[f"{prefix}.{f.name}"] for f in self.loop.fields} | params,
+                          self.setting.invariants) for prefix in self.operands]
+                facts += [({d.name: env[f"{prefix}.{d.name}"] for d in self.loop.elements} | params,
+                           self.loop.preconditions) for prefix in self.elements]
+                for fenv, conds in facts:
+                    for v in evaluate(list(conds), fenv, pre_table):
                         if v is False:
                             feasible = False
                         elif not isinstance(v, bool):

@@ -279,7 +279,7 @@ class Memo:
 
     def values(self, exprs) -> list:
         memo, table, env = self._memo, self.table, self.env
-        for e in _new_nodes(exprs, memo) if memo else walk(exprs):
+        for e in walk(exprs, self._known if memo else None):
             op = e.op
             if op is Op.CONST:
                 v = table[Op.CONST](e.arg, e.type)
@@ -292,6 +292,10 @@ class Memo:
             memo[id(e)] = (e, v)
         return [memo[id(e)][1] for e in exprs]
 
+    def _known(self, e: Expr) -> bool:
+        got = self._memo.get(id(e))
+        return got is not None and got[0] is e
+
     def value(self, e: Expr):
         """The value of one node (computed now if it was not)."""
         got = self._memo.get(id(e))
@@ -303,27 +307,6 @@ class Memo:
         """The value of `e` if it was computed, else `default`."""
         got = self._memo.get(id(e))
         return got[1] if got is not None and got[0] is e else default
-
-
-def _new_nodes(exprs, memo: dict) -> list:
-    """The nodes under `exprs` that `memo` lacks, children before parents."""
-    seen: set[int] = set()
-    order: list = []
-    stack = [(e, False) for e in reversed(tuple(exprs))]
-    while stack:
-        e, done = stack.pop()
-        if done:
-            order.append(e)
-            continue
-        if id(e) in seen:
-            continue
-        got = memo.get(id(e))
-        if got is not None and got[0] is e:
-            continue
-        seen.add(id(e))
-        stack.append((e, True))
-        stack.extend((s, False) for s in reversed(e.src))
-    return order
 
 
 def rows(table: dict, count: int) -> dict:
