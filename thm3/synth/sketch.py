@@ -46,7 +46,15 @@ def _deps(exprs) -> dict[int, tuple[bool, bool]]:
 
 
 def _size(e: Expr) -> int:
-    return len(walk([e]))
+    """The number of distinct nodes of e (what `walk` lists), counted without the order."""
+    seen: set[int] = set()
+    stack = [e]
+    while stack:
+        x = stack.pop()
+        if id(x) not in seen:
+            seen.add(id(x))
+            stack.extend(x.src)
+    return len(seen)
 
 
 def _compatible(node_type: Type, field_type: Type) -> bool:
