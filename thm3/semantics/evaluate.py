@@ -1,8 +1,15 @@
-"""The reference interpreter: one `evaluate` over the IR, and the NumPy table that gives
-it the loop's meaning on numbers (IEEE semantics, NaN propagating through max/min).
+"""The one evaluator over the IR, and the tables that give it meanings: NUMPY (IEEE
+semantics, NaN propagating through max/min) and PYTHON (the same on plain floats).
 
-Other tables (SymPy, Z3, the prover's extended reals, the CUDA printer) live with the
-stage that uses them; `tests/test_tables.py` checks that each covers every `Op`."""
+The evaluator is one rule (a node's value is its table entry applied to its children's
+values) with two drivers: `Compiled`, a schedule of one DAG for many environments (folds,
+backends), and `Memo`, which keeps every node's value under one environment across terms
+(the synthesis checks, the critical values).  `evaluate` is a fresh `Memo`; `rows` lifts
+a table to batches of rows.  Every evaluation in thm3 goes through them.
+
+Other tables live with the stage that uses them: SymPy (`sympy_table`), the prover's
+extended reals (`symbolic`), exact rationals (`thm3.synth.exact`), the CUDA printer;
+`tests/test_tables.py` checks that each covers every `Op`."""
 from __future__ import annotations
 
 import math
