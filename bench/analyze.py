@@ -1,4 +1,5 @@
-"""Time `thm3.analyze` (inside a fresh process each, import excluded) on every sample and every corpus loop (issue 14).
+"""Time `thm3.analyze` (inside a fresh process each, import excluded) on every sample and every corpus loop (issue 14); wall and CPU seconds (the CPU time, this process and its
+waited-for children, is what the machine's load affects least).
 
 Baseline, measured in the same run: a fresh process that only imports thm3 and its
 pipeline (the fixed cost every command pays).  Reported: solved/total (the verdict is
@@ -7,7 +8,10 @@ solved/total of the homomorphisms (all three laws proved), median and max second
 process, and the peers' published times where there is one (Synduce on this kind of
 machine, issue 14).  Goal: every loop with a combine solved, median <= 0.3 s, max <= 5 s.
 
-    python bench/analyze.py [--timeout S] [--only NAME ...]
+    python bench/analyze.py [--timeout S] [--only NAME ...] [--label LABEL]
+
+The loops run in the thm3 found from the current directory (run it from a checkout's
+root; another checkout's root measures that one).
 """
 from __future__ import annotations
 
@@ -30,14 +34,17 @@ from common import RESULTS, write  # noqa: E402
 from corpus import CORPUS  # noqa: E402
 
 PROBE = """
-import json, sys, time
+import json, os, sys, time
 import thm3, thm3.pipeline
 t0 = time.perf_counter()
+c0 = os.times()
 a = thm3.analyze(sys.argv[1], timeout=float(sys.argv[2]), lift=False)
 dt = time.perf_counter() - t0
+c1 = os.times()
+cpu = sum(c1[:4]) - sum(c0[:4])     # this process and its waited-for children
 proved = all(a.proofs.get(k) == "proved" for k in ("identity", "associativity", "homomorphism"))
 syn = getattr(a, "synthesis", None)
-print(json.dumps({"verdict": str(a.verdict), "seconds": dt, "proved": proved, "reason": a.reason,
+print(json.dumps({"verdict": str(a.verdict), "seconds": dt, "cpu_s": cpu, "proved": proved, "reason": a.reason,
                   "route": syn.route if syn is not None and a.combine_fn is not None else ""}))
 """
 
@@ -58,6 +65,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--timeout", type=float, default=60.0)
     ap.add_argument("--only", nargs="*", default=[])
+    ap.add_argument("--label", default="", help="a suffix for the result files (e.g. before)")
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
     subprocess.run([sys.executable, "-c", "import thm3, thm3.pipeline"], check=True)
@@ -71,17 +79,19 @@ def main(argv=None):
                                  text=True, timeout=3 * args.timeout + 30)
             r = json.loads(out.stdout.strip().splitlines()[-1])
         except (subprocess.TimeoutExpired, IndexError, json.JSONDecodeError):
-            r = {"verdict": "killed", "seconds": 3 * args.timeout + 30, "route": "", "proved": False, "reason": "killed"}
+            r = {"verdict": "killed", "seconds": 3 * args.timeout + 30, "cpu_s": float("nan"), "route": "", "proved": False, "reason": "killed"}
         dt = r["seconds"]
         solved = r["verdict"] == expected and (expected != "homomorphism" or r["proved"])
         route = r["route"]
         rows.append({"kind": kind, "name": name, "expected": expected, "verdict": r["verdict"],
-                     "solved": solved, "seconds": dt, "route": route,
+                     "solved": solved, "seconds": dt, "cpu_s": r["cpu_s"], "route": route,
                      "reason": "" if solved else r["reason"][:300]})
         peer = f"  (Synduce {PEERS[name]:.0f} s: {dt / PEERS[name]:.2f}x)" if name in PEERS else ""
         print(f"{kind:<6} {name:<30} {r['verdict']:<17} {'ok ' if solved else 'NO '} {dt:6.2f} s "
+              f"(cpu {r['cpu_s']:5.2f}) "
               f"{route}{peer}", flush=True)
     times = [r["seconds"] for r in rows]
+    cpus = [r["cpu_s"] for r in rows if r["cpu_s"] == r["cpu_s"]] or [float("nan")]
     homs = [r for r in rows if r["expected"] == "homomorphism"]
     summary = {
         "loops": len(rows),
@@ -90,6 +100,8 @@ def main(argv=None):
         "homomorphisms_solved": sum(r["solved"] for r in homs),
         "median_s": statistics.median(times),
         "max_s": max(times),
+        "median_cpu_s": statistics.median(cpus),
+        "max_cpu_s": max(cpus),
         "import_s": import_s,
         "median_over_import": statistics.median(times) / import_s,
         "timeout_s": args.timeout,
@@ -105,12 +117,14 @@ def main(argv=None):
         print(f"{k:<22} {v:.3f}" if isinstance(v, float) else f"{k:<22} {v}")
     met = summary["median_s"] <= 0.3 and summary["max_s"] <= 5 and summary["homomorphisms_solved"] == len(homs)
     print("goal (all combines found, median <= 0.3 s, max <= 5 s):", "met" if met else "MISSED")
-    table = "| kind | loop | expected | verdict | solved | s | route |\n|---|---|---|---|---|---|---|\n" + "\n".join(
+    table = "| kind | loop | expected | verdict | solved | s | cpu s | route |\n|---|---|---|---|---|---|---|---|\n" + "\n".join(
         f"| {r['kind']} | {r['name']} | {r['expected']} | {r['verdict']} | {r['solved']} | {r['seconds']:.2f} | "
+        f"{r['cpu_s']:.2f} | "
         f"{r['route']} |" for r in rows)
     table += "\n\n" + "\n".join(f"- {k}: {v}" for k, v in summary.items())
-    md = write("analyze", {"summary": summary, "rows": rows}, table)
-    txt = RESULTS / f"analyze-{datetime.date.today().isoformat()}.txt"
+    name = "analyze" + (f"-{args.label}" if args.label else "")
+    md = write(name, {"summary": summary, "rows": rows}, table)
+    txt = RESULTS / f"{name}-{datetime.date.today().isoformat()}.txt"
     txt.write_text(md.read_text())
     print("wrote", md, "and", txt)
     return 0 if met else 1

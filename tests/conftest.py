@@ -1,7 +1,14 @@
 """Test tiers: the default run needs no GPU; `gpu` tests run only where CuPy sees a CUDA
 device and are skipped elsewhere with the reason shown; `slow` marks heavy work (deselect
 with -m "not slow").  The markers are registered here as well as in pyproject.toml, so a
-run from another rootdir knows them too."""
+run from another rootdir knows them too.
+
+`REPRESENTATIVE` names the families of cases (one case a sample or a configuration) in
+which every case costs a second or more: a kernel compiled by NVRTC, an emulated launch,
+a Dask cluster, a lifting search.  The default tier keeps the cases listed there, chosen
+to cover each kind of loop the family exercises; the family's other cases are marked
+`slow`, and CI (`.ci/run`, every test) still runs them all.  `SAMPLE_FAMILIES`, one case
+a catalog sample (each analyses or lifts its sample), keep `REPRESENTATIVE_SAMPLES`."""
 from __future__ import annotations
 
 import functools
@@ -27,7 +34,71 @@ def _no_gpu_reason() -> str | None:
     return None if count > 0 else "CuPy sees no CUDA device"
 
 
+# A loop of each kind, for the families with one case a catalog sample (each analyses
+# its sample, a second or so): plain monoids, a Vec, a Bool, a pair of ranks, a division
+# tidied (Welford), prefix sums, a wrong right fold, max segment, exp and log, an index,
+# a lifted loop, a flag; and non-homomorphisms of several shapes.
+REPRESENTATIVE_SAMPLES = {"sum", "vec_sum", "all_positive", "top2", "welford", "mps", "bad_right", "mss",
+                          "safe_softmax", "logsumexp_lse", "argmax", "ema_lifted", "line_of_sight",
+                          "kadane", "is_sorted", "atoi", "horner", "recurrence2"}
+SAMPLE_FAMILIES = (
+    "test_analysis.py::test_verdict", "test_analysis.py::test_catalog_combine_and_invariants",
+    "test_analysis.py::test_laws_proved", "test_analysis.py::test_combine_matches_fold",
+    "test_analysis.py::test_witness_is_real",
+    "test_scan.py::test_numpy_scan_equals_sequential_prefixes", "test_scan.py::test_numba_scan_and_reduce_equal_sequential",
+    "test_samples_kernels.py::test_numpy_backend_equals_sequential_fold",
+    "test_witness.py::test_homomorphism_has_none", "test_witness.py::test_not_homomorphism_has_witness",
+    "test_lift.py::test_lift_found", "test_lift.py::test_lift_keeps_the_original_fields",
+    "test_lift.py::test_lifted_text_explains_itself", "test_lift.py::test_lifted_loop_has_no_witness",
+)
+
+REPRESENTATIVE: dict[str, set[str]] = {
+    # kernels: a scalar sum, a Vec, a division (Welford), exp (softmax), an index (argmax)
+    "test_samples_kernels.py::test_sample_kernel_compiles": {"sum", "welford", "safe_softmax"},
+    "test_scan.py::test_scan_kernels_compile": {"sum", "welford", "argmax"},
+    "test_kernels.py::test_kernels_compile": {"mps-float32-sm_90", "welford-float64-sm_80", "attention-float32-sm_90"},
+    "test_kernels.py::test_emulated_kernels_float32": {"argmax-31", "welford-1000"},
+    "test_kernels.py::test_emulated_unaligned_arrays_take_the_scalar_path": {"mps"},
+    "test_kernels.py::test_emitted_module_on_the_emulation": {"mps", "attention"},
+    "test_kernels.py::test_emulated_kernels_float64": {"welford"},
+    "test_kernels.py::test_host_functions_agree_with_numpy": {"mps-float64-1e-12", "attention-float32-2e-05"},
+    # attention: causal, split in two, float16
+    "test_attention_emulated.py::test_emulated_kernels": {"float16-1-1-33-130-64-True-2-2"},
+    "test_attention_emulated.py::test_cupy_runner_under_the_emulator": {"float32-40-90-64-False-2"},
+    "test_attention_render.py::test_nvrtc_compiles": {"float16-64-False-90", "bfloat16-128-True-80",
+                                                      "float32-64-True-90"},
+    "test_attention_render.py::test_nvrtc_registers_fit_without_spills": {"64-1", "128-8"},
+    # Dask: a sum, an index, a Vec, each split differently
+    "test_dask.py::test_reduce_and_scan_on_small_uneven_chunks": {"sum-2", "argmax-8", "vec_sum-3"},
+    # lifting and analysing the lifted loop: a flag (is_sorted), a recurrence (horner)
+    "test_lift_analyzed.py::test_lift_is_a_proved_homomorphism": {"is_sorted", "horner"},
+    "test_fuzz.py::test_quick_fuzz_case": {"x_plus_3", "first_equal_7", "flag_x_ge_10", "length_reached_9",
+                                           "inf_default_halved", "seed0", "seed1"},
+}
+
+
+# Single tests of several seconds whose behaviour a default-tier test also reaches:
+# large logits (the emulated attention kernel is run by test_emulated_kernels).
+SLOW_SINGLES = {"test_attention_emulated.py::test_emulated_large_logits"}
+
+
+def _family_and_case(item) -> tuple[str, str | None]:
+    nodeid = item.nodeid.split("/")[-1]
+    if "[" not in nodeid:
+        return nodeid, None
+    family, case = nodeid.split("[", 1)
+    return family, case[:-1]
+
+
+@pytest.hookimpl(tryfirst=True)      # before -m "not slow" deselects by mark
 def pytest_collection_modifyitems(config, items):
+    for item in items:
+        family, case = _family_and_case(item)
+        keep = REPRESENTATIVE.get(family)
+        if (keep is not None and case not in keep) or family in SLOW_SINGLES:
+            item.add_marker(pytest.mark.slow)
+        elif family in SAMPLE_FAMILIES and case is not None and case.split("-")[0] not in REPRESENTATIVE_SAMPLES:
+            item.add_marker(pytest.mark.slow)
     # the marker itself, not a keyword: keywords hold the path's folder names too (a checkout
     # in a folder named gpu would skip every test)
     gpu_items = [item for item in items if item.get_closest_marker("gpu") is not None]

@@ -39,3 +39,21 @@ def test_no_time_means_no_proof():
     assert timed_out
     assert set(statuses.values()) == {"tested"}       # true on samples, never "proved"
     assert all("not proved" in d for d in details.values())
+
+
+def test_path_equalities_name_the_right_symbols_after_a_bool_operand():
+    """A Bool operand has a Z3 constant and no SymPy symbol; the equalities of a path
+    must still read every other Z3 constant as its own SymPy symbol."""
+    import z3
+    from thm3.ir import Type
+    from thm3.prove.laws import _path_equalities
+    from thm3.semantics.symbolic import Explorer, Symbols
+
+    syms = Symbols()
+    syms.real("a.flag", Type.BOOL)
+    x = syms.real("a.x", Type.REAL)
+    y = syms.real("a.y", Type.REAL)
+    ex = Explorer([], later())
+    ex.path = [x.z3 == 2 * y.z3]
+    (eq,) = _path_equalities(ex, syms)
+    assert eq == x.sp - 2 * y.sp

@@ -33,7 +33,7 @@ import numpy as np
 
 from thm3.errors import UsageError
 from thm3.semantics.evaluate import NUMPY, PYTHON, Compiled, evaluate, quiet
-from thm3.ir import Fn, Loop, Op, Type, walk
+from thm3.ir import Fn, Loop, Op, Type
 
 # Measured on NumPy 2 (bench/numpy_backend.py): longer runs make the strided reads of
 # step 2 cost more than the combines they save; wider chunks leave the cache.
@@ -171,7 +171,7 @@ class _Plan:
 
     def __init__(self, loop: Loop, data: _Inputs, block: int, table: dict):
         self.loop, self.data, self.L = loop, data, block
-        self.left = _Compiled(loop.left, table)
+        self.left = Compiled(loop.left.outputs, table)
         self.names = [f"acc.{f.name}" for f in loop.fields]
         self.real = table[Op.CONST](0.0, Type.REAL).dtype.type
 
@@ -222,7 +222,7 @@ class _Tree:
 
     def __init__(self, loop: Loop, combine: Fn, data: _Inputs, table: dict):
         self.loop, self.data = loop, data
-        self.combine = _Compiled(combine, table)
+        self.combine = Compiled(combine.outputs, table)
         self.a = [f"a.{f.name}" for f in loop.fields]
         self.b = [f"b.{f.name}" for f in loop.fields]
         self.real = table[Op.CONST](0.0, Type.REAL).dtype.type
@@ -254,39 +254,6 @@ class _Tree:
         env.update(zip(self.a, left))
         env.update(zip(self.b, right))
         return _conform(self.combine(env), left)
-
-
-class _Compiled:
-    """`evaluate` for one Fn with the walk over its DAG done once: the vectorised loop
-    calls it once per step, and the walk would otherwise dominate small steps."""
-
-    def __init__(self, fn: Fn, table: dict):
-        order = walk(fn.outputs)
-        slot = {id(e): k for k, e in enumerate(order)}
-        self.size = len(order)
-        self.consts, self.vars, self.ops = [], [], []
-        for k, e in enumerate(order):
-            match e.op:
-                case Op.CONST:
-                    self.consts.append((k, table[Op.CONST](e.arg, e.type)))
-                case Op.VAR:
-                    self.vars.append((k, e.arg))
-                case Op.POW:
-                    power = table[Op.POW]
-                    self.ops.append((k, lambda a, _n=e.arg, _p=power: _p(a, _n), (slot[id(e.src[0])],)))
-                case _:
-                    self.ops.append((k, table[e.op], tuple(slot[id(s)] for s in e.src)))
-        self.outputs = [slot[id(e)] for e in fn.outputs]
-
-    def __call__(self, env: dict) -> list:
-        values = [None] * self.size
-        for k, v in self.consts:
-            values[k] = v
-        for k, name in self.vars:
-            values[k] = env[name]
-        for k, f, src in self.ops:
-            values[k] = f(*[values[s] for s in src])
-        return [values[k] for k in self.outputs]
 
 
 # --- values ---------------------------------------------------------------------------

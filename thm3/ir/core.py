@@ -135,8 +135,10 @@ def substitute(exprs, mapping: dict[str, Expr]):
     return tuple(go(e) for e in exprs)
 
 
-def walk(exprs):
-    """Every node once, children before parents."""
+def walk(exprs, stop=None):
+    """Every node once, children before parents.  With `stop`, a node for which
+    `stop(node)` is true is left out, and so is what lies below it (unless another
+    path reaches it)."""
     seen: set[int] = set()
     order: list[Expr] = []
     stack = [(e, False) for e in reversed(tuple(exprs))]
@@ -145,7 +147,7 @@ def walk(exprs):
         if done:
             order.append(e)
             continue
-        if id(e) in seen:
+        if id(e) in seen or (stop is not None and stop(e)):
             continue
         seen.add(id(e))
         stack.append((e, True))

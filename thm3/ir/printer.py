@@ -54,7 +54,25 @@ def to_text(expr: Expr) -> str:
     return _render(expr)[0]
 
 
+# Texts already rendered, by node: a node is immutable, so its text is fixed, and the
+# synthesis routes print many terms that share most of their subterms.  The entries hold
+# their nodes (an id is not reused while its entry lives); the memo is emptied when full.
+_RENDERED: dict[int, tuple] = {}
+_RENDERED_MAX = 1 << 16
+
+
 def _render(e: Expr) -> tuple[str, int]:
+    got = _RENDERED.get(id(e))
+    if got is not None and got[0] is e:
+        return got[1]
+    out = _render_node(e)
+    if len(_RENDERED) >= _RENDERED_MAX:
+        _RENDERED.clear()
+    _RENDERED[id(e)] = (e, out)
+    return out
+
+
+def _render_node(e: Expr) -> tuple[str, int]:
     form, token, strength = SYNTAX[e.op]
     match form:
         case "leaf":

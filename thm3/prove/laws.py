@@ -14,6 +14,8 @@ import time
 from dataclasses import dataclass, field
 
 import sympy as sp
+import sympy.physics.units  # noqa: F401  (SymPy imports these on its first sum and its
+import sympy.tensor.tensor  # noqa: F401  first solve: a fixed cost, paid with the import)
 import z3
 
 from thm3.errors import SolverTimeout
@@ -112,20 +114,13 @@ class Law:
                 feasible = True
                 pre_ex = Explorer([], self.deadline)
                 pre_table = SymbolicTable(pre_ex, lazy=True)
-                for prefix in self.operands:
-                    ienv = {f"acc.{f.name}": env[f"{prefix}.{f.name}"] for f in self.loop.fields}
-                    ienv.update({d.name: env[d.name] for d in self.loop.params})   # n <= cap
-                    for inv in self.setting.invariants:
-                        v = evaluate([inv], ienv, pre_table)[0]
-                        if v is False:
-                            feasible = False
-                        elif not isinstance(v, bool):
-                            hyps.append(v)
-                for prefix in self.elements:
-                    eenv = {d.name: env[f"{prefix}.{d.name}"] for d in self.loop.elements}
-                    eenv.update({d.name: env[d.name] for d in self.loop.params})
-                    for pre in self.loop.preconditions:
-                        v = evaluate([pre], eenv, pre_table)[0]
+                params = {d.name: env[d.name] for d in self.loop.params}     # n <= cap
+                facts = [({f"acc.{f.name}": env[f"{prefix}.{f.name}"] for f in self.loop.fields} | params,
+                          self.setting.invariants) for prefix in self.operands]
+                facts += [({d.name: env[f"{prefix}.{d.name}"] for d in self.loop.elements} | params,
+                           self.loop.preconditions) for prefix in self.elements]
+                for fenv, conds in facts:
+                    for v in evaluate(list(conds), fenv, pre_table):
                         if v is False:
                             feasible = False
                         elif not isinstance(v, bool):
@@ -193,17 +188,17 @@ def counter_model(ex: Explorer, values, syms: Symbols, env: dict) -> dict:
 
 # -- equality on a path ---------------------------------------------------------
 
-def _z3_to_sympy(t, syms: Symbols):
-    """Arithmetic Z3 terms back to SymPy (for path equalities); None if not arithmetic."""
-    by_name = {str(v): s for v, s in zip(syms.z3_of.values(), syms.sympy_of.values())
-               if not isinstance(v, z3.BoolRef)}
-    by_name = {k.replace(".", "_"): v for k, v in by_name.items()}
+def _z3_to_sympy(t, by_name: dict):
+    """Arithmetic Z3 terms back to SymPy (for path equalities); None if not arithmetic.
+    `by_name` maps a Z3 constant's name to its SymPy symbol (`_sympy_names`)."""
 
     def go(t):
         if z3.is_rational_value(t):
             return sp.Rational(t.numerator_as_long(), t.denominator_as_long())
-        if z3.is_const(t) and str(t) in by_name:
-            return by_name[str(t)]
+        if z3.is_const(t):
+            got = by_name.get(t.decl().name())
+            if got is not None:
+                return got
         args = [go(a) for a in t.children()]
         if any(a is None for a in args):
             return None
@@ -224,17 +219,24 @@ def _z3_to_sympy(t, syms: Symbols):
     return go(t)
 
 
+def _sympy_names(syms: Symbols) -> dict:
+    """Z3 constant names to SymPy symbols: both are named by the operand's name with
+    "." as "_" (`Symbols.real`); Bool operands have no SymPy symbol."""
+    return {name.replace(".", "_"): s for name, s in syms.sympy_of.items()}
+
+
 _UF_SYMPY = {"exp": sp.exp, "log": sp.log, "exp2": lambda x: sp.Integer(2) ** x,
              "log2": lambda x: sp.log(x, 2), "sqrt": sp.sqrt}
 
 
 def _path_equalities(ex: Explorer, syms: Symbols) -> list:
     eqs = []
+    by_name = _sympy_names(syms)
     for c in list(ex.base) + list(ex.path):
         if z3.is_not(c) and z3.is_distinct(c.arg(0)):
             c = c.arg(0).arg(0) == c.arg(0).arg(1)
         if z3.is_eq(c) and not z3.is_bool(c.arg(0)):
-            lhs, rhs = _z3_to_sympy(c.arg(0), syms), _z3_to_sympy(c.arg(1), syms)
+            lhs, rhs = _z3_to_sympy(c.arg(0), by_name), _z3_to_sympy(c.arg(1), by_name)
             if lhs is not None and rhs is not None:
                 eqs.append(lhs - rhs)
     return eqs
@@ -324,16 +326,31 @@ def _on_path(terms: tuple, eqs: list) -> tuple | None:
     return terms
 
 
+def _linear_solution(eq, x) -> list | None:
+    """[the x with eq = 0] when eq = k·x + rest with k a nonzero number and rest free of
+    x (what `sp.solve` gives there, without its general machinery); else None."""
+    e = sp.expand(eq)
+    k = e.coeff(x)
+    if not k.is_number or k == 0:
+        return None
+    rest = sp.expand(e - k * x)
+    if rest.has(x):
+        return None
+    return [-rest / k]
+
+
 def sympy_zero(d, eqs) -> bool:
     if _is_zero(d):
         return True
     for eq in eqs[:8]:
         free = sorted(eq.free_symbols, key=str)
         for s in free:
-            try:
-                sol = sp.solve(eq, s, dict=False)
-            except (NotImplementedError, TypeError, ValueError):
-                continue
+            sol = _linear_solution(eq, s)
+            if sol is None:
+                try:
+                    sol = sp.solve(eq, s, dict=False)
+                except (NotImplementedError, TypeError, ValueError):
+                    continue
             if len(sol) == 1:
                 d = d.subs(s, sol[0])
                 if _is_zero(d):
@@ -342,8 +359,10 @@ def sympy_zero(d, eqs) -> bool:
     return False
 
 
-def values_equal(ex: Explorer, l, r, syms: Symbols):
-    """True if l == r holds on the path (NaN equals NaN, as the folds compare)."""
+def values_equal(ex: Explorer, l, r, syms: Symbols, eqs=None):
+    """True if l == r holds on the path (NaN equals NaN, as the folds compare).
+    `eqs`, where given, is a function giving the path's equalities (computed once for
+    all the pairs of one path: the path does not change while they are checked)."""
     if isnan(l) or isnan(r):
         return isnan(l) and isnan(r)
     if isinstance(l, Inf) or isinstance(r, Inf):
@@ -351,18 +370,26 @@ def values_equal(ex: Explorer, l, r, syms: Symbols):
     if is_bool(l) or is_bool(r):
         return ex.valid(as_z3_bool(l) == as_z3_bool(r)) is True
     if l.sp is not None and r.sp is not None:
+        path_eqs = eqs() if eqs is not None else _path_equalities(ex, syms)
         # logs first through exp of both sides (cheap), then SymPy's general route
         if l.sp.has(sp.log) or r.sp.has(sp.log):
-            on_path = _on_path((l.sp, r.sp), _path_equalities(ex, syms))
+            on_path = _on_path((l.sp, r.sp), path_eqs)
             if on_path is None or exp_equal(*on_path):
                 return True
-        if sympy_zero(l.sp - r.sp, _path_equalities(ex, syms)):
+        if sympy_zero(l.sp - r.sp, path_eqs):
             return True
     return ex.valid(l.z3 == r.z3) is True
 
 
 def check_equal_pairs(ex, values, syms) -> bool:
-    return all(values_equal(ex, l, r, syms) for l, r in values)
+    cache: list = []
+
+    def eqs():
+        if not cache:
+            cache.append(_path_equalities(ex, syms))
+        return cache[0]
+
+    return all(values_equal(ex, l, r, syms, eqs) for l, r in values)
 
 
 # -- building the laws ----------------------------------------------------------

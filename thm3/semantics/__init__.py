@@ -1,3 +1,3 @@
-"""Semantics: one evaluator over the IR with its tables (NumPy and Python floats in
-`evaluate`, the prover's extended reals in `symbolic`), and the concrete lists, folds and
-state comparisons of `samples`."""
+"""Semantics: one evaluator over the IR with its tables (`evaluate`: the evaluator and the
+NumPy and Python-float tables; `sympy_table`: exact SymPy values; `symbolic`: the prover's
+extended reals), and the concrete lists, folds and state comparisons of `samples`."""

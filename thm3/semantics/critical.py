@@ -12,112 +12,50 @@ one inside each interval the roots bound."""
 from __future__ import annotations
 
 import math
+from collections import defaultdict
 
 import sympy as sp
 
 from thm3.ir import COMPARISONS, Loop, Op, Type, walk
+from thm3.semantics.evaluate import Memo
+from thm3.semantics.sympy_table import SYMPY, sympy_const
 
 # Terms beyond this size are not solved (SymPy has no timeout).
 _MAX_OPS = 80
 _MAX_ROOTS = 12
 
 
-def _sympy_const(value, type_):
-    if isinstance(value, bool) or type_ is Type.BOOL:
-        return None
-    v = float(value)
-    if math.isinf(v):
-        return sp.oo if v > 0 else -sp.oo
-    return sp.Rational(repr(v)) if type_ is Type.REAL else sp.Integer(int(value))
-
-
-def _binary(f):
-    def g(a, b):
-        if a is None or b is None:
-            return None
-        try:
-            return f(a, b)
-        except (TypeError, ValueError, ZeroDivisionError):
-            return None
-    return g
-
-
-def _unary(f):
-    def g(a):
-        if a is None:
-            return None
-        try:
-            return f(a)
-        except (TypeError, ValueError):
-            return None
-    return g
-
-
-# A SymPy table for `evaluate`: arithmetic only; booleans and vectors are None.
-_SYMPY = {
-    Op.CONST: _sympy_const,
-    Op.NEG: _unary(lambda a: -a),
-    Op.ABS: _unary(sp.Abs),
-    Op.EXP: _unary(sp.exp),
-    Op.EXP2: _unary(lambda a: sp.Integer(2) ** a),
-    Op.LOG: _unary(sp.log),
-    Op.LOG2: _unary(lambda a: sp.log(a, 2)),
-    Op.SQRT: _unary(sp.sqrt),
-    Op.ADD: _binary(lambda a, b: a + b),
-    Op.SUB: _binary(lambda a, b: a - b),
-    Op.MUL: _binary(lambda a, b: a * b),
-    Op.DIV: _binary(lambda a, b: a / b),
-    Op.POW: lambda a, n: None if a is None else a ** n,
-    Op.MAX: _binary(sp.Max),
-    Op.MIN: _binary(sp.Min),
-    Op.WHERE: lambda c, a, b: None,
-    Op.DOT: lambda u, v: None,
-    **{op: (lambda a, b: None) for op in COMPARISONS + (Op.AND, Op.OR)},
-    Op.NOT: lambda a: None,
-}
-
-
-def _values(loop: Loop, params: dict) -> tuple[dict, dict]:
-    """SymPy values of every node of `left` (by id) at the initial state, with the
+def _values(loop: Loop, params: dict) -> tuple[Memo, dict]:
+    """SymPy values of every node of `left` at the initial state, with the
     element parameters as symbols; and those symbols by name."""
     symbols = {d.name: sp.Symbol(d.name, real=True) for d in loop.elements}
-    env = {f"acc.{f.name}": (_sympy_const(f.default, f.type) if f.type is not Type.VEC else None)
+    env = {f"acc.{f.name}": (sympy_const(f.default, f.type) if f.type is not Type.VEC else None)
            for f in loop.fields}
     env.update(symbols)
     for d in loop.params:
         v = params.get(d.name)
         env[d.name] = (sp.Symbol(d.name, real=True) if v is None or getattr(v, "ndim", 0)
-                       else _sympy_const(float(v), Type.REAL))
-    memo: dict[int, object] = {}
-    for e in walk(tuple(loop.left.outputs) + tuple(loop.preconditions)):
-        match e.op:
-            case Op.VAR:
-                v = env.get(e.arg)
-            case Op.CONST:
-                v = _sympy_const(e.arg, e.type)
-            case Op.POW:
-                v = _SYMPY[Op.POW](memo[id(e.src[0])], e.arg)
-            case _:
-                v = _SYMPY[e.op](*(memo[id(s)] for s in e.src))
-        memo[id(e)] = v
+                       else sympy_const(float(v), Type.REAL))
+    memo = Memo(defaultdict(lambda: None, env), SYMPY)
+    memo.values(tuple(loop.left.outputs) + tuple(loop.preconditions))
     return memo, symbols
 
 
-def _switches(loop: Loop, memo: dict) -> list:
+def _switches(loop: Loop, memo: Memo) -> list:
     """Differences whose zeros switch something: comparison sides, max/min operands,
     and each arm of a new field value against the field's initial value."""
     out = []
     for e in walk(tuple(loop.left.outputs) + tuple(loop.preconditions)):
         if e.op in COMPARISONS + (Op.MAX, Op.MIN) and len(e.src) == 2:
-            a, b = memo[id(e.src[0])], memo[id(e.src[1])]
+            a, b = memo.value(e.src[0]), memo.value(e.src[1])
             if a is not None and b is not None:
                 out.append(a - b)
     for f, out_e in zip(loop.fields, loop.left.outputs):
-        init = _sympy_const(f.default, f.type) if f.type in (Type.REAL, Type.INT) else None
+        init = sympy_const(f.default, f.type) if f.type in (Type.REAL, Type.INT) else None
         if init is None:
             continue
         for arm in _arms(out_e):
-            v = memo.get(id(arm))
+            v = memo.get(arm)
             if v is not None:
                 out.append(v - init)
     return out

@@ -39,7 +39,8 @@ APART = Tolerance(rtol=1e-6, atol=1e-6)
 
 
 def _floats(x, y) -> tuple[np.ndarray, np.ndarray]:
-    return np.broadcast_arrays(np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64))
+    """Both as float64 arrays (the ufuncs below broadcast them)."""
+    return np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
 
 
 def close(x, y, tol: Tolerance = ROUND_OFF) -> np.ndarray:
@@ -47,8 +48,11 @@ def close(x, y, tol: Tolerance = ROUND_OFF) -> np.ndarray:
     x, y = _floats(x, y)
     with quiet():
         both_nan = np.isnan(x) & np.isnan(y)
-        # infinities must match exactly: |inf - 1| <= rtol * inf would hold
-        near = np.isfinite(x) & np.isfinite(y) & (np.abs(x - y) <= tol.atol + tol.rtol * np.maximum(np.abs(x), np.abs(y)))
+        # infinities must match exactly: |inf - 1| <= rtol * inf would hold.  The gap is
+        # finite exactly when both are (inf - x is inf, inf - inf is NaN), or it overflowed,
+        # and then no finite bound holds it either.
+        gap = np.abs(x - y)
+        near = np.isfinite(gap) & (gap <= tol.atol + tol.rtol * np.maximum(np.abs(x), np.abs(y)))
         same = (x == y) | near
     return same | both_nan if tol.nan_equal else same & ~both_nan
 

@@ -1,8 +1,15 @@
-"""The reference interpreter: one `evaluate` over the IR, and the NumPy table that gives
-it the loop's meaning on numbers (IEEE semantics, NaN propagating through max/min).
+"""The one evaluator over the IR, and the tables that give it meanings: NUMPY (IEEE
+semantics, NaN propagating through max/min) and PYTHON (the same on plain floats).
 
-Other tables (SymPy, Z3, the prover's extended reals, the CUDA printer) live with the
-stage that uses them; `tests/test_tables.py` checks that each covers every `Op`."""
+The evaluator is one rule (a node's value is its table entry applied to its children's
+values) with two drivers: `Compiled`, a schedule of one DAG for many environments (folds,
+backends), and `Memo`, which keeps every node's value under one environment across terms
+(the synthesis checks, the critical values).  `evaluate` is a fresh `Memo`; `rows` lifts
+a table to batches of rows.  Every evaluation in thm3 goes through them.
+
+Other tables live with the stage that uses them: SymPy (`sympy_table`), the prover's
+extended reals (`symbolic`), exact rationals (`thm3.synth.exact`), the CUDA printer;
+`tests/test_tables.py` checks that each covers every `Op`."""
 from __future__ import annotations
 
 import math
@@ -10,24 +17,12 @@ import operator
 
 import numpy as np
 
-from thm3.ir import Fn, Op, Type, walk
+from thm3.ir import Expr, Fn, Op, Type, walk
 
 
 def evaluate(exprs, env: dict, table: dict) -> list:
     """Values of `exprs` with VAR leaves looked up in `env`; shared subterms once."""
-    memo: dict[int, object] = {}
-    for e in walk(exprs):
-        match e.op:
-            case Op.CONST:
-                v = table[Op.CONST](e.arg, e.type)
-            case Op.VAR:
-                v = env[e.arg]
-            case Op.POW:
-                v = table[Op.POW](memo[id(e.src[0])], e.arg)
-            case _:
-                v = table[e.op](*(memo[id(s)] for s in e.src))
-        memo[id(e)] = v
-    return [memo[id(e)] for e in exprs]
+    return Memo(env, table).values(exprs)
 
 
 def call(fn: Fn, *args, table: dict | None = None):
@@ -214,38 +209,131 @@ PYTHON: dict = {
 }
 
 
+# -- the evaluator ------------------------------------------------------------------
+# One rule gives a node its value from its children's values and the table: a constant
+# through table[CONST], a variable from the environment, POW with its integer exponent,
+# every other op as table[op] of its operands.  Two drivers apply it: `Compiled` fixes
+# the schedule of one DAG for many environments (a fold calls it once per element);
+# `Memo` keeps every node's value under one environment across calls (candidate terms
+# that share subterms cost only their new nodes).  `evaluate` is a fresh `Memo`.
+
+
 class Compiled:
-    """`fn`'s outputs as a fixed schedule over a table: the DAG is walked once, so a
-    fold calls only the table's functions, once per node and element."""
+    """`outputs` as a fixed schedule over a table: the DAG is walked once, so a call
+    costs only the table's functions, once per node."""
+
+    __slots__ = ("_steps", "_outputs")
 
     def __init__(self, outputs, table: dict):
         order = walk(outputs)
         slot = {id(e): i for i, e in enumerate(order)}
-        self.steps = []
+        steps = []
         for e in order:
-            match e.op:
-                case Op.CONST:
-                    self.steps.append(("const", table[Op.CONST](e.arg, e.type)))
-                case Op.VAR:
-                    self.steps.append(("var", e.arg))
-                case Op.POW:
-                    self.steps.append(("pow", (table[Op.POW], slot[id(e.src[0])], e.arg)))
-                case _:
-                    self.steps.append(("op", (table[e.op], tuple(slot[id(s)] for s in e.src))))
-        self.outputs = [slot[id(e)] for e in outputs]
+            op = e.op
+            if op is Op.CONST:
+                steps.append((_CONST, table[Op.CONST](e.arg, e.type), ()))
+            elif op is Op.VAR:
+                steps.append((_VAR, e.arg, ()))
+            elif op is Op.POW:
+                steps.append((table[Op.POW], e.arg, (slot[id(e.src[0])],)))
+            else:
+                steps.append((table[op], _NO_ARG, tuple(slot[id(s)] for s in e.src)))
+        self._steps = steps
+        self._outputs = [slot[id(e)] for e in outputs]
 
     def __call__(self, env: dict) -> list:
-        vals = []
+        vals: list = []
         push = vals.append
-        for kind, arg in self.steps:
-            if kind == "op":
-                f, srcs = arg
-                push(f(*[vals[i] for i in srcs]))
-            elif kind == "var":
+        for f, arg, srcs in self._steps:
+            if f is _VAR:
                 push(env[arg])
-            elif kind == "const":
+            elif f is _CONST:
                 push(arg)
+            elif arg is _NO_ARG:
+                push(f(*[vals[i] for i in srcs]))
+            else:                               # POW and its exponent
+                push(f(vals[srcs[0]], arg))
+        return [vals[i] for i in self._outputs]
+
+
+_SCHEDULES: dict[tuple[int, int], tuple] = {}
+
+
+def compiled(outputs: tuple, table: dict) -> Compiled:
+    """The `Compiled` schedule of `outputs` (a tuple, such as an `Fn`'s) over `table`,
+    remembered: a step applied many times (a batched fold) is scheduled once.  The
+    remembered entries hold their tuples, so an id is not reused while remembered."""
+    key = (id(outputs), id(table))
+    got = _SCHEDULES.get(key)
+    if got is not None and got[0] is outputs and got[1] is table:
+        return got[2]
+    if len(_SCHEDULES) >= 256:
+        _SCHEDULES.clear()
+    run = Compiled(outputs, table)
+    _SCHEDULES[key] = (outputs, table, run)
+    return run
+
+
+class Memo:
+    """Values under one environment, each node computed once for the life of the
+    memo.  The memo holds the nodes it has seen, so their ids stay theirs."""
+
+    __slots__ = ("env", "table", "_memo")
+
+    def __init__(self, env: dict, table: dict):
+        self.env, self.table = env, table
+        self._memo: dict[int, tuple] = {}
+
+    def values(self, exprs) -> list:
+        memo, table, env = self._memo, self.table, self.env
+        for e in walk(exprs, self._known if memo else None):
+            op = e.op
+            if op is Op.CONST:
+                v = table[Op.CONST](e.arg, e.type)
+            elif op is Op.VAR:
+                v = env[e.arg]
+            elif op is Op.POW:
+                v = table[Op.POW](memo[id(e.src[0])][1], e.arg)
             else:
-                f, i, n = arg
-                push(f(vals[i], n))
-        return [vals[i] for i in self.outputs]
+                v = table[op](*[memo[id(s)][1] for s in e.src])
+            memo[id(e)] = (e, v)
+        return [memo[id(e)][1] for e in exprs]
+
+    def _known(self, e: Expr) -> bool:
+        got = self._memo.get(id(e))
+        return got is not None and got[0] is e
+
+    def value(self, e: Expr):
+        """The value of one node (computed now if it was not)."""
+        got = self._memo.get(id(e))
+        if got is not None and got[0] is e:
+            return got[1]
+        return self.values([e])[0]
+
+    def get(self, e: Expr, default=None):
+        """The value of `e` if it was computed, else `default`."""
+        got = self._memo.get(id(e))
+        return got[1] if got is not None and got[0] is e else default
+
+
+def rows(table: dict, count: int) -> dict:
+    """`table` lifted to lists of `count` values (one a row of environments): each op
+    applied row by row.  With a `Memo` over an environment of such lists, a term's
+    values on every row are computed together, each shared node once."""
+    out = {op: (lambda *args, _f=f: [_f(*a) for a in zip(*args)]) for op, f in table.items()}
+    out[Op.CONST] = lambda value, type_, _c=table[Op.CONST]: [_c(value, type_)] * count
+    out[Op.POW] = lambda a, n, _p=table[Op.POW]: [_p(x, n) for x in a]
+    return out
+
+
+class _Marker:
+    __slots__ = ("name",)
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return self.name
+
+
+_VAR, _CONST, _NO_ARG = (_Marker(n) for n in ("VAR", "CONST", "NO_ARG"))

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from thm3.semantics.evaluate import NUMPY, evaluate, quiet
+from thm3.semantics.evaluate import NUMPY, compiled, evaluate, quiet
 from thm3.ir import Fn, Loop, Op, Type, initial_state
 
 # Small values first: ties, zeros and signs are where wrong combines show.
@@ -49,18 +49,34 @@ class Domain:
     def element(self, rng: np.random.Generator, params: dict, small: bool = True, position: int = 0):
         return self.random_list(rng, params, 1, small, position)[0]
 
+    def _draw_many(self, type_: Type, rng: np.random.Generator, small: bool, k: int) -> list:
+        """k values as `_draw` draws one, in one call to the generator per kind."""
+        match type_:
+            case Type.BOOL:
+                return [bool(v) for v in rng.integers(0, 2, size=k)]
+            case Type.INT:
+                return (rng.choice(SMALL_INTS, size=k) if small else rng.integers(-20, 21, size=k)).tolist()
+            case Type.VEC:
+                rows = rng.choice(SMALL_REALS, size=(k, self.dim)) if small else rng.normal(0, 3, size=(k, self.dim))
+                return list(rows.astype(np.float64))
+            case _:
+                if small:
+                    return rng.choice(SMALL_REALS, size=k).tolist()
+                z = rng.normal(0, 3, size=k)
+                return np.where(rng.random(k) < 0.5, np.round(z, 3), z).tolist()
+
     def _candidates(self, rng: np.random.Generator, k: int, small: bool) -> list[list]:
         cols = []
         for d in self.loop.elements:
             if d.index:
                 cols.append([0] * k)
             elif d.type is Type.VEC:
-                cols.append([self._draw(d.type, rng, small) for _ in range(k)])
+                cols.append(self._draw_many(d.type, rng, small, k))
             elif small or d.type is Type.BOOL:
                 pool = self._pool(d.type) + self._critical.get(d.name, ())
                 cols.append([pool[i] for i in rng.integers(0, len(pool), size=k)])
             else:
-                cols.append([self._draw(d.type, rng, False) for _ in range(k)])
+                cols.append(self._draw_many(d.type, rng, False, k))
         return cols
 
     @functools.cached_property
@@ -88,18 +104,30 @@ class Domain:
     def random_list(self, rng: np.random.Generator, params: dict, n: int, small: bool = True,
                     start: int = 0) -> list:
         """n elements drawn with batched rejection against the preconditions."""
+        return [tuple(start + i if d.index else v for d, v in zip(self.loop.elements, e))
+                for i, e in enumerate(self._elements(rng, params, n, small))]
+
+    def random_lists(self, rng: np.random.Generator, params: dict, count: int, n: int,
+                     small: bool = True, start: int = 0) -> list[list]:
+        """`count` lists of n elements each, drawn together (an Index counts from
+        `start` in each list)."""
+        pool = self._elements(rng, params, count * n, small)
+        return [[tuple(start + i if d.index else v for d, v in zip(self.loop.elements, e))
+                 for i, e in enumerate(pool[r * n:(r + 1) * n])] for r in range(count)]
+
+    def _elements(self, rng: np.random.Generator, params: dict, n: int, small: bool) -> list[tuple]:
         out: list[tuple] = []
         tries = 0
         while len(out) < n:
-            k = max(8, 4 * (n - len(out)))
+            need = n - len(out)
+            k = max(8, 4 * need) if self.loop.preconditions else need
             cols = self._candidates(rng, k, small if tries < 3 else True)
             ok = self._accept(cols, params)
-            out += [tuple(c[i] for c in cols) for i in range(k) if ok[i]][: n - len(out)]
+            out += [e for e, good in zip(zip(*cols), ok) if good][:need]
             tries += 1
             if tries > 50:
                 raise ValueError(f"{self.loop.path}: could not draw elements satisfying the preconditions")
-        return [tuple(start + i if d.index else v for d, v in zip(self.loop.elements, e))
-                for i, e in enumerate(out)]
+        return out
 
     def _accept(self, cols: list[list], params: dict) -> np.ndarray:
         k = len(cols[0]) if cols else 0
@@ -145,7 +173,7 @@ def step(fn: Fn, state: tuple, element: tuple, params: dict) -> tuple:
     k, m = len(state), len(element)
     env = dict(zip(names[:k], state)) | dict(zip(names[k:k + m], element)) | params
     with quiet():
-        return tuple(np.asarray(v)[()] if np.ndim(v) == 0 else np.asarray(v) for v in evaluate(fn.outputs, env, NUMPY))
+        return tuple(np.asarray(v)[()] if np.ndim(v) == 0 else np.asarray(v) for v in compiled(fn.outputs, NUMPY)(env))
 
 
 def fold_left(loop: Loop, xs: list, params: dict, state: tuple | None = None, dim: int = 3) -> tuple:
@@ -203,7 +231,7 @@ def batch_step(fn: Fn, state: tuple, element: tuple, params: dict) -> tuple:
     env = dict(zip(names[:k], state)) | dict(zip(names[k:k + m], element)) | params
     with quiet():
         return tuple(np.broadcast_to(np.asarray(v), s.shape).copy() if np.ndim(v) < 2 else np.asarray(v)
-                     for v, s in zip(evaluate(fn.outputs, env, NUMPY), state))
+                     for v, s in zip(compiled(fn.outputs, NUMPY)(env), state))
 
 
 def batch_fold(loop: Loop, steps: list[tuple], params: dict, state: tuple) -> tuple:
@@ -254,8 +282,8 @@ def make_triples(loop: Loop, *, seed: int = 0, rows: int = 24, max_len: int = 5,
         parts_a, parts_b, parts_c = [], [], []
         for la, lb in lengths:
             small = (la + lb) % 2 == 0 or p_i == 0
-            xs = [dom.random_list(rng, params, la, small) for _ in range(rows)]
-            ys = [dom.random_list(rng, params, lb, small, start=la) for _ in range(rows)]
+            xs = dom.random_lists(rng, params, rows, la, small)
+            ys = dom.random_lists(rng, params, rows, lb, small, start=la)
             init = batch_init(loop, rows, dim)
             a = batch_fold(loop, stack_elements(loop, xs), params, init)
             c = batch_fold(loop, stack_elements(loop, ys), params, a)

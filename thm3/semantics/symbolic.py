@@ -207,6 +207,7 @@ class SymbolicTable(dict):
         self.lazy = lazy          # build Z3 If-terms instead of splitting (no transcendental ops)
         self.funcs: dict[str, z3.FuncDeclRef] = {}
         self.instances: dict[str, list] = {}
+        self._axiomatised: set[tuple] = set()
         for op in Op:
             if op not in (Op.VAR,):
                 self[op] = getattr(self, "op_" + op.name.lower())
@@ -347,16 +348,24 @@ class SymbolicTable(dict):
             return constant(1.0, Type.REAL)
         f = self._uf(name)
         t = f(a.z3)
-        self.ex.add_side(t > 0)
-        self.ex.add_side(z3.Implies(a.z3 <= 0, t <= 1))
-        self.ex.add_side(z3.Implies(a.z3 >= 0, t >= 1))
-        self.ex.add_side(z3.Implies(a.z3 < 0, t < 1))         # strictly increasing
-        self.ex.add_side(z3.Implies(a.z3 > 0, t > 1))
-        for other_arg, other in self.instances.setdefault(name, []):
-            self.ex.add_side(z3.Implies(a.z3 <= other_arg, t <= other))
-            self.ex.add_side(z3.Implies(a.z3 >= other_arg, t >= other))
-            self.ex.add_side(z3.Implies(a.z3 < other_arg, t < other))
-        self.instances[name].append((a.z3, t))
+        seen = self.instances.setdefault(name, [])
+        key = (name, t.get_id())
+        if key not in self._axiomatised:
+            # Each instance once (every path evaluates the same terms again): positive,
+            # on the side of 1 its argument's sign says, and strictly increasing against
+            # every earlier instance, both ways.
+            self._axiomatised.add(key)
+            self.ex.add_side(t > 0)
+            self.ex.add_side(z3.Implies(a.z3 <= 0, t <= 1))
+            self.ex.add_side(z3.Implies(a.z3 >= 0, t >= 1))
+            self.ex.add_side(z3.Implies(a.z3 < 0, t < 1))
+            self.ex.add_side(z3.Implies(a.z3 > 0, t > 1))
+            for other_arg, other in seen:
+                self.ex.add_side(z3.Implies(a.z3 <= other_arg, t <= other))
+                self.ex.add_side(z3.Implies(a.z3 >= other_arg, t >= other))
+                self.ex.add_side(z3.Implies(a.z3 < other_arg, t < other))
+                self.ex.add_side(z3.Implies(a.z3 > other_arg, t > other))
+            seen.append((a.z3, t))
         return Fin(S(sp.exp if base is None else (lambda x: sp.Integer(2) ** x), a.sp), t)
 
     def op_exp(self, a):

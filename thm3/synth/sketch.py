@@ -21,7 +21,7 @@ import numpy as np
 from thm3.errors import SolverTimeout
 from thm3.ir.simplify import simplify
 from thm3.ir import Expr, Fn, Loop, Op, Type, const, initial_state, var, walk
-from thm3.semantics.evaluate import NUMPY, evaluate, quiet
+from thm3.semantics.evaluate import NUMPY, Memo, evaluate, quiet, rows
 from thm3.semantics.equality import SAMPLED, close, rows_close
 from thm3.semantics.samples import Triples, batch_combine
 
@@ -46,7 +46,15 @@ def _deps(exprs) -> dict[int, tuple[bool, bool]]:
 
 
 def _size(e: Expr) -> int:
-    return len(walk([e]))
+    """The number of distinct nodes of e (what `walk` lists), counted without the order."""
+    seen: set[int] = set()
+    stack = [e]
+    while stack:
+        x = stack.pop()
+        if id(x) not in seen:
+            seen.add(id(x))
+            stack.extend(x.src)
+    return len(seen)
 
 
 def _compatible(node_type: Type, field_type: Type) -> bool:
@@ -323,14 +331,23 @@ class Checker:
 
     def leaf(self, e: Expr) -> list:
         """Values of a small term (a field of b, a condition), computed once."""
-        key = repr(e)
-        got = self._leaves.get(key) if hasattr(self, "_leaves") else None
-        if got is None:
-            if not hasattr(self, "_leaves"):
-                self._leaves = {}
+        leaves = self.__dict__.setdefault("_leaves", {})
+        got = leaves.get(id(e))
+        if got is None or got[0] is not e:
             with quiet():
-                got = self._leaves[key] = [evaluate([e], self._env(t), NUMPY)[0] for t in self.triples]
-        return got
+                got = leaves[id(e)] = (e, [evaluate([e], self._env(t), NUMPY)[0] for t in self.triples])
+        return got[1]
+
+    def _operands(self, folds, op, js, t_i: int, shape):
+        """The operands b.g of the folds `js` (all of one op) on triple t_i, stacked on
+        axis 1: the same for every candidate, so stacked once."""
+        cache = self.__dict__.setdefault("_stacked", {})
+        key = (id(folds), op, t_i)
+        got = cache.get(key)
+        if got is None or got[0] is not folds:
+            got = cache[key] = (folds, np.stack([np.broadcast_to(self.leaf(folds[j][1])[t_i], shape)
+                                                 for j in js], axis=1))
+        return got[1]
 
     def fold_hits(self, vals, folds) -> list[int]:
         """Indices of the folds op(V, b.g) that agree, all operands of one op at once."""
@@ -345,7 +362,7 @@ class Checker:
                     v = np.asarray(vals[t_i])
                     want = t.c[self.field]
                     try:
-                        ops = np.stack([np.broadcast_to(self.leaf(folds[j][1])[t_i], want.shape) for j in js], axis=1)
+                        ops = self._operands(folds, op, js, t_i, want.shape)
                         got = NUMPY[op](np.broadcast_to(v, want.shape)[:, None], ops)
                         same = close(got, np.broadcast_to(want[:, None], got.shape), SAMPLED)
                     except (ValueError, TypeError):
@@ -378,29 +395,12 @@ class Checker:
         """Values on every triple, remembering each node: candidates share most of their
         subterms, so a new candidate costs only its new nodes (the probe rows are few)."""
         if not hasattr(self, "_memo"):
-            self._memo, self._envs = {}, [self._env(t) for t in self.triples]
-        memo, envs = self._memo, self._envs
-
-        def val(x: Expr):
-            got = memo.get(id(x))
-            if got is not None and got[0] is x:
-                return got[1]
-            match x.op:
-                case Op.CONST:
-                    v = [NUMPY[Op.CONST](x.arg, x.type)] * len(envs)
-                case Op.VAR:
-                    v = [env[x.arg] for env in envs]
-                case Op.POW:
-                    v = [NUMPY[Op.POW](b, x.arg) for b in val(x.src[0])]
-                case _:
-                    kids = [val(c) for c in x.src]
-                    v = [NUMPY[x.op](*args) for args in zip(*kids)]
-            memo[id(x)] = (x, v)
-            return v
-
+            envs = [self._env(t) for t in self.triples]
+            names = envs[0].keys() if envs else (n for n, _ in self.names)
+            self._memo = Memo({n: [env[n] for env in envs] for n in names}, rows(NUMPY, len(envs)))
         with quiet():
             try:
-                return val(e)
+                return self._memo.value(e)
             except (ValueError, TypeError, OverflowError):
                 return None
 

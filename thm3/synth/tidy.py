@@ -6,51 +6,43 @@ The tidy form replaces the synthesized one only if it agrees on the sampled stat
 the prover then proves whichever combine is used, so tidying never weakens a proof."""
 from __future__ import annotations
 
+import math
+
 import sympy as sp
 
 from thm3.ir import Expr, Fn, Loop, Op, Type, const, var, walk
+from thm3.semantics.evaluate import evaluate
+from thm3.semantics.sympy_table import SYMPY, sympy_const
 
-_ARITH = {Op.ADD, Op.SUB, Op.MUL, Op.DIV, Op.NEG, Op.POW, Op.VAR, Op.CONST}
+# A rational function's ops, read by the SymPy table; every other op (and a Bool, an
+# infinity) has no value here, so a term that uses one is not a rational function.
+_RATIONAL = {op: (lambda *args: None) for op in Op} | {
+    op: SYMPY[op] for op in (Op.ADD, Op.SUB, Op.MUL, Op.DIV, Op.NEG, Op.POW)} | {
+    Op.CONST: lambda value, type_: None if type_ is Type.REAL and math.isinf(value) else sympy_const(value, type_)}
 
 
 def _unguard(e: Expr):
-    """The term with `0 if den == 0 else num / den` read as num / den, or None when
-    the term is not a rational function."""
-    memo: dict[int, object] = {}
+    """The term with `0 if den == 0 else num / den` read as num / den, as a SymPy
+    expression; None when the term is not a rational function."""
+    memo: dict[int, Expr] = {}
 
-    def go(x: Expr):
-        if id(x) in memo:
-            return memo[id(x)]
+    def strip(x: Expr) -> Expr:                 # the guards taken off, sharing kept
+        got = memo.get(id(x))
+        if got is not None:
+            return got
         if x.op is Op.WHERE and x.src[0].op is Op.EQ and x.src[2].op is Op.DIV \
                 and x.src[1].op is Op.CONST and x.src[1].arg == 0:
-            out = go(x.src[2])
-        elif x.op not in _ARITH or x.type is Type.BOOL:
-            raise ValueError
+            out = strip(x.src[2])
         else:
-            match x.op:
-                case Op.VAR:
-                    out = sp.Symbol(x.arg.replace(".", "__"), real=True)
-                case Op.CONST:
-                    out = sp.Rational(repr(float(x.arg))) if x.type is Type.REAL else sp.Integer(x.arg)
-                case Op.ADD:
-                    out = go(x.src[0]) + go(x.src[1])
-                case Op.SUB:
-                    out = go(x.src[0]) - go(x.src[1])
-                case Op.MUL:
-                    out = go(x.src[0]) * go(x.src[1])
-                case Op.DIV:
-                    out = go(x.src[0]) / go(x.src[1])
-                case Op.NEG:
-                    out = -go(x.src[0])
-                case Op.POW:
-                    out = go(x.src[0]) ** x.arg
+            src = tuple(strip(s) for s in x.src)
+            out = x if all(a is b for a, b in zip(src, x.src)) else Expr(x.op, x.type, src, x.arg)
         memo[id(x)] = out
         return out
 
-    try:
-        return go(e)
-    except ValueError:
-        return None
+    term = strip(e)
+    env = {v.arg: None if v.type is Type.BOOL else sp.Symbol(v.arg.replace(".", "__"), real=True)
+           for v in walk([term]) if v.op is Op.VAR}
+    return evaluate([term], env, _RATIONAL)[0]
 
 
 def _to_ir(x, types: dict) -> Expr:
