@@ -92,13 +92,24 @@ def _family_and_case(item) -> tuple[str, str | None]:
 
 @pytest.hookimpl(tryfirst=True)      # before -m "not slow" deselects by mark
 def pytest_collection_modifyitems(config, items):
+    seen: dict[str, set] = {}
     for item in items:
         family, case = _family_and_case(item)
+        seen.setdefault(family, set()).add(case)
         keep = REPRESENTATIVE.get(family)
         if (keep is not None and case not in keep) or family in SLOW_SINGLES:
             item.add_marker(pytest.mark.slow)
         elif family in SAMPLE_FAMILIES and case is not None and case.split("-")[0] not in REPRESENTATIVE_SAMPLES:
             item.add_marker(pytest.mark.slow)
+    # A kept case that no longer exists (a renamed parameter) would leave its family with
+    # nothing in the default tier: refuse to run instead.
+    lost = [f"{family}[{case}]" for family, keep in REPRESENTATIVE.items() if family in seen
+            for case in sorted(keep - seen[family])]
+    lost += [f"{family}[any of {', '.join(sorted(REPRESENTATIVE_SAMPLES))}]" for family in SAMPLE_FAMILIES
+             if family in seen and not any(c is not None and c.split("-")[0] in REPRESENTATIVE_SAMPLES
+                                           for c in seen[family])]
+    if lost:
+        raise pytest.UsageError("tests/conftest.py keeps cases that are not collected: " + ", ".join(lost))
     # the marker itself, not a keyword: keywords hold the path's folder names too (a checkout
     # in a folder named gpu would skip every test)
     gpu_items = [item for item in items if item.get_closest_marker("gpu") is not None]
