@@ -194,10 +194,10 @@ def _scan_parts(a, arrays, backend, params):
 
 def _fields(loop, parts, lengths, dim) -> list:
     import dask.array as da
-    from thm3.backends.numpy_tree import _dtype
+    from thm3.backends.numpy_tree import field_dtype
     fields = []
     for k, f in enumerate(loop.fields):
-        kind = _dtype(f.type, np.float64)
+        kind = field_dtype(f.type, np.float64)
         pieces = [da.from_delayed(part[k], shape=(m, dim) if f.type is Type.VEC else (m,), dtype=kind)
                   for part, m in zip(parts, lengths)]
         fields.append(da.concatenate(pieces) if pieces else
@@ -349,10 +349,10 @@ def _prefix_results(spec, params, parts, lengths, dim):
     (computed into a tuple) for a result with several values."""
     import dask
     import dask.array as da
-    from thm3.backends.numpy_tree import _dtype
+    from thm3.backends.numpy_tree import field_dtype
     from thm3.backends.scan import prefix_results
     loop = spec.loop
-    empty = tuple(np.zeros((0, dim) if f.type is Type.VEC else (0,), dtype=_dtype(f.type, np.float64))
+    empty = tuple(np.zeros((0, dim) if f.type is Type.VEC else (0,), dtype=field_dtype(f.type, np.float64))
                   for f in loop.fields)
     sample = prefix_results(loop, empty, params)
     samples = sample if isinstance(sample, tuple) else (sample,)

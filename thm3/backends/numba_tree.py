@@ -28,7 +28,7 @@ from pathlib import Path
 import numba  # noqa: F401  (the optional extra thm3[cpu]; without it this backend is unavailable)
 import numpy as np
 
-from thm3.backends.numpy_tree import _dtype, _Inputs
+from thm3.backends.numpy_tree import field_dtype, Inputs
 from thm3.ir import Expr, Fn, Loop, Op, Type, const, same, walk
 
 CHUNK = 1 << 16      # elements a thread folds before its state joins the tree
@@ -41,7 +41,7 @@ def run_numba(loop: Loop, combine: Fn, arrays, params: dict, *, n: int | None = 
     `threads`: chunks in Numba's threads (True), or one after another in the calling
     thread (False: the same chunks and tree, so the same result); by default threads
     when there is more than one chunk."""
-    data = _Inputs(loop, arrays, params, np.float64, n, dim, offset)
+    data = Inputs(loop, arrays, params, np.float64, n, dim, offset)
     mod = compiled(loop, combine)
     args = _arguments(loop, data)
     reduce = mod.reduce if _threaded(threads, data.n) else mod.reduce_serial
@@ -51,11 +51,11 @@ def run_numba(loop: Loop, combine: Fn, arrays, params: dict, *, n: int | None = 
 def scan_numba(loop: Loop, combine: Fn, arrays, params: dict, *, n: int | None = None,
                dim: int | None = None, offset: int = 0, threads: bool | None = None) -> tuple:
     """Every prefix state: one array a field, (n,) or (n, D); `threads` as in `run_numba`."""
-    data = _Inputs(loop, arrays, params, np.float64, n, dim, offset)
+    data = Inputs(loop, arrays, params, np.float64, n, dim, offset)
     mod = compiled(loop, combine)
     args = _arguments(loop, data)
     outs = tuple(np.empty((data.n, data.dim) if f.type is Type.VEC else (data.n,),
-                          dtype=_dtype(f.type, np.float64)) for f in loop.fields)
+                          dtype=field_dtype(f.type, np.float64)) for f in loop.fields)
     scan = mod.scan if _threaded(threads, data.n) else mod.scan_serial
     scan(data.n, CHUNK, data.dim or 1, data.offset, *outs, *args)
     return outs
@@ -73,12 +73,12 @@ def run_numba_sequential(loop: Loop, combine: Fn, arrays, params: dict, *, n: in
     """The final state of the plain left fold, compiled from the same rendering of `left`
     (no chunks, no combine; the module is the one `run_numba` uses): a fast sequential
     reference and baseline."""
-    data = _Inputs(loop, arrays, params, np.float64, n, dim)
+    data = Inputs(loop, arrays, params, np.float64, n, dim)
     mod = compiled(loop, combine)
     return _state(loop, mod.sequential(data.n, data.dim or 1, 0, *_arguments(loop, data)), data.dim)
 
 
-def _arguments(loop: Loop, data: _Inputs) -> list:
+def _arguments(loop: Loop, data: Inputs) -> list:
     """Element arrays (contiguous) then loop parameters, in the rendered order."""
     arrays = [np.ascontiguousarray(a) for p, a in zip(loop.elements, data.element_arrays)
               if not p.index]
@@ -94,7 +94,7 @@ def _state(loop: Loop, values, dim) -> tuple:
         if f.type is Type.VEC:
             out.append(np.asarray(v, dtype=np.float64).copy())
         else:
-            out.append(_dtype(f.type, np.float64)(v))
+            out.append(field_dtype(f.type, np.float64)(v))
     return tuple(out)
 
 

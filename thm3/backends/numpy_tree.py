@@ -33,6 +33,7 @@ import numpy as np
 
 from thm3.errors import UsageError
 from thm3.semantics.evaluate import NUMPY, PYTHON, Compiled, evaluate, quiet
+from thm3.semantics.fold import Fold
 from thm3.ir import Fn, Loop, Op, Type
 
 # Measured on NumPy 2 (bench/numpy_backend.py): longer runs make the strided reads of
@@ -48,26 +49,28 @@ def run_sequential(loop: Loop, arrays, params: dict, *, n: int | None = None,
                    dim: int | None = None) -> tuple:
     """The plain left fold, element by element, in float64: the meaning of the loop.
     It runs on Python floats through the PYTHON table (the NUMPY table's semantics,
-    checked op by op in tests/test_tables.py) with the DAG scheduled once.  `arrays`
-    holds one array per element parameter that is not an `Index` (shape (n,), or
-    (n, D) for a Vec); returns the final state."""
-    data = _Inputs(loop, arrays, params, np.float64, n, dim)
-    state = [_py_value(v, f.type) for v, f in zip(identity(loop, dim=data.dim), loop.fields)]
-    names = [f"acc.{f.name}" for f in loop.fields]
-    step = Compiled(loop.left.outputs, PYTHON)
-    env = {k: _py_value(v, None) for k, v in data.params.items()}
-    columns = [(p.name, None if p.index else (a if a.ndim > 1 else a.tolist()))
-               for p, a in zip(loop.elements, data.element_arrays)]
-    with quiet():
-        for i in range(data.n):
-            env.update(zip(names, state))
-            for name, col in columns:
-                env[name] = i if col is None else col[i]
-            state = step(env)
+    checked op by op in tests/test_tables.py), as one generated function
+    (`semantics.fold.Fold`).  `arrays` holds one array per element parameter that is
+    not an `Index` (shape (n,), or (n, D) for a Vec); returns the final state."""
+    data, state = fold_sequential(loop, arrays, params, n=n, dim=dim)
     return tuple(_scalar_value(v, f.type, np.float64, data.dim) for v, f in zip(state, loop.fields))
 
 
-def _py_value(v, type_):
+def fold_sequential(loop: Loop, arrays, params: dict, *, n: int | None = None, dim: int | None = None,
+                    every: list | None = None):
+    """The inputs read as `run_sequential` reads them, and the final state of the fold
+    over Python values; with a list `every`, the state after each element is appended
+    to it (a scan's prefixes)."""
+    data = Inputs(loop, arrays, params, np.float64, n, dim)
+    state = [py_value(v, f.type) for v, f in zip(identity(loop, dim=data.dim), loop.fields)]
+    env = {k: py_value(v, None) for k, v in data.params.items()}
+    columns = [None if p.index else (a if a.ndim > 1 else a.tolist())
+               for p, a in zip(loop.elements, data.element_arrays)]
+    with quiet():
+        return data, Fold(loop, PYTHON, every=every is not None)(state, columns, 0, data.n, env, every)
+
+
+def py_value(v, type_):
     """A Python scalar (float, int, bool) for a NumPy scalar; arrays stay arrays."""
     arr = np.asarray(v)
     if arr.ndim:
@@ -86,7 +89,7 @@ def apply_result(loop: Loop, state, params: dict):
     if loop.result is None:
         return tuple(state)
     env = {f"acc.{f.name}": v for f, v in zip(loop.fields, state)}
-    env.update(_param_values(loop, params, np.float64))
+    env.update(param_values(loop, params, np.float64))
     with quiet():
         out = evaluate(loop.result.outputs, env, NUMPY)
     dim = next((np.size(v) for v in env.values() if np.ndim(v) == 1), None)   # a Vec's length
@@ -109,10 +112,10 @@ def run_parallel(loop: Loop, combine: Fn, arrays, params: dict, *,
     if block < 1 or width < 1 or width & (width - 1):
         raise UsageError("block must be >= 1 and width a power of two")
     dtype = np.dtype(dtype).type
-    data = _Inputs(loop, arrays, params, dtype, n, dim, offset)
-    table = _table(dtype)
-    plan = _Plan(loop, data, block, table)
-    merge = _Tree(loop, combine, data, table)
+    data = Inputs(loop, arrays, params, dtype, n, dim, offset)
+    table = value_table(dtype)
+    plan = Plan(loop, data, block, table)
+    merge = Tree(loop, combine, data, table)
     chunk = block * width
     with quiet():
         if data.n <= chunk:
@@ -127,7 +130,7 @@ def run_parallel(loop: Loop, combine: Fn, arrays, params: dict, *,
         return _unbatch(loop, merge.reduce(states))
 
 
-class _Inputs:
+class Inputs:
     """The element arrays and loop parameters, checked and converted to `dtype`."""
 
     def __init__(self, loop: Loop, arrays, params: dict, dtype, n, dim, offset: int = 0):
@@ -138,7 +141,7 @@ class _Inputs:
             names = ", ".join(p.name for p in data_params)
             raise UsageError(f"{loop.name}: expected {len(data_params)} arrays ({names}), "
                              f"got {len(arrays)}")
-        converted = iter([np.asarray(a, dtype=_dtype(p.type, dtype))
+        converted = iter([np.asarray(a, dtype=field_dtype(p.type, dtype))
                           for a, p in zip(arrays, data_params)])
         self.element_arrays = [None if p.index else next(converted) for p in loop.elements]
         lengths = {len(a) for a in self.element_arrays if a is not None}
@@ -147,7 +150,7 @@ class _Inputs:
         if len(lengths) > 1 or (n is not None and lengths and lengths != {n}):
             raise UsageError(f"{loop.name}: element arrays of different lengths {sorted(lengths)}")
         self.n = n if n is not None else lengths.pop()
-        self.params = _param_values(loop, params, dtype)
+        self.params = param_values(loop, params, dtype)
         dims = {a.shape[1] for a, p in zip(self.element_arrays, loop.elements)
                 if p.type is Type.VEC and a is not None and a.ndim == 2}
         dims |= {len(self.params[p.name]) for p in loop.params if p.type is Type.VEC}
@@ -166,10 +169,10 @@ class _Inputs:
                 raise UsageError(f"{loop.name}: element {p.name} must be {want}-D, got shape {a.shape}")
 
 
-class _Plan:
+class Plan:
     """Step 2: fold runs of L elements with `left`, all runs of a chunk side by side."""
 
-    def __init__(self, loop: Loop, data: _Inputs, block: int, table: dict):
+    def __init__(self, loop: Loop, data: Inputs, block: int, table: dict):
         self.loop, self.data, self.L = loop, data, block
         self.left = Compiled(loop.left.outputs, table)
         self.names = [f"acc.{f.name}" for f in loop.fields]
@@ -185,7 +188,7 @@ class _Plan:
         count = end - begin
         runs = -(-count // L)
         if runs == 0:
-            return _batched_identity(loop, 0, self.data.dim, self.real)
+            return batched_identity(loop, 0, self.data.dim, self.real)
         rows = []                                   # per element: (runs, L, 1 or D) views
         for p, a in zip(loop.elements, self.data.element_arrays):
             if p.index:
@@ -201,7 +204,7 @@ class _Plan:
         if last_len < L:
             padding = np.zeros((runs, 1), dtype=bool)
             padding[-1] = True
-        state = _batched_identity(loop, runs, self.data.dim, self.real) if start is None else start
+        state = batched_identity(loop, runs, self.data.dim, self.real) if start is None else start
         env = dict(self.data.params)
         for j in range(L):
             env.update(zip(self.names, state))
@@ -217,10 +220,10 @@ class _Plan:
         return state
 
 
-class _Tree:
+class Tree:
     """Step 3: combine neighbouring states level by level, earlier state on the left."""
 
-    def __init__(self, loop: Loop, combine: Fn, data: _Inputs, table: dict):
+    def __init__(self, loop: Loop, combine: Fn, data: Inputs, table: dict):
         self.loop, self.data = loop, data
         self.combine = Compiled(combine.outputs, table)
         self.a = [f"a.{f.name}" for f in loop.fields]
@@ -230,7 +233,7 @@ class _Tree:
     def reduce(self, states: tuple) -> tuple:
         """One state (the identity for none)."""
         if len(states[0]) == 0:
-            return _batched_identity(self.loop, 1, self.data.dim, self.real)
+            return batched_identity(self.loop, 1, self.data.dim, self.real)
         while len(states[0]) > 1:
             states = self._level(states)
         return states
@@ -244,7 +247,7 @@ class _Tree:
 
     def _level(self, states: tuple) -> tuple:
         if len(states[0]) % 2:
-            pad = _batched_identity(self.loop, 1, self.data.dim, self.real)
+            pad = batched_identity(self.loop, 1, self.data.dim, self.real)
             states = tuple(np.concatenate([s, p]) for s, p in zip(states, pad))
         return self.pair(tuple(s[0::2] for s in states), tuple(s[1::2] for s in states))
 
@@ -258,7 +261,7 @@ class _Tree:
 
 # --- values ---------------------------------------------------------------------------
 
-def _table(dtype) -> dict:
+def value_table(dtype) -> dict:
     """NUMPY with Real constants in `dtype`, so that a float32 run stays in float32."""
     if dtype is np.float64:
         return NUMPY
@@ -268,7 +271,7 @@ def _table(dtype) -> dict:
     return table
 
 
-def _dtype(type_: Type, real):
+def field_dtype(type_: Type, real):
     match type_:
         case Type.BOOL:
             return np.bool_
@@ -280,13 +283,13 @@ def _dtype(type_: Type, real):
             raise ValueError(f"no dtype for {type_}")
 
 
-def _param_values(loop: Loop, params: dict, dtype) -> dict:
+def param_values(loop: Loop, params: dict, dtype) -> dict:
     missing = [p.name for p in loop.params if p.name not in params]
     if missing:
         raise UsageError(f"{loop.name}: missing loop parameters {', '.join(missing)}")
     out = {}
     for p in loop.params:
-        value = np.asarray(params[p.name], dtype=_dtype(p.type, dtype))
+        value = np.asarray(params[p.name], dtype=field_dtype(p.type, dtype))
         out[p.name] = value if p.type is Type.VEC else value[()]
     return out
 
@@ -296,10 +299,10 @@ def _scalar_value(v, type_: Type, real, dim):
     if type_ is Type.VEC:
         v = np.asarray(v, dtype=real)
         return np.broadcast_to(v, (dim,)).copy() if v.ndim == 0 else v.reshape(-1).copy()
-    return _dtype(type_, real)(np.asarray(v).reshape(-1)[0] if np.ndim(v) else v)
+    return field_dtype(type_, real)(np.asarray(v).reshape(-1)[0] if np.ndim(v) else v)
 
 
-def _batched_identity(loop: Loop, lanes: int, dim, real) -> tuple:
+def batched_identity(loop: Loop, lanes: int, dim, real) -> tuple:
     """The identity in `lanes` lanes, as read-only broadcast views (states are never
     written in place, and a chunk's first step then reads no fresh memory)."""
     out = []
@@ -307,7 +310,7 @@ def _batched_identity(loop: Loop, lanes: int, dim, real) -> tuple:
         if f.type is Type.VEC:
             out.append(np.broadcast_to(np.full((1, dim), f.default, dtype=real), (lanes, dim)))
         else:
-            out.append(np.broadcast_to(np.full((1, 1), f.default, dtype=_dtype(f.type, real)), (lanes, 1)))
+            out.append(np.broadcast_to(np.full((1, 1), f.default, dtype=field_dtype(f.type, real)), (lanes, 1)))
     return tuple(out)
 
 

@@ -28,9 +28,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from thm3.backends.numpy_tree import (PYTHON, Compiled, _batched_identity, _dtype, _Inputs,
-                                      _param_values, _Plan, _py_value, _table,
-                                      _Tree, identity)
+from thm3.backends.numpy_tree import (Inputs, Plan, Tree, batched_identity, field_dtype, fold_sequential,
+                                      param_values, value_table)
 from thm3.errors import BackendUnavailable, UsageError
 from thm3.ir import Fn, Loop, Op, Type
 from thm3.semantics.evaluate import NUMPY, evaluate, quiet
@@ -61,14 +60,14 @@ def scan_parallel(loop: Loop, combine: Fn, arrays, params: dict, *, lanes: int =
     if lanes < 1:
         raise UsageError("lanes must be >= 1")
     dtype = np.dtype(dtype).type
-    data = _Inputs(loop, arrays, params, dtype, n, dim, offset)
-    table = _table(dtype)
+    data = Inputs(loop, arrays, params, dtype, n, dim, offset)
+    table = value_table(dtype)
     if data.n == 0:
         return _empty(loop, data.dim, dtype)
     length = -(-data.n // min(lanes, data.n))          # run length L
     runs = -(-data.n // length)
-    plan = _Plan(loop, data, length, table)
-    tree = _Tree(loop, combine, data, table)
+    plan = Plan(loop, data, length, table)
+    tree = Tree(loop, combine, data, table)
     with quiet():
         totals = plan.fold_runs(0, data.n)
         carried = exclusive_scan(tree, totals)
@@ -114,12 +113,12 @@ def scan_accumulate(loop: Loop, ufuncs: list, arrays, params: dict, *, dtype=np.
     states left(init, x_i) of a chunk of elements at once, the first one combined with
     the prefix carried from the chunk before, then `ufunc.accumulate` of each field."""
     dtype = np.dtype(dtype).type
-    data = _Inputs(loop, arrays, params, dtype, n, dim, offset)
+    data = Inputs(loop, arrays, params, dtype, n, dim, offset)
     if data.n == 0:
         return _empty(loop, data.dim, dtype)
     chunk = chunk or ACCUMULATE_CHUNK
-    plan = _Plan(loop, data, 1, _table(dtype))      # runs of one element: the leaves
-    outs = [np.empty((data.n, data.dim) if f.type is Type.VEC else (data.n,), dtype=_dtype(f.type, dtype))
+    plan = Plan(loop, data, 1, value_table(dtype))      # runs of one element: the leaves
+    outs = [np.empty((data.n, data.dim) if f.type is Type.VEC else (data.n,), dtype=field_dtype(f.type, dtype))
             for f in loop.fields]
     with quiet():
         for c0 in range(0, data.n, chunk):
@@ -153,7 +152,7 @@ def scan_states(loop: Loop, combine: Fn, arrays, params: dict, *, backend: str =
             raise UsageError(f"backend must be 'numpy', 'numba' or 'cupy', not {backend!r}")
 
 
-def exclusive_scan(tree: _Tree, states: tuple) -> tuple:
+def exclusive_scan(tree: Tree, states: tuple) -> tuple:
     """State r becomes the combine of states 0 .. r-1 (the identity for r = 0), in order."""
     k, count = 1, len(states[0])
     while k < count:
@@ -162,12 +161,12 @@ def exclusive_scan(tree: _Tree, states: tuple) -> tuple:
         merged = tree.pair(left, right)
         states = tuple(np.concatenate([s[:k], m]) for s, m in zip(states, merged))
         k *= 2
-    first = _batched_identity(tree.loop, 1, tree.data.dim, tree.real)
+    first = batched_identity(tree.loop, 1, tree.data.dim, tree.real)
     return tuple(np.concatenate([f, s[:-1]]) for f, s in zip(first, states))
 
 
 def _empty(loop: Loop, dim, real) -> tuple:
-    return tuple(np.empty((0, dim) if f.type is Type.VEC else (0,), dtype=_dtype(f.type, real))
+    return tuple(np.empty((0, dim) if f.type is Type.VEC else (0,), dtype=field_dtype(f.type, real))
                  for f in loop.fields)
 
 
@@ -175,25 +174,12 @@ def run_sequential_prefixes(loop: Loop, arrays, params: dict, *, n: int | None =
                             dim: int | None = None) -> tuple:
     """The plain left fold, element by element in float64 (as `run_sequential`), keeping
     the state after every element: the meaning of the scan."""
-    data = _Inputs(loop, arrays, params, np.float64, n, dim)
-    state = [_py_value(v, f.type) for v, f in zip(identity(loop, dim=data.dim), loop.fields)]
-    names = [f"acc.{f.name}" for f in loop.fields]
-    step = Compiled(loop.left.outputs, PYTHON)
-    env = {k: _py_value(v, None) for k, v in data.params.items()}
-    columns = [(p.name, None if p.index else (a if a.ndim > 1 else a.tolist()))
-               for p, a in zip(loop.elements, data.element_arrays)]
-    rows = []
-    with quiet():
-        for i in range(data.n):
-            env.update(zip(names, state))
-            for name, col in columns:
-                env[name] = i if col is None else col[i]
-            state = step(env)
-            rows.append(state)
+    rows: list = []
+    data, _ = fold_sequential(loop, arrays, params, n=n, dim=dim, every=rows)
     if not rows:
         return _empty(loop, data.dim, np.float64)
     return tuple(np.stack([np.broadcast_to(np.asarray(r[k], dtype=np.float64), (data.dim,)) for r in rows])
-                 if f.type is Type.VEC else np.array([r[k] for r in rows], dtype=_dtype(f.type, np.float64))
+                 if f.type is Type.VEC else np.array([r[k] for r in rows], dtype=field_dtype(f.type, np.float64))
                  for k, f in enumerate(loop.fields))
 
 
@@ -206,7 +192,7 @@ def prefix_results(loop: Loop, states: tuple, params: dict):
     n = len(states[0])
     env = {f"acc.{f.name}": (np.asarray(s) if f.type is Type.VEC else np.asarray(s)[:, None])
            for f, s in zip(loop.fields, states)}
-    env.update(_param_values(loop, params, np.float64))
+    env.update(param_values(loop, params, np.float64))
     with quiet():
         out = evaluate(loop.result.outputs, env, NUMPY)
     types = [loop.result_type] if len(out) == 1 else [e.type for e in loop.result.outputs]

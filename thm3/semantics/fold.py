@@ -35,9 +35,13 @@ class Fold:
     `single` names operations whose Real (and Vec) results are rounded to IEEE single
     precision after the table computes them in double, Real constants too: float32
     arithmetic on Python floats (one double operation rounded to single is the correctly
-    rounded single result for + - * / and sqrt), inline for a Real value."""
+    rounded single result for + - * / and sqrt), inline for a Real value.
 
-    def __init__(self, loop: Loop, table: dict, single=frozenset()):
+    With `every`, the function also takes a list `out` and appends the state (a tuple)
+    after each element: the prefixes of a scan.
+    """
+
+    def __init__(self, loop: Loop, table: dict, single=frozenset(), every: bool = False):
         self.loop = loop
         names = {f"acc.{f.name}": f"s{i}" for i, f in enumerate(loop.fields)}
         names.update({d.name: f"e{i}" for i, d in enumerate(loop.elements)})
@@ -81,20 +85,25 @@ class Fold:
         reads = [f"        e{i} = j" if d.index else f"        e{i} = c_{i}[j]"
                  for i, d in enumerate(loop.elements)]
         outs = [slot[id(e)] for e in loop.left.outputs]
-        lines = ["def fold(state, columns, start, stop, params):",
+        self.every = every
+        lines = [f"def fold(state, columns, start, stop, params{', out' if every else ''}):",
+                 *(["    keep = out.append"] if every else []),
                  f"    {', '.join(fields)}, = state",
                  *[f"    c_{i} = columns[{i}]" for i, d in enumerate(loop.elements) if not d.index],
                  *[f"    p{i} = params[{p.name!r}]" for i, p in enumerate(loop.params)],
                  "    for j in range(start, stop):",
                  *reads, *body,
                  f"        {', '.join(fields)}, = {', '.join(outs)},",
+                 *([f"        keep(({', '.join(fields)},))"] if every else []),
                  f"    return [{', '.join(fields)}]"]
         self.source = "\n".join(lines) + "\n"
         code = compile(self.source, f"<thm3 fold of {loop.name}>", "exec")
         exec(code, self.globals)            # thm3's own rendering of the IR (see the docstring)
         self._fold = self.globals["fold"]
 
-    def __call__(self, state, columns, start: int, stop: int, params: dict) -> list:
+    def __call__(self, state, columns, start: int, stop: int, params: dict, out: list | None = None) -> list:
+        if self.every:
+            return self._fold(list(state), columns, start, stop, params, out)
         return self._fold(list(state), columns, start, stop, params)
 
 
