@@ -1,7 +1,13 @@
 """Houdini invariants: candidate atoms from the loop, kept only when inductive."""
 from __future__ import annotations
 
+import time
+from pathlib import Path
+
 import numpy as np
+
+import thm3
+from thm3.ir.printer import to_text
 
 from stages import later, loop_of
 from thm3.analysis.invariants import candidates, infer
@@ -38,3 +44,15 @@ def test_no_time_keeps_nothing_unproved():
     loop = loop_of("mps")
     inv, timed_out = infer(loop, make_triples(loop), 0.0)
     assert timed_out and inv == []
+
+
+def test_an_equality_left_tests_carries_facts():
+    # the longest increasing run tests lead == n (the leading run is the whole list); then
+    # the trailing run and the best are the whole list too, and not otherwise
+    loop = thm3.parse_file(Path(__file__).resolve().parents[1] / "bench" / "corpus" / "autolifter_lis_lifted.py")
+    inv, timed_out = infer(loop, make_triples(loop), time.monotonic() + 30)
+    text = {to_text(i) for i in inv}
+    assert not timed_out
+    assert "not acc.lead == acc.n or acc.trail == acc.n" in text
+    assert "acc.lead == acc.n or not acc.trail == acc.n" in text
+    assert "not acc.lead == acc.n or acc.best == acc.n" in text

@@ -108,6 +108,30 @@ def candidates(loop: Loop) -> list[Expr]:
                 if f is not g and loop.fields.index(f) < loop.fields.index(g):
                     out.append(_or(_not(_field(b)), _cmp(Op.EQ, _field(f), _field(g))))
                     out.append(_or(_field(b), _cmp(Op.EQ, _field(f), _field(g))))
+    out += _comparison_facts(loop, numeric)
+    return out
+
+
+def _comparison_facts(loop: Loop, numeric) -> list[Expr]:
+    """Facts tied to an equality `left` tests between two fields (acc.lead == acc.n: the
+    leading run is the whole list): while it holds, each other field equals one side
+    (trail == n, best == n), and while it fails, differs from it."""
+    fields = {f"acc.{f.name}" for f in numeric}
+    out: list[Expr] = []
+    seen: set[str] = set()
+    for e in walk(loop.left.outputs):
+        if e.op is not Op.EQ or not all(s.op is Op.VAR and s.arg in fields for s in e.src):
+            continue
+        if repr(e) in seen:
+            continue
+        seen.add(repr(e))
+        for f in numeric:
+            h = _field(f)
+            if any(h.arg == s.arg for s in e.src):
+                continue
+            for side in e.src:
+                out.append(_or(_not(e), _cmp(Op.EQ, h, side)))
+                out.append(_or(e, _not(_cmp(Op.EQ, h, side))))
     return out
 
 

@@ -210,6 +210,83 @@ def _holds(fit: Fit, exact, target) -> bool:
     return True
 
 
+# -- extrema of linear terms -------------------------------------------------------
+
+@dataclass(frozen=True)
+class Extremum:
+    """c = max (or min) of linear terms, each {monomial: coefficient}: the combine of a
+    running maximum such as a longest run, max(a.best, b.best, a.trail + b.lead)."""
+    op: Op
+    terms: tuple
+
+    def expr(self, variables: list[tuple[str, Type]], field_type: Type) -> Expr:
+        parts = [_poly(t, variables, field_type) for t in self.terms]
+        out = parts[0]
+        for e in parts[1:]:
+            out = Expr(self.op, promote(out.type, e.type), (out, e))
+        return out
+
+
+def _linear_terms(variables: list[tuple[str, Type]]) -> list[dict]:
+    """Each variable, and each sum of an a-field and a b-field (simplest first)."""
+    nv = len(variables)
+    unit = [tuple(int(k == i) for k in range(nv)) for i in range(nv)]
+    out = [{unit[i]: Fraction(1)} for i in range(nv)]
+    for i, (ni, _) in enumerate(variables):
+        for j, (nj, _) in enumerate(variables):
+            if ni.startswith("a.") and nj.startswith("b."):
+                out.append({unit[i]: Fraction(1), unit[j]: Fraction(1)})
+    return out
+
+
+class Extrema:
+    """The linear terms of `_linear_terms` on every sampled row, as integers (all values
+    scaled by one common denominator), so that a max/min fit on a subset of rows is a
+    few vectorised comparisons."""
+
+    def __init__(self, exact: list[list[Fraction]], targets: list[list[Fraction]],
+                 variables: list[tuple[str, Type]]):
+        import math
+        self.terms = _linear_terms(variables)
+        den = 1
+        for row in itertools.chain(exact, targets):
+            for x in row:
+                den = math.lcm(den, Fraction(x).denominator)
+        self.den = den
+        cols = [[int(Fraction(x) * den) for x in row] for row in exact]
+        big = max((abs(v) for row in cols for v in row), default=0)
+        self.ok = big < 2 ** 40 and bool(cols)
+        if self.ok:
+            m = np.array(cols, dtype=np.int64)
+            self.values = np.stack([sum(int(c) * m[:, list(mono).index(1)] for mono, c in t.items())
+                                    for t in self.terms])
+
+    def fit(self, idx: list[int], target: list[Fraction]) -> "Extremum | None":
+        """c = max(S) (or min(S)) on these rows, S the fewest terms that bound c on every
+        row and together reach it on each; None when no such S exists."""
+        if not self.ok or not idx:
+            return None
+        t = np.array([int(Fraction(x) * self.den) for x in target], dtype=np.int64)
+        v = self.values[:, idx]
+        for op, bounded in ((Op.MAX, np.all(v <= t, axis=1)), (Op.MIN, np.all(v >= t, axis=1))):
+            bound = np.flatnonzero(bounded)
+            if bound.size < 2:
+                continue
+            reached = v[bound] == t
+            if not bool(np.all(reached.any(axis=0))):
+                continue
+            # greedy cover: the term reaching c on the most rows not yet covered, simplest first
+            open_rows = np.ones(len(idx), dtype=bool)
+            chosen = []
+            while open_rows.any():
+                k = int(np.argmax((reached & open_rows).sum(axis=1)))
+                chosen.append(int(bound[k]))
+                open_rows &= ~reached[k]
+            if len(chosen) > 1:
+                return Extremum(op, tuple(self.terms[k] for k in sorted(chosen)))
+        return None
+
+
 # -- piecewise: conditions read from `left` ------------------------------------------
 
 def conditions(loop: Loop) -> list[Expr]:
@@ -224,8 +301,7 @@ def conditions(loop: Loop) -> list[Expr]:
         names = {v.arg for v in walk([e]) if v.op is Op.VAR}
         used = sorted(names & elements)
         side_maps = [{f"acc.{f.name}": var(f"{s}.{f.name}", f.type) for f in loop.fields} for s in "ab"]
-        choices = [[var(f"b.{f.name}", f.type) for f in loop.fields if f.type is not Type.BOOL]
-                   for _ in used]
+        choices = [_element_fields(loop, name) for name in used]
         for m in side_maps:
             for pick in itertools.product(*choices):
                 mapping = dict(m) | dict(zip(used, pick))
@@ -234,8 +310,29 @@ def conditions(loop: Loop) -> list[Expr]:
                 if key not in seen and not (free := {v.arg for v in walk([c]) if v.op is Op.VAR}) <= {
                         d.name for d in loop.params}:
                     seen.add(key)
-                    out.append(c)
-    return out[:4 * MAX_CONDITIONS]
+                    out.append((bool(used), c))
+    # comparisons of the state alone (a.n == 0, a.lead == a.n) before those that read an
+    # element as some field of b
+    out.sort(key=lambda uc: uc[0])
+    return [c for _, c in out][:4 * MAX_CONDITIONS]
+
+
+def _element_fields(loop: Loop, name: str) -> list[Expr]:
+    """The fields of b that may stand for the element `name` in a condition: those whose
+    update takes the element as it is (a last or first element: `x`, or a branch `x`),
+    else every non-Bool field."""
+    def holds(e: Expr) -> bool:
+        if e.op is Op.VAR and e.arg == name:
+            return True
+        if e.op is Op.WHERE:
+            return holds(e.src[1]) or holds(e.src[2])
+        if e.op in (Op.MAX, Op.MIN):
+            return any(holds(s) for s in e.src)
+        return False
+
+    direct = [var(f"b.{f.name}", f.type) for f, out in zip(loop.fields, loop.left.outputs)
+              if f.type is not Type.BOOL and holds(out)]
+    return direct or [var(f"b.{f.name}", f.type) for f in loop.fields if f.type is not Type.BOOL]
 
 
 def _tree(rows: list[int], conds: list[tuple[Expr, list[bool]]], fit_on, depth: int):
@@ -292,6 +389,7 @@ def synthesize(loop: Loop, deadline: float, rows: list[Row] | None = None) -> Fn
         if any(vals) and not all(vals) and vals not in [v for _, v in conds]:
             conds.append((c, vals))
     conds = conds[:MAX_CONDITIONS]
+    extrema = Extrema(exact, [r.c for r in rows], variables)
     outs = []
     for i, fld in enumerate(loop.fields):
         if time.monotonic() > deadline:
@@ -305,7 +403,11 @@ def synthesize(loop: Loop, deadline: float, rows: list[Row] | None = None) -> Fn
             def fit_on(idx, target=target, degree=degree):
                 if time.monotonic() > deadline:
                     return None
-                return fit_rows([exact[r] for r in idx], [target[r] for r in idx], len(variables), degree)
+                rows_, target_ = [exact[r] for r in idx], [target[r] for r in idx]
+                got = fit_rows(rows_, target_, len(variables), degree)
+                if got is None and degree == 1:
+                    got = extrema.fit(idx, target_)
+                return got
 
             tree = _tree(list(range(len(rows))), conds, fit_on, 0)
             if tree is not None:
@@ -322,7 +424,7 @@ def synthesize(loop: Loop, deadline: float, rows: list[Row] | None = None) -> Fn
 
 
 def _build(tree, variables, field_type: Type) -> Expr:
-    if isinstance(tree, Fit):
+    if isinstance(tree, (Fit, Extremum)):
         return tree.expr(variables, field_type)
     cond, t, f = tree
     yes, no = _build(t, variables, field_type), _build(f, variables, field_type)
