@@ -3,7 +3,10 @@
 Candidate facts over the fields, the constants of the loop and the initial value are
 kept if they hold on init, on sampled reachable states, and, as a whole set, are
 preserved by one `left` step (proved with `thm3.prove`); facts that fail are dropped
-until the set is inductive.  The proofs of the laws assume the survivors."""
+until the set is inductive.  Besides the atoms built from the loop's shape, the
+polynomial identities that exact interpolation finds on reachable states
+(`thm3.synth.interpolation.equality_invariants`: n * mean == sum, a compensation that
+stays 0, a step-matrix power that commutes with the step) are candidates too.  The proofs of the laws assume the survivors."""
 from __future__ import annotations
 
 import math
@@ -15,6 +18,7 @@ from thm3.semantics.evaluate import NUMPY, evaluate, quiet
 from thm3.ir import Expr, Loop, Op, Type, const, initial_state, var, walk
 from thm3.prove.laws import Setting, preserved_atoms
 from thm3.semantics.samples import batch_init
+from thm3.synth.interpolation import equality_invariants
 
 
 def _cmp(op: Op, a: Expr, b: Expr) -> Expr:
@@ -175,14 +179,20 @@ def infer(loop: Loop, triples, deadline: float) -> tuple[list[Expr], bool]:
     """The inductive invariants, and whether the proof search timed out (then the
     survivors are only those proved before the deadline; none are assumed unproved)."""
     atoms = candidates(loop)
+    known = {repr(a) for a in atoms}
+    exact = [e for e in equality_invariants(loop) if repr(e) not in known]
+    atoms += exact
     states = [batch_init(loop, 1, 3)]
     for t in triples:
         states += [t.a, t.b, t.c]
     keep = _holds(atoms, states[:1], loop, triples[0].params if triples else {})
     # "f never leaves its default" may hold over the reals only (Kahan's c is round-off
     # in floats): the samples do not judge it, the inductive step does.
+    # The identities of exact interpolation held on exact rational samples; in floats
+    # they hold up to round-off only, so the samples do not judge them either.
+    exempt = np.array([i >= len(atoms) - len(exact) for i in range(len(atoms))], dtype=bool)
     for t in triples:
-        keep &= _holds(atoms, [t.a, t.b, t.c], loop, t.params) | _round_off(atoms, [t.a, t.b, t.c], loop)
+        keep &= _holds(atoms, [t.a, t.b, t.c], loop, t.params) | _round_off(atoms, [t.a, t.b, t.c], loop) | exempt
     alive = [a for a, k in zip(atoms, keep) if k]
     while alive:
         if time.monotonic() > deadline:

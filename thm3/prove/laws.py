@@ -448,7 +448,16 @@ def values_equal(ex: Explorer, l, r, syms: Symbols):
             if on_path is None or exp_equal(*on_path):
                 return True
         d = l.sp - r.sp
-        if _is_zero(d) or sympy_zero(d, _path_equalities(ex, syms), tried=True):
+        if _is_zero(d):
+            return True
+        eqs = _path_equalities(ex, syms)
+        if eqs:
+            # the path's linear equalities (invariants such as m_y_z == b * m_z_y) solved
+            # for a symbol with a numeric coefficient and substituted: exact on the path
+            on_path = _on_path((d,), eqs)
+            if on_path is None or _is_zero(sp.expand(on_path[0])):
+                return True
+        if sympy_zero(d, eqs, tried=True):
             return True
     return ex.valid(l.z3 == r.z3) is True
 

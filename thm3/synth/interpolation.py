@@ -441,10 +441,52 @@ def equalities(loop: Loop, degree: int = 3, rows: list[Row] | None = None) -> li
         rows = exact_rows(loop, count=200) if rows is None else rows
     except NotRational:
         return []
-    states = [r.c for r in rows]
-    k = len(loop.fields)
-    monos = monomials(k, degree)
-    cols = np.array([[float(x) for x in s] for s in states])
+    return _relations([list(r.c) for r in rows], len(loop.fields), degree)
+
+
+def equality_invariants(loop: Loop, degree: int = 2, count: int = 200) -> list[Expr]:
+    """The polynomial identities over the fields and the loop parameters that hold on
+    every sampled reachable state, as `P == 0` over acc.<field> and the parameters: n *
+    mean == sum, a compensation that stays 0, a step-matrix power that commutes with the
+    step (m_y_z == b * m_z_y).  Candidates only: the invariant stage keeps those it proves
+    inductive."""
+    if rational_loop_reason(loop) or any(f.type in (Type.BOOL, Type.VEC) for f in loop.fields):
+        return []
+    params = [d for d in loop.params if d.type in (Type.REAL, Type.INT)]
+    try:
+        rows = exact_rows(loop, count=count)
+    except NotRational:
+        return []
+    points = [list(r.c) + [r.params[d.name] for d in params] for r in rows]
+    nvars = len(loop.fields) + len(params)
+    while degree > 1 and len(monomials(nvars, degree)) > len(points) // 2:
+        degree -= 1
+    rels = _relations(points, nvars, degree)
+    variables = [(f"acc.{f.name}", f.type) for f in loop.fields] + [(d.name, d.type) for d in params]
+    out = []
+    zero: set[int] = set()      # variables found to be 0: their multiples say nothing more
+    for rel in rels:
+        if not any(any(m[:len(loop.fields)]) for m in rel):
+            continue            # a relation among the parameters alone says nothing of the state
+        if any(all(m[i] for m in rel) for i in zero):
+            continue
+        if len(rel) == 1:
+            (mono,) = rel
+            if sum(mono) == 1:
+                zero.add(mono.index(1))
+            else:
+                continue        # f**2 == 0 without f == 0 first: not a fact of its own
+        out.append(Expr(Op.EQ, Type.BOOL, (_poly(rel, variables, Type.REAL), const(0.0, Type.REAL))))
+    return out
+
+
+def _relations(points: list[list], nvars: int, degree: int) -> list[dict]:
+    """The exact linear relations among the monomials (degree <= `degree`) on the points:
+    each monomial that depends on the earlier ones, with its coefficients."""
+    if not points:
+        return []
+    monos = monomials(nvars, degree)
+    cols = np.array([[float(x) for x in s] for s in points])
     m = _values(monos, cols)
     scale = np.abs(m).max(axis=0)
     scale[scale == 0] = 1
@@ -465,6 +507,6 @@ def equalities(loop: Loop, degree: int = 3, rows: list[Row] | None = None) -> li
             r = Fraction(float(c)).limit_denominator(DENOMINATOR_LIMIT)
             if r != 0:
                 rel[monos[i]] = -r
-        if all(sum((v * _exact_value(mo, s) for mo, v in rel.items()), Fraction(0)) == 0 for s in states):
+        if all(sum((v * _exact_value(mo, s) for mo, v in rel.items()), Fraction(0)) == 0 for s in points):
             out.append(rel)
     return out
