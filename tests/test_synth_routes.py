@@ -83,11 +83,29 @@ def test_interpolation_splits_by_left_comparisons():
     assert "b.m > a.m" in text and "b.m == a.m" in text and "b.c + a.c" in text
 
 
-def test_interpolation_declines_exp_and_infinities():
+def test_interpolation_declines_exp():
     with pytest.raises(interpolation.Failed, match="exp"):
         interpolation.synthesize(_loop(SAMPLES / "logsumexp.py"), time.monotonic() + 5)
-    with pytest.raises(interpolation.Failed, match="infinity"):
-        interpolation.synthesize(_loop(CORPUS / "three_smallest.py"), time.monotonic() + 5)
+
+
+def test_interpolation_reads_infinite_defaults_through_a_sentinel():
+    # the three smallest start at inf: the fit runs on samples with inf read as a large
+    # sentinel, and the combine it gives says inf again (min of the fields per case)
+    fn = interpolation.synthesize(_loop(CORPUS / "three_smallest.py"), time.monotonic() + 30)
+    assert to_text(fn.outputs[0]) == "min(a.a, b.a)"
+    assert "1000000" not in " ".join(to_text(e) for e in fn.outputs)
+
+
+def test_interpolation_fits_flags_of_a_lifted_run():
+    # the lifted longest increasing run: a Bool field (the whole list increases) is the
+    # and of both flags where the runs meet, and False where they do not
+    src = (ROOT / "samples" / "longest_increasing.py").read_text()
+    from thm3.lift.search import lift
+    lifted = lift(thm3.parse_source(src), timeout=30).loop
+    fn = interpolation.synthesize(normalize_loop(lifted), time.monotonic() + 60)
+    flag = next(e for f, e in zip(lifted.fields, fn.outputs) if f.type.value == "Bool")
+    text = to_text(flag)
+    assert " and " in text and "False" in text, text
 
 
 def test_interpolation_fits_a_longest_run_as_a_max_of_sums():

@@ -21,7 +21,7 @@ import numpy as np
 
 from thm3.ir import COMPARISONS, Expr, Fn, Loop, Op, Type, const, promote, substitute, var, walk
 from thm3.semantics.evaluate import Compiled
-from thm3.synth.exact import EXACT, NotRational, Row, exact_rows, rational_loop_reason
+from thm3.synth.exact import EXACT, NotRational, Row, exact_rows, rational_loop_reason, with_sentinel
 
 MAX_DEGREE = 4
 MAX_DENOMINATOR_DEGREE = 1
@@ -362,39 +362,62 @@ class Failed(Exception):
     """The route found nothing; the message says why."""
 
 
+# An infinite default (a last element -inf while empty) is read as +-SENTINEL in the
+# exact samples: larger than any sampled value, so comparisons decide as with infinity.
+SENTINEL = Fraction(10 ** 6)
+
+
 def synthesize(loop: Loop, deadline: float, rows: list[Row] | None = None) -> Fn:
     """The interpolated combine; raises Failed with the reason."""
-    why = rational_loop_reason(loop)
+    why = rational_loop_reason(loop, infinities=True)
     if why:
         raise Failed(why)
-    if any(f.type is Type.BOOL for f in loop.fields):
-        raise Failed("a Bool field is not a polynomial")
+    infinite = any(e.op is Op.CONST and e.type is not Type.BOOL and not isinstance(e.arg, bool)
+                   and e.arg in (float("inf"), float("-inf"))
+                   for e in walk(loop.left.outputs)) or any(
+        f.type is not Type.BOOL and f.default in (float("inf"), float("-inf")) for f in loop.fields)
+    table = with_sentinel(SENTINEL) if infinite else EXACT
     try:
-        rows = exact_rows(loop) if rows is None else rows
+        rows = exact_rows(loop, table=table) if rows is None else rows
     except NotRational as e:
         raise Failed(str(e)) from None
     if len(rows) < 50:
         raise Failed("too few lists satisfy the preconditions")
-    variables = [(f"{s}.{f.name}", f.type) for s in "ab" for f in loop.fields] + \
-        [(d.name, d.type) for d in loop.params if d.type is not Type.BOOL]
-    exact = [list(r.a) + list(r.b) + [r.params[d.name] for d in loop.params if d.type is not Type.BOOL]
+    numeric = [i for i, f in enumerate(loop.fields) if f.type is not Type.BOOL]
+    flags = [i for i, f in enumerate(loop.fields) if f.type is Type.BOOL]
+    params = [d for d in loop.params if d.type is not Type.BOOL]
+    variables = [(f"{s}.{loop.fields[i].name}", loop.fields[i].type) for s in "ab" for i in numeric] + \
+        [(d.name, d.type) for d in params]
+    exact = [[r.a[i] for i in numeric] + [r.b[i] for i in numeric] + [r.params[d.name] for d in params]
              for r in rows]
+    envs = [{f"{s}.{f.name}": v for s, st in (("a", r.a), ("b", r.b)) for f, v in zip(loop.fields, st)}
+            | dict(r.params) for r in rows]
     conds = []
-    for c in conditions(loop):
+    for c in conditions(loop) + [var(f"{s}.{loop.fields[i].name}", Type.BOOL) for s in "ab" for i in flags]:
         try:
-            f = Compiled([c], EXACT)
-            vals = [bool(f(dict(zip((n for n, _ in variables), row)))[0]) for row in exact]
+            f = Compiled([c], table)
+            vals = [bool(f(env)[0]) for env in envs]
         except (NotRational, KeyError, TypeError):
             continue
         if any(vals) and not all(vals) and vals not in [v for _, v in conds]:
             conds.append((c, vals))
     conds = conds[:MAX_CONDITIONS]
-    extrema = Extrema(exact, [r.c for r in rows], variables)
+    extrema = Extrema(exact, [[r.c[i] for i in numeric] for r in rows], variables)
     outs = []
     for i, fld in enumerate(loop.fields):
         if time.monotonic() > deadline:
             raise Failed("out of time")
         target = [r.c[i] for r in rows]
+        if fld.type is Type.BOOL:
+            def fit_flag(idx, target=target):
+                return _fit_flag([envs[r] for r in idx], [target[r] for r in idx], loop, flags)
+
+            tree = _tree(list(range(len(rows))), conds, fit_flag, 0)
+            if tree is None:
+                raise Failed(f"field {fld.name}: no flag, and/or of two flags or constant holds on the samples, "
+                             f"even split by {len(conds)} condition(s) of left")
+            outs.append(_build(tree, variables, fld.type))
+            continue
 
         tree = None
         # degree by degree, each with its case splits: a low-degree piecewise fit is
@@ -417,14 +440,51 @@ def synthesize(loop: Loop, deadline: float, rows: list[Row] | None = None) -> Fn
                          f"{MAX_DENOMINATOR_DEGREE} holds on the samples, even split by "
                          f"{len(conds)} condition(s) of left")
         outs.append(_build(tree, variables, fld.type))
+    if infinite:
+        outs = [_unsentinel(e) for e in outs]
     names = tuple((f"a.{f.name}", f.type) for f in loop.fields) + \
         tuple((f"b.{f.name}", f.type) for f in loop.fields) + tuple((d.name, d.type) for d in loop.params)
     from thm3.synth.sketch import guard_for_stability
     return Fn(names, tuple(guard_for_stability(e, loop) for e in outs))
 
 
+@dataclass(frozen=True)
+class FlagFit:
+    """A Bool field's combine on some rows: a constant, a flag, or two flags and/or'ed."""
+    expr_: Expr
+
+    def expr(self, variables, field_type: Type) -> Expr:
+        return self.expr_
+
+
+def _fit_flag(envs: list[dict], target: list[bool], loop: Loop, flags: list[int]) -> FlagFit | None:
+    if not target:
+        return None
+    if all(t == target[0] for t in target):
+        return FlagFit(const(bool(target[0]), Type.BOOL))
+    names = [f"{s}.{loop.fields[i].name}" for s in "ab" for i in flags]
+    for n in names:
+        if all(bool(e[n]) == t for e, t in zip(envs, target)):
+            return FlagFit(var(n, Type.BOOL))
+    for op, f in ((Op.AND, lambda x, y: x and y), (Op.OR, lambda x, y: x or y)):
+        for n1, n2 in itertools.combinations(names, 2):
+            if all(f(bool(e[n1]), bool(e[n2])) == t for e, t in zip(envs, target)):
+                return FlagFit(Expr(op, Type.BOOL, (var(n1, Type.BOOL), var(n2, Type.BOOL))))
+    return None
+
+
+def _unsentinel(e: Expr) -> Expr:
+    """The sentinel constants back to +-inf."""
+    if e.op is Op.CONST and e.type is not Type.BOOL and not isinstance(e.arg, bool) and abs(e.arg) == SENTINEL:
+        return const(float("inf") if e.arg > 0 else float("-inf"), Type.REAL)
+    if not e.src:
+        return e
+    src = tuple(_unsentinel(x) for x in e.src)
+    return e if all(a is b for a, b in zip(src, e.src)) else Expr(e.op, e.type, src, e.arg)
+
+
 def _build(tree, variables, field_type: Type) -> Expr:
-    if isinstance(tree, (Fit, Extremum)):
+    if isinstance(tree, (Fit, Extremum, FlagFit)):
         return tree.expr(variables, field_type)
     cond, t, f = tree
     yes, no = _build(t, variables, field_type), _build(f, variables, field_type)
