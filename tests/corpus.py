@@ -489,8 +489,9 @@ TWINS = [(e.name, e.twin) for e in CORPUS if e.twin]
 # the completeness test is xfail(strict=True) for these.  Measured with
 # tests/test_corpus.py; remove an entry when thm3 solves the loop.
 UNSOLVED: dict[str, str] = {
-    "sign_changes": "unknown: no sketch fits (the first sign from the parity of c); no bounded weak "
-                    "right inverse (c counts sign changes: k elements give c <= k - 1)",
+    "sign_changes": "unknown: the combine needs the first sign of b, the parity of c times the sign of "
+                    "b.last, and the IR has no operation for parity; no bounded weak right inverse either "
+                    "(c reaches 4 on the samples, but 3 elements give c <= 3)",
 }
 
 # Loops thm3 solves and proves within the 30 s budget on a quiet machine, close to it

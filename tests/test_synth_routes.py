@@ -147,14 +147,31 @@ def test_transport_declines_matrix_products():
 
 
 def test_weak_right_inverse_of_mps():
+    # h([e1, e2]) = (s, m) solved on the path e1 >= 0, e1 >= e1 + e2: e1 = m, e2 = s - m
     loop = _loop(SAMPLES / "mps.py")
     _, how = inverse.synthesize(loop, make_triples(loop), time.monotonic() + 30)
-    assert how == "weak right inverse g(t) = [b.m, b.s - b.m]"
+    assert how.startswith("weak right inverse g(t) = [b.m, b.s - b.m]") and "solved on a path" in how
+
+
+def test_weak_right_inverse_solved_with_indices_and_sorted_fields():
+    loop = _loop(CORPUS / "top2_indices.py")
+    _, how = inverse.synthesize(loop, make_triples(loop), time.monotonic() + 30)
+    assert "[(b.a, b.ia), (b.b, b.ib)]" in how and "solved on a path" in how
+    loop = _loop(CORPUS / "three_smallest.py")
+    _, how = inverse.synthesize(loop, make_triples(loop), time.monotonic() + 30)
+    assert "[b.c, b.b, b.a]" in how
+
+
+def test_weak_right_inverse_of_mss_is_constructed():
+    # Morita et al.'s example: max segment sum needs k = 4 elements, found on one path
+    loop = _loop(CORPUS / "parsynt_mss.py")
+    _, how = inverse.synthesize(loop, make_triples(loop), time.monotonic() + 60)
+    assert "solved on a path" in how and how.count(",") == 3
 
 
 def test_no_bounded_weak_right_inverse_for_softmax():
     loop = _loop(SAMPLES / "logsumexp.py")
-    with pytest.raises(inverse.Failed, match="gives the state back"):
+    with pytest.raises(inverse.Failed, match=r"no bounded weak right inverse: d reaches .* but 3 elements give d <= 3"):
         inverse.synthesize(loop, make_triples(loop), time.monotonic() + 30)
 
 
