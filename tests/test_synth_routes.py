@@ -169,6 +169,41 @@ def test_weak_right_inverse_of_mss_is_constructed():
     assert "solved on a path" in how and how.count(",") == 3
 
 
+TOP2_LOG = '''
+from typing import NamedTuple
+from thm3.lang import Index, Int, Real, inf, log
+
+class State(NamedTuple):
+    a: Real = -inf
+    ia: Int = -1
+    b: Real = -inf
+    ib: Int = -1
+
+def left(acc: State, p: Real, i: Index) -> State:
+    assert p > 0
+    x = log(p)
+    if x > acc.a:
+        return State(x, i, acc.a, acc.ia)
+    elif x > acc.b:
+        return State(acc.a, acc.ia, x, i)
+    else:
+        return acc
+'''
+
+
+@pytest.mark.slow
+def test_weak_right_inverse_alone_solves_top2_of_logs(tmp_path):
+    # the two largest log(p) with positions: h([p1, p2]) = t solved as p = exp(t.a), exp(t.b);
+    # interpolation and transport decline log, the sketch and the enumeration find nothing
+    path = tmp_path / "top2_log.py"
+    path.write_text(TOP2_LOG)
+    got = _alone("weak right inverse", path, 30)
+    assert _proved(got), got.tried()
+    assert "exp(b.a)" in got.methods["a"] and "solved on a path" in got.methods["a"]
+    for other in ("sketch", "interpolation", "transport", "enumeration"):
+        assert not _proved(_alone(other, path, 15)), other
+
+
 def test_no_bounded_weak_right_inverse_for_softmax():
     loop = _loop(SAMPLES / "logsumexp.py")
     with pytest.raises(inverse.Failed, match=r"no bounded weak right inverse: d reaches .* but 3 elements give d <= 3"):

@@ -151,7 +151,22 @@ def _unrolled(loop: Loop, g) -> Fn:
     names = tuple((f"a.{f.name}", f.type) for f in loop.fields) + \
         tuple((f"b.{f.name}", f.type) for f in loop.fields) + tuple((d.name, d.type) for d in loop.params)
     g_memo, f_memo = {}, {}
+    state = [_log_exp(s, {}) for s in state]
     return Fn(names, tuple(simplify(guard_for_stability(s, loop, g_memo), arithmetic=False, memo=f_memo) for s in state))
+
+
+def _log_exp(e: Expr, memo: dict) -> Expr:
+    """log(exp(u)) is u (over the extended reals too: exp(-inf) = 0, log(0) = -inf): an
+    element g solved as exp(t) that `left` reads through log."""
+    got = memo.get(id(e))
+    if got is not None:
+        return got
+    src = tuple(_log_exp(x, memo) for x in e.src)
+    out = e if all(a is b for a, b in zip(src, e.src)) else Expr(e.op, e.type, src, e.arg)
+    if out.op is Op.LOG and out.src[0].op is Op.EXP:
+        out = out.src[0].src[0]
+    memo[id(e)] = out
+    return out
 
 
 # -- the constructive inverse: h([e1 .. ek]) = t solved path by path -------------------
@@ -346,6 +361,11 @@ def _to_ir(x, back: dict, types: dict, want: Type) -> Expr:
     if x.is_Pow and x.exp.is_Integer and x.exp > 0:
         base = _to_ir(x.base, back, types, want)
         return Expr(Op.POW, base.type, (base,), int(x.exp))
+    if x.is_Pow and x.exp == sp.Rational(1, 2):
+        return Expr(Op.SQRT, Type.REAL, (_to_ir(x.base, back, types, want),))
+    for f, op in ((sp.exp, Op.EXP), (sp.log, Op.LOG)):
+        if isinstance(x, f) and len(x.args) == 1:
+            return Expr(op, Type.REAL, (_to_ir(x.args[0], back, types, want),))
     raise ValueError(f"cannot write {x} in the IR")
 
 
