@@ -56,3 +56,54 @@ def test_an_equality_left_tests_carries_facts():
     assert "not acc.lead == acc.n or acc.trail == acc.n" in text
     assert "acc.lead == acc.n or not acc.trail == acc.n" in text
     assert "not acc.lead == acc.n or acc.best == acc.n" in text
+
+
+STEP_MATRIX = '''
+from typing import NamedTuple
+from thm3.lang import Real
+
+a: Real
+b: Real
+
+class State(NamedTuple):
+    y: Real = 0
+    z: Real = 0
+    m11: Real = 1
+    m12: Real = 0
+    m21: Real = 0
+    m22: Real = 1
+
+def left(acc: State, x: Real) -> State:
+    return State(a * acc.y + b * acc.z + x, acc.y,
+                 a * acc.m11 + b * acc.m21, a * acc.m12 + b * acc.m22, acc.m11, acc.m12)
+'''
+
+COUNT_MEAN_SUM = '''
+from typing import NamedTuple
+from thm3.lang import Int, Real
+
+class State(NamedTuple):
+    n: Int = 0
+    s: Real = 0
+    mean: Real = 0
+
+def left(acc: State, x: Real) -> State:
+    return State(acc.n + 1, acc.s + x, acc.mean + (x - acc.mean) / (acc.n + 1))
+'''
+
+
+def test_interpolated_identities_become_invariants():
+    # exact interpolation finds polynomial identities on reachable states; Houdini keeps
+    # those it proves inductive: a power of the step matrix commutes with the step
+    # (m12 == b * m21, m11 == a * m21 + m22), and n * mean == s
+    loop = thm3.parse_source(STEP_MATRIX)
+    inv, timed_out = infer(loop, make_triples(loop), time.monotonic() + 30)
+    text = {to_text(i).replace(" ", "") for i in inv}
+    assert not timed_out
+    assert "-1.0*acc.m12+acc.m21*b==0.0" in text, text
+    assert any("acc.m11" in t and "acc.m21*a" in t and "acc.m22" in t for t in text), text
+    loop = thm3.parse_source(COUNT_MEAN_SUM)
+    inv, _ = infer(loop, make_triples(loop), time.monotonic() + 30)
+    rels = [to_text(i) for i in inv if "acc.n * acc.mean" in to_text(i) or "acc.mean * acc.n" in to_text(i)]
+    assert rels and all("acc.s" in r for r in rels), [to_text(i) for i in inv]
+
