@@ -12,7 +12,6 @@ the law's terms was decided nonzero (a division by a term that may be 0 is split
 the explorer first), so the identity of rational functions gives the equality there."""
 from __future__ import annotations
 
-import sympy as sp
 from sympy import QQ
 from sympy.polys.rings import ring
 

@@ -307,7 +307,7 @@ def conditions(loop: Loop) -> list[Expr]:
                 mapping = dict(m) | dict(zip(used, pick))
                 c = substitute([e], mapping)[0]
                 key = repr(c)
-                if key not in seen and not (free := {v.arg for v in walk([c]) if v.op is Op.VAR}) <= {
+                if key not in seen and not {v.arg for v in walk([c]) if v.op is Op.VAR} <= {
                         d.name for d in loop.params}:
                     seen.add(key)
                     out.append((bool(used), c))

@@ -20,6 +20,7 @@ import time
 
 import numpy as np
 import sympy as sp
+import z3
 
 from thm3.ir import Expr, Fn, Loop, Op, Type, const, substitute, var
 from thm3.semantics.evaluate import NUMPY, evaluate, quiet
@@ -189,7 +190,7 @@ class _Constructive:
                      for name, s in self.t.items()}
         self.folds: dict[int, list] = {}      # k -> [(path conditions, symbolic state)]
         self.notes: list[str] = []
-        self.facts: list = []
+        self.facts: dict[int, list] = {}     # k -> the hypotheses and exp/log axioms of its fold
 
     def _fold(self, k: int) -> list:
         from thm3.errors import SolverTimeout
@@ -219,7 +220,7 @@ class _Constructive:
                 for e in elems:
                     state = apply_fn(table, loop.left, state + list(e), params)
                 out.append((list(ex.path), state, elems))
-                self.facts = list(ex.base) + list(ex.side)
+                self.facts[k] = list(ex.base) + list(ex.side)
                 if len(out) >= MAX_PATHS or time.monotonic() > self.deadline:
                     self.notes.append(f"k = {k}: more than {len(out)} paths, the rest not solved")
                     break
@@ -299,7 +300,6 @@ class _Constructive:
                        if r.t[i].size), default=-np.inf)
             if not top > k:
                 continue
-            import z3
             bounded = True
             for path, state, _ in folds:
                 v = state[i]
@@ -308,7 +308,7 @@ class _Constructive:
                     break
                 s = z3.Solver()
                 s.set("timeout", 500)
-                s.add(*self.facts, *path, v.z3 > k)
+                s.add(*self.facts.get(k, []), *path, v.z3 > k)
                 if s.check() != z3.unsat:
                     bounded = False
                     break
