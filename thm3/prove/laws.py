@@ -455,7 +455,7 @@ def values_equal(ex: Explorer, l, r, syms: Symbols):
             # the path's linear equalities (invariants such as m_y_z == b * m_z_y) solved
             # for a symbol with a numeric coefficient and substituted: exact on the path
             on_path = _on_path((d,), eqs)
-            if on_path is None or _is_zero(sp.expand(on_path[0])):
+            if on_path is None or _is_zero(on_path[0]):
                 return True
         if sympy_zero(d, eqs, tried=True):
             return True
