@@ -107,3 +107,23 @@ def test_interpolated_identities_become_invariants():
     rels = [to_text(i) for i in inv if "acc.n * acc.mean" in to_text(i) or "acc.mean * acc.n" in to_text(i)]
     assert rels and all("acc.s" in r for r in rels), [to_text(i) for i in inv]
 
+
+
+def test_identities_hold_for_parameters_the_exact_samples_miss():
+    # the exact samples draw alpha from a small pool where only 1/2 satisfies 0 < alpha < 1:
+    # s * (alpha - 1/2) == 0 holds on them, and w * (alpha - 1/2) == 0 with w > 0 would
+    # even make itself inductive (it pins alpha = 1/2).  The float samples (other alphas)
+    # and the check at init for every alpha must keep both out.
+    loop = thm3.parse_file(Path(__file__).resolve().parents[1] / "samples" / "ema_lifted.py")
+    inv, _ = infer(loop, make_triples(loop), time.monotonic() + 30)
+    assert not any("alpha" in to_text(i) and "==" in to_text(i) for i in inv), [to_text(i) for i in inv]
+    from thm3.semantics.samples import fold_left
+    rng = np.random.default_rng(0)
+    for alpha in (0.25, 0.75, 0.125):
+        for n in range(6):
+            xs = [(float(v),) for v in rng.integers(-4, 5, n)]
+            st = fold_left(loop, xs, {"alpha": alpha})
+            env = {f"acc.{f.name}": np.float64(v) for f, v in zip(loop.fields, st)} | {"alpha": alpha}
+            with quiet():
+                vals = evaluate(inv, env, NUMPY)
+            assert all(bool(v) for v in vals), [(to_text(i), v) for i, v in zip(inv, vals)]

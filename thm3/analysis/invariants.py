@@ -155,6 +155,17 @@ def _holds(atoms: list[Expr], states: list[tuple], loop: Loop, params: dict) -> 
     return keep
 
 
+def _nearly_zero(lhs: Expr, size: Expr, states: list[tuple], loop: Loop, params: dict) -> bool:
+    """|lhs| <= 1e-9 * (1 + size) on every finite sampled state (NaN or inf: not)."""
+    for st in states:
+        env = {f"acc.{f.name}": v for f, v in zip(loop.fields, st)} | dict(params)
+        with quiet():
+            p, s = (np.asarray(v, dtype=np.float64) for v in evaluate([lhs, size], env, NUMPY))
+            if not bool(np.all(np.abs(p) <= 1e-9 * (1.0 + s))):
+                return False
+    return True
+
+
 def _round_off(atoms: list[Expr], states: list[tuple], loop: Loop) -> np.ndarray:
     """Which atoms "f == its default" hold on the states up to round-off: within 1e-9 of
     the largest field of the same row (a compensation that is 0 over the reals)."""
@@ -180,8 +191,8 @@ def infer(loop: Loop, triples, deadline: float) -> tuple[list[Expr], bool]:
     survivors are only those proved before the deadline; none are assumed unproved)."""
     atoms = candidates(loop)
     known = {repr(a) for a in atoms}
-    exact = [e for e in equality_invariants(loop) if repr(e) not in known]
-    atoms += exact
+    exact = [(e, size) for e, size in equality_invariants(loop) if repr(e) not in known]
+    atoms += [e for e, _ in exact]
     states = [batch_init(loop, 1, 3)]
     for t in triples:
         states += [t.a, t.b, t.c]
@@ -189,10 +200,12 @@ def infer(loop: Loop, triples, deadline: float) -> tuple[list[Expr], bool]:
     # "f never leaves its default" may hold over the reals only (Kahan's c is round-off
     # in floats): the samples do not judge it, the inductive step does.
     # The identities of exact interpolation held on exact rational samples; in floats
-    # they hold up to round-off only, so the samples do not judge them either.
-    exempt = np.array([i >= len(atoms) - len(exact) for i in range(len(atoms))], dtype=bool)
+    # they hold up to round-off: |P| <= 1e-9 (1 + the sum of its terms' magnitudes).
+    first = len(atoms) - len(exact)
     for t in triples:
-        keep &= _holds(atoms, [t.a, t.b, t.c], loop, t.params) | _round_off(atoms, [t.a, t.b, t.c], loop) | exempt
+        keep &= _holds(atoms, [t.a, t.b, t.c], loop, t.params) | _round_off(atoms, [t.a, t.b, t.c], loop)
+        for i, (e, size) in enumerate(exact):
+            keep[first + i] = keep[first + i] or _nearly_zero(e.src[0], size, [t.a, t.b, t.c], loop, t.params)
     alive = [a for a, k in zip(atoms, keep) if k]
     while alive:
         if time.monotonic() > deadline:

@@ -116,10 +116,16 @@ def exact_rows(loop: Loop, count: int = 400, max_len: int = 5, seed: int = 0,
     rng = np.random.default_rng(seed)
     lengths = [(la, lb) for la in range(max_len + 1) for lb in range(max_len + 1)]
     rows: list[Row] = []
+    # parameter settings under which some element satisfies the preconditions (a weight
+    # 0 < alpha < 1 leaves few of the pool): drawn once, so no row is spent on the others
+    settings = [{d.name: _draw(d.type, rng, PARAM_VALUES) for d in loop.params} for _ in range(40 if loop.params else 1)]
+    settings = [p for p in settings if _elements(loop, rng, p, 1, pre) is not None]
+    if not settings:
+        return rows
     for r in itertools.count():
         if len(rows) >= count or r > 20 * count:
             break
-        params = {d.name: _draw(d.type, rng, PARAM_VALUES) for d in loop.params}
+        params = settings[int(rng.integers(0, len(settings)))]
         la, lb = lengths[r % len(lengths)]
         xs = _elements(loop, rng, params, la + lb, pre)
         if xs is None:

@@ -44,13 +44,15 @@ class Fit:
         return Expr(Op.DIV, Type.REAL, (num, _poly(self.q, variables, Type.REAL)))
 
 
-def _poly(coeffs: dict, variables, field_type: Type) -> Expr:
+def _poly(coeffs: dict, variables, field_type: Type, absolute: bool = False) -> Expr:
     terms: list[tuple[Fraction, Expr | None]] = []
     for mono, c in sorted(coeffs.items(), key=lambda kv: (sum(kv[0]), kv[0])):
         factors = []
         for (name, t), e in zip(variables, mono):
             if e:
                 v = var(name, t)
+                if absolute:
+                    v = Expr(Op.ABS, t, (v,))
                 factors.append(v if e == 1 else Expr(Op.POW, t, (v,), e))
         body = None
         for f in factors:
@@ -504,12 +506,15 @@ def equalities(loop: Loop, degree: int = 3, rows: list[Row] | None = None) -> li
     return _relations([list(r.c) for r in rows], len(loop.fields), degree)
 
 
-def equality_invariants(loop: Loop, degree: int = 2, count: int = 200) -> list[Expr]:
+def equality_invariants(loop: Loop, degree: int = 2, count: int = 200) -> list[tuple[Expr, Expr]]:
     """The polynomial identities over the fields and the loop parameters that hold on
     every sampled reachable state, as `P == 0` over acc.<field> and the parameters: n *
     mean == sum, a compensation that stays 0, a step-matrix power that commutes with the
-    step (m_y_z == b * m_z_y).  Candidates only: the invariant stage keeps those it proves
-    inductive."""
+    step (m_y_z == b * m_z_y).  Each comes with the sum of its terms' magnitudes (for a
+    round-off tolerance on float samples).  Only identities that hold at init for every
+    value of the parameters are offered (the samples may draw few of them: a weight
+    0 < alpha < 1 is 1/2 in the pool); candidates only, the invariant stage keeps those it
+    proves inductive."""
     if rational_loop_reason(loop) or any(f.type in (Type.BOOL, Type.VEC) for f in loop.fields):
         return []
     params = [d for d in loop.params if d.type in (Type.REAL, Type.INT)]
@@ -536,8 +541,32 @@ def equality_invariants(loop: Loop, degree: int = 2, count: int = 200) -> list[E
                 zero.add(mono.index(1))
             else:
                 continue        # f**2 == 0 without f == 0 first: not a fact of its own
-        out.append(Expr(Op.EQ, Type.BOOL, (_poly(rel, variables, Type.REAL), const(0.0, Type.REAL))))
+        if not _zero_at_init(rel, loop, len(params)):
+            continue
+        magnitude = {m: abs(c) for m, c in rel.items()}
+        absolute = [(n, t) for n, t in variables]
+        out.append((Expr(Op.EQ, Type.BOOL, (_poly(rel, variables, Type.REAL), const(0.0, Type.REAL))),
+                    _poly(magnitude, absolute, Type.REAL, absolute=True)))
     return out
+
+
+def _zero_at_init(rel: dict, loop: Loop, nparams: int) -> bool:
+    """P(init, params) is the zero polynomial in the parameters."""
+    import sympy as sp
+    from thm3.prove.rational import rational_is_zero
+    init = [Fraction(f.default) for f in loop.fields]
+    ps = sp.symbols(f"p0:{nparams}") if nparams else ()
+    total = sp.Integer(0)
+    for mono, c in rel.items():
+        term = sp.Rational(c.numerator, c.denominator)
+        for x, e in zip(init, mono[:len(init)]):
+            term *= sp.Rational(x.numerator, x.denominator) ** e
+        for x, e in zip(ps, mono[len(init):]):
+            term *= x ** e
+        total += term
+    if total == 0:
+        return True
+    return bool(total.free_symbols) and rational_is_zero(total) is True
 
 
 def _relations(points: list[list], nvars: int, degree: int) -> list[dict]:
