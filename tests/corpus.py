@@ -489,18 +489,17 @@ TWINS = [(e.name, e.twin) for e in CORPUS if e.twin]
 # the completeness test is xfail(strict=True) for these.  Measured with
 # tests/test_corpus.py; remove an entry when thm3 solves the loop.
 UNSOLVED: dict[str, str] = {
-    "sign_changes": "unknown: no sketch fits (the first sign from the parity of c)",
-    "autolifter_lis_lifted": "unknown: the combine search runs out of time",
-    "moments_kurtosis": "unknown at 30 s: the transport route finds the combine alone in ~12 s (issue 14)",
-    "shifted_variance": "unknown: interpolation finds the piecewise combine; associativity only tested",
+    "sign_changes": "unknown: the combine needs the first sign of b, the parity of c times the sign of "
+                    "b.last, and the IR has no operation for parity; no bounded weak right inverse either "
+                    "(c reaches 4 on the samples, but 3 elements give c <= 3)",
 }
 
 # Loops thm3 solves and proves within the 30 s budget on a quiet machine, close to it
 # (about 25-30 s): "unknown" there is the deadline, not a wrong answer, so the completeness
 # test accepts it as an expected failure; any other verdict must be the truth.
 NEAR_LIMIT: dict[str, str] = {
-    "moments_skewness": "proved in about 25-30 s: the transport route (power sums), then its proof",
-    "three_smallest": "the weak right inverse [s1, s2, s3], proved in about 27 s",
+    "moments_kurtosis": "proved by the transport route (power sums) in about 15 s at load 3 and 23 s at "
+                        "load 6 (2 cores): the associativity proof splits on n == 0 per operand",
 }
 
 # Loops on which thm3 answers against the truth today (issue 15): the soundness test is

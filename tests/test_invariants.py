@@ -1,7 +1,13 @@
 """Houdini invariants: candidate atoms from the loop, kept only when inductive."""
 from __future__ import annotations
 
+import time
+from pathlib import Path
+
 import numpy as np
+
+import thm3
+from thm3.ir.printer import to_text
 
 from stages import later, loop_of
 from thm3.analysis.invariants import candidates, infer
@@ -38,3 +44,86 @@ def test_no_time_keeps_nothing_unproved():
     loop = loop_of("mps")
     inv, timed_out = infer(loop, make_triples(loop), 0.0)
     assert timed_out and inv == []
+
+
+def test_an_equality_left_tests_carries_facts():
+    # the longest increasing run tests lead == n (the leading run is the whole list); then
+    # the trailing run and the best are the whole list too, and not otherwise
+    loop = thm3.parse_file(Path(__file__).resolve().parents[1] / "bench" / "corpus" / "autolifter_lis_lifted.py")
+    inv, timed_out = infer(loop, make_triples(loop), time.monotonic() + 30)
+    text = {to_text(i) for i in inv}
+    assert not timed_out
+    assert "not acc.lead == acc.n or acc.trail == acc.n" in text
+    assert "acc.lead == acc.n or not acc.trail == acc.n" in text
+    assert "not acc.lead == acc.n or acc.best == acc.n" in text
+
+
+STEP_MATRIX = '''
+from typing import NamedTuple
+from thm3.lang import Real
+
+a: Real
+b: Real
+
+class State(NamedTuple):
+    y: Real = 0
+    z: Real = 0
+    m11: Real = 1
+    m12: Real = 0
+    m21: Real = 0
+    m22: Real = 1
+
+def left(acc: State, x: Real) -> State:
+    return State(a * acc.y + b * acc.z + x, acc.y,
+                 a * acc.m11 + b * acc.m21, a * acc.m12 + b * acc.m22, acc.m11, acc.m12)
+'''
+
+COUNT_MEAN_SUM = '''
+from typing import NamedTuple
+from thm3.lang import Int, Real
+
+class State(NamedTuple):
+    n: Int = 0
+    s: Real = 0
+    mean: Real = 0
+
+def left(acc: State, x: Real) -> State:
+    return State(acc.n + 1, acc.s + x, acc.mean + (x - acc.mean) / (acc.n + 1))
+'''
+
+
+def test_interpolated_identities_become_invariants():
+    # exact interpolation finds polynomial identities on reachable states; Houdini keeps
+    # those it proves inductive: a power of the step matrix commutes with the step
+    # (m12 == b * m21, m11 == a * m21 + m22), and n * mean == s
+    loop = thm3.parse_source(STEP_MATRIX)
+    inv, timed_out = infer(loop, make_triples(loop), time.monotonic() + 30)
+    text = {to_text(i).replace(" ", "") for i in inv}
+    assert not timed_out
+    assert "-1.0*acc.m12+acc.m21*b==0.0" in text, text
+    assert any("acc.m11" in t and "acc.m21*a" in t and "acc.m22" in t for t in text), text
+    loop = thm3.parse_source(COUNT_MEAN_SUM)
+    inv, _ = infer(loop, make_triples(loop), time.monotonic() + 30)
+    rels = [to_text(i) for i in inv if "acc.n * acc.mean" in to_text(i) or "acc.mean * acc.n" in to_text(i)]
+    assert rels and all("acc.s" in r for r in rels), [to_text(i) for i in inv]
+
+
+
+def test_identities_hold_for_parameters_the_exact_samples_miss():
+    # the exact samples draw alpha from a small pool where only 1/2 satisfies 0 < alpha < 1:
+    # s * (alpha - 1/2) == 0 holds on them, and w * (alpha - 1/2) == 0 with w > 0 would
+    # even make itself inductive (it pins alpha = 1/2).  The float samples (other alphas)
+    # and the check at init for every alpha must keep both out.
+    loop = thm3.parse_file(Path(__file__).resolve().parents[1] / "samples" / "ema_lifted.py")
+    inv, _ = infer(loop, make_triples(loop), time.monotonic() + 30)
+    assert not any("alpha" in to_text(i) and "==" in to_text(i) for i in inv), [to_text(i) for i in inv]
+    from thm3.semantics.samples import fold_left
+    rng = np.random.default_rng(0)
+    for alpha in (0.25, 0.75, 0.125):
+        for n in range(6):
+            xs = [(float(v),) for v in rng.integers(-4, 5, n)]
+            st = fold_left(loop, xs, {"alpha": alpha})
+            env = {f"acc.{f.name}": np.float64(v) for f, v in zip(loop.fields, st)} | {"alpha": alpha}
+            with quiet():
+                vals = evaluate(inv, env, NUMPY)
+            assert all(bool(v) for v in vals), [(to_text(i), v) for i, v in zip(inv, vals)]

@@ -3,6 +3,7 @@ proof is reached, and how `prove_combine` reports them."""
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 from stages import a, b, combine_of, later, mps_combine, mx, prepared
 from thm3.prove.combine import prove_combine, violation_on_samples
@@ -44,7 +45,6 @@ def test_no_time_means_no_proof():
 def test_path_equalities_name_the_right_symbols_after_a_bool_operand():
     """A Bool operand has a Z3 constant and no SymPy symbol; the equalities of a path
     must still read every other Z3 constant as its own SymPy symbol."""
-    import z3
     from thm3.ir import Type
     from thm3.prove.laws import _path_equalities
     from thm3.semantics.symbolic import Explorer, Symbols
@@ -57,3 +57,36 @@ def test_path_equalities_name_the_right_symbols_after_a_bool_operand():
     ex.path = [x.z3 == 2 * y.z3]
     (eq,) = _path_equalities(ex, syms)
     assert eq == x.sp - 2 * y.sp
+
+
+def test_rational_identities_are_decided_exactly():
+    import sympy as sp
+    from thm3.prove.rational import rational_is_zero
+    x, y, n, m = sp.symbols("x y n m")
+    assert rational_is_zero(x / y * y - x) is True
+    assert rational_is_zero(1 / (x - y) + 1 / (y - x)) is True
+    assert rational_is_zero((x + 1) ** 2 - x ** 2 - 2 * x - 1) is True
+    assert rational_is_zero(x / (2 * y) - x / y / 2) is True
+    assert rational_is_zero(x - y) is False
+    assert rational_is_zero(1 / (x + y) - 1 / x - 1 / y) is False
+    assert rational_is_zero(sp.exp(x) - 1) is None          # not a rational function
+    # the mean's update composed: (n*a + m*b)/(n + m) against the pairwise form
+    a, b = sp.symbols("a b")
+    assert rational_is_zero((n * a + m * b) / (n + m) - (a + (b - a) * m / (n + m))) is True
+
+
+def test_moment_associativity_splits_on_the_empty_operand():
+    # Pébay's M3/M4 combine is an identity of rational functions only where every count is
+    # nonzero; with n == 0 the invariants give mean == m2 == m3 == m4 == 0
+    import time
+    import thm3
+    from thm3.analysis.invariants import infer
+    from thm3.prove.laws import Setting, emptiness_group, prove_associativity
+    from thm3.semantics.samples import make_triples
+    from thm3.synth import transport
+    loop = thm3.parse_file(Path(__file__).resolve().parents[1] / "bench" / "corpus" / "moments_kurtosis.py")
+    inv, _ = infer(loop, make_triples(loop), time.monotonic() + 20)
+    setting = Setting(loop, inv)
+    assert emptiness_group(setting)[:2] == ("n", 0)
+    fn, _ = transport.synthesize(loop, time.monotonic() + 60)
+    assert prove_associativity(setting, fn, time.monotonic() + 60).proved

@@ -313,7 +313,7 @@ def lift_state(ctx: Context, a: Analysis) -> Done:
     res = lift(ctx.loop, timeout=max(1.0, ctx.deadline - time.monotonic()), prove=lift_prover(ctx.deadline))
     if res.loop is None:
         return Done(Status.NONE, res.reason)
-    text = loop_text(with_right_fold(res.loop, res.proof.combine_fn))
+    text = loop_text(with_right_fold(res.loop, res.proof.combine_fn, res.proof.invariant_exprs))
     return Done(Status.FOUND, "; ".join(res.added),
                 {"lifted": text, "lift_added": list(res.added), "lifted_analysis": res.proof})
 

@@ -3,7 +3,10 @@
 Candidate facts over the fields, the constants of the loop and the initial value are
 kept if they hold on init, on sampled reachable states, and, as a whole set, are
 preserved by one `left` step (proved with `thm3.prove`); facts that fail are dropped
-until the set is inductive.  The proofs of the laws assume the survivors."""
+until the set is inductive.  Besides the atoms built from the loop's shape, the
+polynomial identities that exact interpolation finds on reachable states
+(`thm3.synth.interpolation.equality_invariants`: n * mean == sum, a compensation that
+stays 0, a step-matrix power that commutes with the step) are candidates too.  The proofs of the laws assume the survivors."""
 from __future__ import annotations
 
 import math
@@ -15,6 +18,7 @@ from thm3.semantics.evaluate import NUMPY, evaluate, quiet
 from thm3.ir import Expr, Loop, Op, Type, const, initial_state, var, walk
 from thm3.prove.laws import Setting, preserved_atoms
 from thm3.semantics.samples import batch_init
+from thm3.synth.interpolation import equality_invariants
 
 
 def _cmp(op: Op, a: Expr, b: Expr) -> Expr:
@@ -108,6 +112,30 @@ def candidates(loop: Loop) -> list[Expr]:
                 if f is not g and loop.fields.index(f) < loop.fields.index(g):
                     out.append(_or(_not(_field(b)), _cmp(Op.EQ, _field(f), _field(g))))
                     out.append(_or(_field(b), _cmp(Op.EQ, _field(f), _field(g))))
+    out += _comparison_facts(loop, numeric)
+    return out
+
+
+def _comparison_facts(loop: Loop, numeric) -> list[Expr]:
+    """Facts tied to an equality `left` tests between two fields (acc.lead == acc.n: the
+    leading run is the whole list): while it holds, each other field equals one side
+    (trail == n, best == n), and while it fails, differs from it."""
+    fields = {f"acc.{f.name}" for f in numeric}
+    out: list[Expr] = []
+    seen: set[str] = set()
+    for e in walk(loop.left.outputs):
+        if e.op is not Op.EQ or not all(s.op is Op.VAR and s.arg in fields for s in e.src):
+            continue
+        if repr(e) in seen:
+            continue
+        seen.add(repr(e))
+        for f in numeric:
+            h = _field(f)
+            if any(h.arg == s.arg for s in e.src):
+                continue
+            for side in e.src:
+                out.append(_or(_not(e), _cmp(Op.EQ, h, side)))
+                out.append(_or(e, _not(_cmp(Op.EQ, h, side))))
     return out
 
 
@@ -125,6 +153,17 @@ def _holds(atoms: list[Expr], states: list[tuple], loop: Loop, params: dict) -> 
             if keep[i] and not bool(np.all(v)):
                 keep[i] = False
     return keep
+
+
+def _nearly_zero(lhs: Expr, size: Expr, states: list[tuple], loop: Loop, params: dict) -> bool:
+    """|lhs| <= 1e-9 * (1 + size) on every finite sampled state (NaN or inf: not)."""
+    for st in states:
+        env = {f"acc.{f.name}": v for f, v in zip(loop.fields, st)} | dict(params)
+        with quiet():
+            p, s = (np.asarray(v, dtype=np.float64) for v in evaluate([lhs, size], env, NUMPY))
+            if not bool(np.all(np.abs(p) <= 1e-9 * (1.0 + s))):
+                return False
+    return True
 
 
 def _round_off(atoms: list[Expr], states: list[tuple], loop: Loop) -> np.ndarray:
@@ -151,14 +190,22 @@ def infer(loop: Loop, triples, deadline: float) -> tuple[list[Expr], bool]:
     """The inductive invariants, and whether the proof search timed out (then the
     survivors are only those proved before the deadline; none are assumed unproved)."""
     atoms = candidates(loop)
+    known = {repr(a) for a in atoms}
+    exact = [(e, size) for e, size in equality_invariants(loop) if repr(e) not in known]
+    atoms += [e for e, _ in exact]
     states = [batch_init(loop, 1, 3)]
     for t in triples:
         states += [t.a, t.b, t.c]
     keep = _holds(atoms, states[:1], loop, triples[0].params if triples else {})
     # "f never leaves its default" may hold over the reals only (Kahan's c is round-off
     # in floats): the samples do not judge it, the inductive step does.
+    # The identities of exact interpolation held on exact rational samples; in floats
+    # they hold up to round-off: |P| <= 1e-9 (1 + the sum of its terms' magnitudes).
+    first = len(atoms) - len(exact)
     for t in triples:
         keep &= _holds(atoms, [t.a, t.b, t.c], loop, t.params) | _round_off(atoms, [t.a, t.b, t.c], loop)
+        for i, (e, size) in enumerate(exact):
+            keep[first + i] = keep[first + i] or _nearly_zero(e.src[0], size, [t.a, t.b, t.c], loop, t.params)
     alive = [a for a, k in zip(atoms, keep) if k]
     while alive:
         if time.monotonic() > deadline:

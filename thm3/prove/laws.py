@@ -19,9 +19,10 @@ import sympy.tensor.tensor  # noqa: F401  first solve: a fixed cost, paid with t
 import z3
 
 from thm3.errors import SolverTimeout
+from thm3.prove.rational import rational_is_zero
 from thm3.semantics.evaluate import evaluate
 from thm3.ir import Expr, Fn, Loop, Op, TRANSCENDENTAL, Type, initial_state, walk
-from thm3.semantics.symbolic import (Explorer, Inf, SymbolicTable, Symbols, as_z3_bool, constant, is_bool,
+from thm3.semantics.symbolic import (Explorer, Fin, Inf, SymbolicTable, Symbols, as_z3_bool, constant, is_bool,
                            isnan)
 
 
@@ -83,27 +84,75 @@ class Law:
         self.elements = elements
         self.deadline = deadline
         self.lazy = not _uses_transcendental(exprs_for_mode)
+        self.empty: tuple | None = None     # (field, value, {field: value}) while split on emptiness
 
     def _cases(self):
         opts = self.setting.inf_options()
         per_operand = []
         for _ in self.operands:
             per_operand.append(list(itertools.product(*(opts[f.name] for f in self.loop.fields))))
-        return itertools.product(*per_operand)
+        choices = [(None,)] * len(self.operands) if self.empty is None else [(True, False)] * len(self.operands)
+        for case in itertools.product(*per_operand):
+            yield from ((case, c) for c in itertools.product(*choices))
 
     def run(self, build, check) -> Outcome:
         """`build(table, env)` gives the terms to check on a path (evaluated there);
-        `check(ex, values, eqs)` returns True/False/None for them on that path."""
+        `check(ex, values, eqs)` returns True/False/None for them on that path.
+
+        Piecewise polynomial laws go to Z3 whole (If-terms) first; where Z3 does not
+        decide them (nonlinear arithmetic under If), they are split into their feasible
+        paths, on each of which the two sides are polynomials that SymPy decides.  Where
+        that fails too and the invariants say what an operand is while a field holds its
+        initial value (n == 0 implies mean == 0, m2 == 0, ...), each operand is split into
+        that case, with those values substituted, and the other (n != 0): a moment update
+        is an identity of rational functions only where every count is nonzero."""
+        out = self._run(build, check)
+        first = out
+        if out.status == "unproved" and self.lazy and time.monotonic() < self.deadline:
+            self.lazy = False
+            try:
+                out = self._merge(self._run(build, check), out)
+            finally:
+                self.lazy = True
+        group = emptiness_group(self.setting)
+        if out.status == "unproved" and group is not None and self.operands and time.monotonic() < self.deadline:
+            lazy, self.lazy, self.empty = self.lazy, False, group
+            try:
+                out = self._merge(self._run(build, check), out)
+            finally:
+                self.lazy, self.empty = lazy, None
+        if out is not first:
+            out.seconds += first.seconds
+        return out
+
+    @staticmethod
+    def _merge(retry: Outcome, before: Outcome) -> Outcome:
+        """The retry's outcome, unless it ran out of time; its counter-model, else the earlier one."""
+        if retry.status == "timeout":
+            return before
+        if not retry.proved and not retry.model:
+            retry.model = before.model
+        return retry
+
+    def _run(self, build, check) -> Outcome:
         t0 = time.monotonic()
         npaths = 0
         try:
-            for case in self._cases():
+            for case, empty in self._cases():
                 syms = Symbols()
                 env: dict = {}
-                for prefix, pattern in zip(self.operands, case):
+                at_init: dict = {}
+                for prefix, pattern, e in zip(self.operands, case, empty):
+                    if e:
+                        at_init |= {f"{prefix}.{g}": v for g, v in self.empty[2].items()}
                     for f, opt in zip(self.loop.fields, pattern):
                         name = f"{prefix}.{f.name}"
-                        env[name] = syms.real(name, f.type) if opt == "fin" else Inf(opt)
+                        if name in at_init:
+                            env[name] = constant(at_init[name], f.type) if opt == "fin" else None
+                        else:
+                            env[name] = syms.real(name, f.type) if opt == "fin" else Inf(opt)
+                if any(v is None for v in env.values()):
+                    continue          # a field at its initial value is finite
                 for prefix in self.elements:
                     for d in self.loop.elements:
                         name = f"{prefix}.{d.name}"
@@ -125,6 +174,11 @@ class Law:
                             feasible = False
                         elif not isinstance(v, bool):
                             hyps.append(v)
+                for prefix, e in zip(self.operands, empty):
+                    if e is False:
+                        v = env[f"{prefix}.{self.empty[0]}"]
+                        if isinstance(v, Fin):
+                            hyps.append(v.z3 != constant(self.empty[1], Type.REAL).z3)
                 if not feasible:
                     continue
                 ex = Explorer(hyps + pre_ex.side, self.deadline)
@@ -144,6 +198,31 @@ class Law:
         except SolverTimeout:
             return Outcome("timeout", "solver time ran out", time.monotonic() - t0, npaths)
         return Outcome("proved", "", time.monotonic() - t0, npaths)
+
+
+def emptiness_group(setting: Setting) -> tuple | None:
+    """From invariants "f == c implies g == d" (constants c, d): the field f with the
+    most such consequences, as (f, c, {f: c, g: d, ...}); None when there is none."""
+    groups: dict = {}
+    for inv in setting.invariants:
+        if not (inv.op is Op.OR and inv.src[0].op is Op.NOT):
+            continue
+        ante, cons = inv.src[0].src[0], inv.src[1]
+        if not all(t.op is Op.EQ and t.src[0].op is Op.VAR and t.src[1].op is Op.CONST for t in (ante, cons)):
+            continue
+        f, c = ante.src[0].arg.removeprefix("acc."), ante.src[1].arg
+        g, d = cons.src[0].arg.removeprefix("acc."), cons.src[1].arg
+        if isinstance(c, bool) or isinstance(d, bool) or not all(map(_finite, (c, d))):
+            continue
+        groups.setdefault((f, c), {f: c})[g] = d
+    if not groups:
+        return None
+    (f, c), values = max(groups.items(), key=lambda kv: len(kv[1]))
+    return f, c, values
+
+
+def _finite(v) -> bool:
+    return isinstance(v, (int, float)) and v == v and v not in (float("inf"), float("-inf"))
 
 
 def counter_model(ex: Explorer, values, syms: Symbols, env: dict) -> dict:
@@ -231,11 +310,13 @@ _UF_SYMPY = {"exp": sp.exp, "log": sp.log, "exp2": lambda x: sp.Integer(2) ** x,
 
 def _path_equalities(ex: Explorer, syms: Symbols) -> list:
     eqs = []
-    by_name = _sympy_names(syms)
+    by_name = None
     for c in list(ex.base) + list(ex.path):
         if z3.is_not(c) and z3.is_distinct(c.arg(0)):
             c = c.arg(0).arg(0) == c.arg(0).arg(1)
         if z3.is_eq(c) and not z3.is_bool(c.arg(0)):
+            if by_name is None:
+                by_name = _sympy_names(syms)
             lhs, rhs = _z3_to_sympy(c.arg(0), by_name), _z3_to_sympy(c.arg(1), by_name)
             if lhs is not None and rhs is not None:
                 eqs.append(lhs - rhs)
@@ -253,6 +334,9 @@ def _is_zero(d) -> bool:
     Only a True answer is used as a proof."""
     if d == 0:
         return True
+    got = rational_is_zero(d)       # rational functions: sparse polynomials, no size limit needed
+    if got is not None:
+        return got
     if sp.count_ops(d) > _MAX_OPS:
         return False          # too big for SymPy in bounded time: the law is left unproved
     try:
@@ -339,8 +423,9 @@ def _linear_solution(eq, x) -> list | None:
     return [-rest / k]
 
 
-def sympy_zero(d, eqs) -> bool:
-    if _is_zero(d):
+def sympy_zero(d, eqs, tried: bool = False) -> bool:
+    """d == 0 on a path with equalities eqs (`tried`: d alone is known not to be 0)."""
+    if not tried and _is_zero(d):
         return True
     for eq in eqs[:8]:
         free = sorted(eq.free_symbols, key=str)
@@ -376,7 +461,16 @@ def values_equal(ex: Explorer, l, r, syms: Symbols, eqs=None):
             on_path = _on_path((l.sp, r.sp), path_eqs)
             if on_path is None or exp_equal(*on_path):
                 return True
-        if sympy_zero(l.sp - r.sp, path_eqs):
+        d = l.sp - r.sp
+        if _is_zero(d):
+            return True
+        if path_eqs:
+            # the path's linear equalities (invariants such as m_y_z == b * m_z_y) solved
+            # for a symbol with a numeric coefficient and substituted: exact on the path
+            on_path = _on_path((d,), path_eqs)
+            if on_path is None or _is_zero(on_path[0]):
+                return True
+        if sympy_zero(d, path_eqs, tried=True):
             return True
     return ex.valid(l.z3 == r.z3) is True
 

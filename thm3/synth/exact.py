@@ -91,22 +91,41 @@ class Row:
     c: tuple
 
 
-def exact_rows(loop: Loop, count: int = 400, max_len: int = 5, seed: int = 0) -> list[Row]:
+def with_sentinel(big: Fraction) -> dict:
+    """The EXACT table with +-inf read as +-big: a stand-in for the interpolation route on
+    loops whose empty state holds an infinity (a last element -inf while empty).  The
+    fits it gives are candidates only: they are checked in floating point and proved."""
+    def const(value, type_):
+        if type_ is not Type.BOOL and not isinstance(value, bool) and value in (float("inf"), float("-inf")):
+            return big if value > 0 else -big
+        return _const(value, type_)
+    return EXACT | {Op.CONST: const}
+
+
+def exact_rows(loop: Loop, count: int = 400, max_len: int = 5, seed: int = 0,
+               table: dict | None = None) -> list[Row]:
     """`count` exact rows over lists of length 0..max_len; raises NotRational."""
     if any(f.type is Type.VEC for f in loop.fields) or any(d.type is Type.VEC for d in loop.elements + loop.params):
         raise NotRational("a Vec is not a rational number")
-    step = Compiled(loop.left.outputs, EXACT)
+    table = EXACT if table is None else table
+    step = Compiled(loop.left.outputs, table)
     names = [n for n, _ in loop.left.inputs]
     k = len(loop.fields)
-    init = tuple(_const(f.default, f.type) for f in loop.fields)
+    init = tuple(table[Op.CONST](f.default, f.type) for f in loop.fields)
     pre = Compiled(loop.preconditions, EXACT) if loop.preconditions else None
     rng = np.random.default_rng(seed)
     lengths = [(la, lb) for la in range(max_len + 1) for lb in range(max_len + 1)]
     rows: list[Row] = []
+    # parameter settings under which some element satisfies the preconditions (a weight
+    # 0 < alpha < 1 leaves few of the pool): drawn once, so no row is spent on the others
+    settings = [{d.name: _draw(d.type, rng, PARAM_VALUES) for d in loop.params} for _ in range(40 if loop.params else 1)]
+    settings = [p for p in settings if _elements(loop, rng, p, 1, pre) is not None]
+    if not settings:
+        return rows
     for r in itertools.count():
         if len(rows) >= count or r > 20 * count:
             break
-        params = {d.name: _draw(d.type, rng, PARAM_VALUES) for d in loop.params}
+        params = settings[int(rng.integers(0, len(settings)))]
         la, lb = lengths[r % len(lengths)]
         xs = _elements(loop, rng, params, la + lb, pre)
         if xs is None:
@@ -150,16 +169,19 @@ def _fold(step: Compiled, names, k: int, s: tuple, items, params) -> tuple:
     return s
 
 
-def rational_loop_reason(loop: Loop) -> str:
-    """Why `left` has no exact samples, or ''."""
+def rational_loop_reason(loop: Loop, infinities: bool = False) -> str:
+    """Why `left` has no exact samples, or '' (`infinities`: an infinite default is fine,
+    read through `with_sentinel`)."""
     bad = sorted({e.op.name.lower() for e in walk(loop.left.outputs)
                   if e.op in (Op.EXP, Op.EXP2, Op.LOG, Op.LOG2, Op.SQRT, Op.DOT)})
     if bad:
         return f"left uses {', '.join(bad)}, which leave the rationals"
+    if infinities:
+        return ""
     inf = [f.name for f in loop.fields if f.type is not Type.BOOL and f.default in (float("inf"), float("-inf"))]
     if inf:
         return f"field {inf[0]} starts at an infinity"
     return ""
 
 
-__all__ = ["EXACT", "NotRational", "Row", "exact_rows", "rational_loop_reason"]
+__all__ = ["EXACT", "NotRational", "Row", "exact_rows", "rational_loop_reason", "with_sentinel"]

@@ -21,7 +21,7 @@ import numpy as np
 
 from thm3.ir import COMPARISONS, Expr, Fn, Loop, Op, Type, const, promote, substitute, var, walk
 from thm3.semantics.evaluate import Compiled
-from thm3.synth.exact import EXACT, NotRational, Row, exact_rows, rational_loop_reason
+from thm3.synth.exact import EXACT, NotRational, Row, exact_rows, rational_loop_reason, with_sentinel
 
 MAX_DEGREE = 4
 MAX_DENOMINATOR_DEGREE = 1
@@ -44,13 +44,15 @@ class Fit:
         return Expr(Op.DIV, Type.REAL, (num, _poly(self.q, variables, Type.REAL)))
 
 
-def _poly(coeffs: dict, variables, field_type: Type) -> Expr:
+def _poly(coeffs: dict, variables, field_type: Type, absolute: bool = False) -> Expr:
     terms: list[tuple[Fraction, Expr | None]] = []
     for mono, c in sorted(coeffs.items(), key=lambda kv: (sum(kv[0]), kv[0])):
         factors = []
         for (name, t), e in zip(variables, mono):
             if e:
                 v = var(name, t)
+                if absolute:
+                    v = Expr(Op.ABS, t, (v,))
                 factors.append(v if e == 1 else Expr(Op.POW, t, (v,), e))
         body = None
         for f in factors:
@@ -210,6 +212,83 @@ def _holds(fit: Fit, exact, target) -> bool:
     return True
 
 
+# -- extrema of linear terms -------------------------------------------------------
+
+@dataclass(frozen=True)
+class Extremum:
+    """c = max (or min) of linear terms, each {monomial: coefficient}: the combine of a
+    running maximum such as a longest run, max(a.best, b.best, a.trail + b.lead)."""
+    op: Op
+    terms: tuple
+
+    def expr(self, variables: list[tuple[str, Type]], field_type: Type) -> Expr:
+        parts = [_poly(t, variables, field_type) for t in self.terms]
+        out = parts[0]
+        for e in parts[1:]:
+            out = Expr(self.op, promote(out.type, e.type), (out, e))
+        return out
+
+
+def _linear_terms(variables: list[tuple[str, Type]]) -> list[dict]:
+    """Each variable, and each sum of an a-field and a b-field (simplest first)."""
+    nv = len(variables)
+    unit = [tuple(int(k == i) for k in range(nv)) for i in range(nv)]
+    out = [{unit[i]: Fraction(1)} for i in range(nv)]
+    for i, (ni, _) in enumerate(variables):
+        for j, (nj, _) in enumerate(variables):
+            if ni.startswith("a.") and nj.startswith("b."):
+                out.append({unit[i]: Fraction(1), unit[j]: Fraction(1)})
+    return out
+
+
+class Extrema:
+    """The linear terms of `_linear_terms` on every sampled row, as integers (all values
+    scaled by one common denominator), so that a max/min fit on a subset of rows is a
+    few vectorised comparisons."""
+
+    def __init__(self, exact: list[list[Fraction]], targets: list[list[Fraction]],
+                 variables: list[tuple[str, Type]]):
+        import math
+        self.terms = _linear_terms(variables)
+        den = 1
+        for row in itertools.chain(exact, targets):
+            for x in row:
+                den = math.lcm(den, Fraction(x).denominator)
+        self.den = den
+        cols = [[int(Fraction(x) * den) for x in row] for row in exact]
+        big = max((abs(v) for row in cols for v in row), default=0)
+        self.ok = big < 2 ** 40 and bool(cols)
+        if self.ok:
+            m = np.array(cols, dtype=np.int64)
+            self.values = np.stack([sum(int(c) * m[:, list(mono).index(1)] for mono, c in t.items())
+                                    for t in self.terms])
+
+    def fit(self, idx: list[int], target: list[Fraction]) -> "Extremum | None":
+        """c = max(S) (or min(S)) on these rows, S the fewest terms that bound c on every
+        row and together reach it on each; None when no such S exists."""
+        if not self.ok or not idx:
+            return None
+        t = np.array([int(Fraction(x) * self.den) for x in target], dtype=np.int64)
+        v = self.values[:, idx]
+        for op, bounded in ((Op.MAX, np.all(v <= t, axis=1)), (Op.MIN, np.all(v >= t, axis=1))):
+            bound = np.flatnonzero(bounded)
+            if bound.size < 2:
+                continue
+            reached = v[bound] == t
+            if not bool(np.all(reached.any(axis=0))):
+                continue
+            # greedy cover: the term reaching c on the most rows not yet covered, simplest first
+            open_rows = np.ones(len(idx), dtype=bool)
+            chosen = []
+            while open_rows.any():
+                k = int(np.argmax((reached & open_rows).sum(axis=1)))
+                chosen.append(int(bound[k]))
+                open_rows &= ~reached[k]
+            if len(chosen) > 1:
+                return Extremum(op, tuple(self.terms[k] for k in sorted(chosen)))
+        return None
+
+
 # -- piecewise: conditions read from `left` ------------------------------------------
 
 def conditions(loop: Loop) -> list[Expr]:
@@ -224,18 +303,38 @@ def conditions(loop: Loop) -> list[Expr]:
         names = {v.arg for v in walk([e]) if v.op is Op.VAR}
         used = sorted(names & elements)
         side_maps = [{f"acc.{f.name}": var(f"{s}.{f.name}", f.type) for f in loop.fields} for s in "ab"]
-        choices = [[var(f"b.{f.name}", f.type) for f in loop.fields if f.type is not Type.BOOL]
-                   for _ in used]
+        choices = [_element_fields(loop, name) for name in used]
         for m in side_maps:
             for pick in itertools.product(*choices):
                 mapping = dict(m) | dict(zip(used, pick))
                 c = substitute([e], mapping)[0]
                 key = repr(c)
-                if key not in seen and not (free := {v.arg for v in walk([c]) if v.op is Op.VAR}) <= {
+                if key not in seen and not {v.arg for v in walk([c]) if v.op is Op.VAR} <= {
                         d.name for d in loop.params}:
                     seen.add(key)
-                    out.append(c)
-    return out[:4 * MAX_CONDITIONS]
+                    out.append((bool(used), c))
+    # comparisons of the state alone (a.n == 0, a.lead == a.n) before those that read an
+    # element as some field of b
+    out.sort(key=lambda uc: uc[0])
+    return [c for _, c in out][:4 * MAX_CONDITIONS]
+
+
+def _element_fields(loop: Loop, name: str) -> list[Expr]:
+    """The fields of b that may stand for the element `name` in a condition: those whose
+    update takes the element as it is (a last or first element: `x`, or a branch `x`),
+    else every non-Bool field."""
+    def holds(e: Expr) -> bool:
+        if e.op is Op.VAR and e.arg == name:
+            return True
+        if e.op is Op.WHERE:
+            return holds(e.src[1]) or holds(e.src[2])
+        if e.op in (Op.MAX, Op.MIN):
+            return any(holds(s) for s in e.src)
+        return False
+
+    direct = [var(f"b.{f.name}", f.type) for f, out in zip(loop.fields, loop.left.outputs)
+              if f.type is not Type.BOOL and holds(out)]
+    return direct or [var(f"b.{f.name}", f.type) for f in loop.fields if f.type is not Type.BOOL]
 
 
 def _tree(rows: list[int], conds: list[tuple[Expr, list[bool]]], fit_on, depth: int):
@@ -265,38 +364,62 @@ class Failed(Exception):
     """The route found nothing; the message says why."""
 
 
+# An infinite default (a last element -inf while empty) is read as +-SENTINEL in the
+# exact samples: larger than any sampled value, so comparisons decide as with infinity.
+SENTINEL = Fraction(10 ** 6)
+
+
 def synthesize(loop: Loop, deadline: float, rows: list[Row] | None = None) -> Fn:
     """The interpolated combine; raises Failed with the reason."""
-    why = rational_loop_reason(loop)
+    why = rational_loop_reason(loop, infinities=True)
     if why:
         raise Failed(why)
-    if any(f.type is Type.BOOL for f in loop.fields):
-        raise Failed("a Bool field is not a polynomial")
+    infinite = any(e.op is Op.CONST and e.type is not Type.BOOL and not isinstance(e.arg, bool)
+                   and e.arg in (float("inf"), float("-inf"))
+                   for e in walk(loop.left.outputs)) or any(
+        f.type is not Type.BOOL and f.default in (float("inf"), float("-inf")) for f in loop.fields)
+    table = with_sentinel(SENTINEL) if infinite else EXACT
     try:
-        rows = exact_rows(loop) if rows is None else rows
+        rows = exact_rows(loop, table=table) if rows is None else rows
     except NotRational as e:
         raise Failed(str(e)) from None
     if len(rows) < 50:
         raise Failed("too few lists satisfy the preconditions")
-    variables = [(f"{s}.{f.name}", f.type) for s in "ab" for f in loop.fields] + \
-        [(d.name, d.type) for d in loop.params if d.type is not Type.BOOL]
-    exact = [list(r.a) + list(r.b) + [r.params[d.name] for d in loop.params if d.type is not Type.BOOL]
+    numeric = [i for i, f in enumerate(loop.fields) if f.type is not Type.BOOL]
+    flags = [i for i, f in enumerate(loop.fields) if f.type is Type.BOOL]
+    params = [d for d in loop.params if d.type is not Type.BOOL]
+    variables = [(f"{s}.{loop.fields[i].name}", loop.fields[i].type) for s in "ab" for i in numeric] + \
+        [(d.name, d.type) for d in params]
+    exact = [[r.a[i] for i in numeric] + [r.b[i] for i in numeric] + [r.params[d.name] for d in params]
              for r in rows]
+    envs = [{f"{s}.{f.name}": v for s, st in (("a", r.a), ("b", r.b)) for f, v in zip(loop.fields, st)}
+            | dict(r.params) for r in rows]
     conds = []
-    for c in conditions(loop):
+    for c in conditions(loop) + [var(f"{s}.{loop.fields[i].name}", Type.BOOL) for s in "ab" for i in flags]:
         try:
-            f = Compiled([c], EXACT)
-            vals = [bool(f(dict(zip((n for n, _ in variables), row)))[0]) for row in exact]
+            f = Compiled([c], table)
+            vals = [bool(f(env)[0]) for env in envs]
         except (NotRational, KeyError, TypeError):
             continue
         if any(vals) and not all(vals) and vals not in [v for _, v in conds]:
             conds.append((c, vals))
     conds = conds[:MAX_CONDITIONS]
+    extrema = Extrema(exact, [[r.c[i] for i in numeric] for r in rows], variables)
     outs = []
     for i, fld in enumerate(loop.fields):
         if time.monotonic() > deadline:
             raise Failed("out of time")
         target = [r.c[i] for r in rows]
+        if fld.type is Type.BOOL:
+            def fit_flag(idx, target=target):
+                return _fit_flag([envs[r] for r in idx], [target[r] for r in idx], loop, flags)
+
+            tree = _tree(list(range(len(rows))), conds, fit_flag, 0)
+            if tree is None:
+                raise Failed(f"field {fld.name}: no flag, and/or of two flags or constant holds on the samples, "
+                             f"even split by {len(conds)} condition(s) of left")
+            outs.append(_build(tree, variables, fld.type))
+            continue
 
         tree = None
         # degree by degree, each with its case splits: a low-degree piecewise fit is
@@ -305,7 +428,11 @@ def synthesize(loop: Loop, deadline: float, rows: list[Row] | None = None) -> Fn
             def fit_on(idx, target=target, degree=degree):
                 if time.monotonic() > deadline:
                     return None
-                return fit_rows([exact[r] for r in idx], [target[r] for r in idx], len(variables), degree)
+                rows_, target_ = [exact[r] for r in idx], [target[r] for r in idx]
+                got = fit_rows(rows_, target_, len(variables), degree)
+                if got is None and degree == 1:
+                    got = extrema.fit(idx, target_)
+                return got
 
             tree = _tree(list(range(len(rows))), conds, fit_on, 0)
             if tree is not None:
@@ -315,14 +442,51 @@ def synthesize(loop: Loop, deadline: float, rows: list[Row] | None = None) -> Fn
                          f"{MAX_DENOMINATOR_DEGREE} holds on the samples, even split by "
                          f"{len(conds)} condition(s) of left")
         outs.append(_build(tree, variables, fld.type))
+    if infinite:
+        outs = [_unsentinel(e) for e in outs]
     names = tuple((f"a.{f.name}", f.type) for f in loop.fields) + \
         tuple((f"b.{f.name}", f.type) for f in loop.fields) + tuple((d.name, d.type) for d in loop.params)
     from thm3.synth.sketch import guard_for_stability
     return Fn(names, tuple(guard_for_stability(e, loop) for e in outs))
 
 
+@dataclass(frozen=True)
+class FlagFit:
+    """A Bool field's combine on some rows: a constant, a flag, or two flags and/or'ed."""
+    expr_: Expr
+
+    def expr(self, variables, field_type: Type) -> Expr:
+        return self.expr_
+
+
+def _fit_flag(envs: list[dict], target: list[bool], loop: Loop, flags: list[int]) -> FlagFit | None:
+    if not target:
+        return None
+    if all(t == target[0] for t in target):
+        return FlagFit(const(bool(target[0]), Type.BOOL))
+    names = [f"{s}.{loop.fields[i].name}" for s in "ab" for i in flags]
+    for n in names:
+        if all(bool(e[n]) == t for e, t in zip(envs, target)):
+            return FlagFit(var(n, Type.BOOL))
+    for op, f in ((Op.AND, lambda x, y: x and y), (Op.OR, lambda x, y: x or y)):
+        for n1, n2 in itertools.combinations(names, 2):
+            if all(f(bool(e[n1]), bool(e[n2])) == t for e, t in zip(envs, target)):
+                return FlagFit(Expr(op, Type.BOOL, (var(n1, Type.BOOL), var(n2, Type.BOOL))))
+    return None
+
+
+def _unsentinel(e: Expr) -> Expr:
+    """The sentinel constants back to +-inf."""
+    if e.op is Op.CONST and e.type is not Type.BOOL and not isinstance(e.arg, bool) and abs(e.arg) == SENTINEL:
+        return const(float("inf") if e.arg > 0 else float("-inf"), Type.REAL)
+    if not e.src:
+        return e
+    src = tuple(_unsentinel(x) for x in e.src)
+    return e if all(a is b for a, b in zip(src, e.src)) else Expr(e.op, e.type, src, e.arg)
+
+
 def _build(tree, variables, field_type: Type) -> Expr:
-    if isinstance(tree, Fit):
+    if isinstance(tree, (Fit, Extremum, FlagFit)):
         return tree.expr(variables, field_type)
     cond, t, f = tree
     yes, no = _build(t, variables, field_type), _build(f, variables, field_type)
@@ -339,10 +503,79 @@ def equalities(loop: Loop, degree: int = 3, rows: list[Row] | None = None) -> li
         rows = exact_rows(loop, count=200) if rows is None else rows
     except NotRational:
         return []
-    states = [r.c for r in rows]
-    k = len(loop.fields)
-    monos = monomials(k, degree)
-    cols = np.array([[float(x) for x in s] for s in states])
+    return _relations([list(r.c) for r in rows], len(loop.fields), degree)
+
+
+def equality_invariants(loop: Loop, degree: int = 2, count: int = 200) -> list[tuple[Expr, Expr]]:
+    """The polynomial identities over the fields and the loop parameters that hold on
+    every sampled reachable state, as `P == 0` over acc.<field> and the parameters: n *
+    mean == sum, a compensation that stays 0, a step-matrix power that commutes with the
+    step (m_y_z == b * m_z_y).  Each comes with the sum of its terms' magnitudes (for a
+    round-off tolerance on float samples).  Only identities that hold at init for every
+    value of the parameters are offered (the samples may draw few of them: a weight
+    0 < alpha < 1 is 1/2 in the pool); candidates only, the invariant stage keeps those it
+    proves inductive."""
+    if rational_loop_reason(loop) or any(f.type in (Type.BOOL, Type.VEC) for f in loop.fields):
+        return []
+    params = [d for d in loop.params if d.type in (Type.REAL, Type.INT)]
+    try:
+        rows = exact_rows(loop, count=count)
+    except NotRational:
+        return []
+    points = [list(r.c) + [r.params[d.name] for d in params] for r in rows]
+    nvars = len(loop.fields) + len(params)
+    while degree > 1 and len(monomials(nvars, degree)) > len(points) // 2:
+        degree -= 1
+    rels = _relations(points, nvars, degree)
+    variables = [(f"acc.{f.name}", f.type) for f in loop.fields] + [(d.name, d.type) for d in params]
+    out = []
+    zero: set[int] = set()      # variables found to be 0: their multiples say nothing more
+    for rel in rels:
+        if not any(any(m[:len(loop.fields)]) for m in rel):
+            continue            # a relation among the parameters alone says nothing of the state
+        if any(all(m[i] for m in rel) for i in zero):
+            continue
+        if len(rel) == 1:
+            (mono,) = rel
+            if sum(mono) == 1:
+                zero.add(mono.index(1))
+            else:
+                continue        # f**2 == 0 without f == 0 first: not a fact of its own
+        if not _zero_at_init(rel, loop, len(params)):
+            continue
+        magnitude = {m: abs(c) for m, c in rel.items()}
+        absolute = [(n, t) for n, t in variables]
+        out.append((Expr(Op.EQ, Type.BOOL, (_poly(rel, variables, Type.REAL), const(0.0, Type.REAL))),
+                    _poly(magnitude, absolute, Type.REAL, absolute=True)))
+    return out
+
+
+def _zero_at_init(rel: dict, loop: Loop, nparams: int) -> bool:
+    """P(init, params) is the zero polynomial in the parameters."""
+    import sympy as sp
+    from thm3.prove.rational import rational_is_zero
+    init = [Fraction(f.default) for f in loop.fields]
+    ps = sp.symbols(f"p0:{nparams}") if nparams else ()
+    total = sp.Integer(0)
+    for mono, c in rel.items():
+        term = sp.Rational(c.numerator, c.denominator)
+        for x, e in zip(init, mono[:len(init)]):
+            term *= sp.Rational(x.numerator, x.denominator) ** e
+        for x, e in zip(ps, mono[len(init):]):
+            term *= x ** e
+        total += term
+    if total == 0:
+        return True
+    return bool(total.free_symbols) and rational_is_zero(total) is True
+
+
+def _relations(points: list[list], nvars: int, degree: int) -> list[dict]:
+    """The exact linear relations among the monomials (degree <= `degree`) on the points:
+    each monomial that depends on the earlier ones, with its coefficients."""
+    if not points:
+        return []
+    monos = monomials(nvars, degree)
+    cols = np.array([[float(x) for x in s] for s in points])
     m = _values(monos, cols)
     scale = np.abs(m).max(axis=0)
     scale[scale == 0] = 1
@@ -363,6 +596,6 @@ def equalities(loop: Loop, degree: int = 3, rows: list[Row] | None = None) -> li
             r = Fraction(float(c)).limit_denominator(DENOMINATOR_LIMIT)
             if r != 0:
                 rel[monos[i]] = -r
-        if all(sum((v * _exact_value(mo, s) for mo, v in rel.items()), Fraction(0)) == 0 for s in states):
+        if all(sum((v * _exact_value(mo, s) for mo, v in rel.items()), Fraction(0)) == 0 for s in points):
             out.append(rel)
     return out

@@ -2,22 +2,27 @@
 2007): a short list g(t) with h(g(t)) = t on reachable states t gives
 combine(a, b) = foldl(left, a, g(b)), which is a combine whenever h is a homomorphism.
 
-g's elements are searched among terms over t's fields (a field, its negation, the
-difference of two fields, per element parameter of a compatible type), lists of length
-k = 1 .. #fields + 1, shortest first; each list is folded from init on every sampled
-reachable state t at once (prefixes shared) and kept if it gives back t.  The combine
-is `left` unrolled over g(b) and spelled with the stability guards; the prover then
-proves it like any other.  Where no list of the searched shape gives t back, the reason
-names the shape (a field that k elements cannot reach, such as a softmax sum d >= 1,
-leaves no bounded inverse)."""
+g is constructed first: for k = 1 .. #fields + 1, h([e1 .. ek]) is evaluated
+symbolically from init, one feasible path of `left`'s branches at a time (Z3 decides
+the branches, under the elements' preconditions), and on each path the equations
+h([e1 .. ek]) = t are solved for the elements with SymPy; each solution, an expression of
+t's fields, is a candidate g.  Where none comes out, short lists of field terms (a field,
+its negation, the difference of two fields) are searched.  Every candidate is folded
+from init on every sampled reachable state t at once (prefixes shared) and kept only if
+it gives t back.  The combine is `left` unrolled over g(b), spelled with the stability
+guards; the prover then proves it like any other.  Where no list gives t back, the
+reason says why: a field that k elements cannot reach (a softmax sum d reaches more
+than k on the samples, but k elements give d <= k) leaves no bounded inverse."""
 from __future__ import annotations
 
 import itertools
 import time
 
 import numpy as np
+import sympy as sp
+import z3
 
-from thm3.ir import Expr, Fn, Loop, Op, Type, substitute, var
+from thm3.ir import Expr, Fn, Loop, Op, Type, const, substitute, var
 from thm3.semantics.evaluate import NUMPY, evaluate, quiet
 from thm3.semantics.equality import rows_close
 from thm3.semantics.samples import Triples, batch_init
@@ -44,14 +49,34 @@ def _terms(loop: Loop, type_: Type) -> list[Expr]:
 
 
 def synthesize(loop: Loop, triples: list[Triples], deadline: float) -> tuple[Fn, str]:
+    k_max = len(loop.fields) + 1
+    # rows: the sampled reachable states t = h(ys), with their loop parameters
+    probes = [_Rows(loop, t, slice(0, PROBE_ROWS)) for t in triples]
+    full = [_Rows(loop, t, slice(None)) for t in triples]
+    solved = _Constructive(loop, k_max, deadline)
+    for g in solved.candidates():
+        if time.monotonic() > deadline:
+            break
+        if all(r.gives_back(g) for r in probes) and all(r.gives_back(g) for r in full):
+            return _unrolled(loop, g), "weak right inverse g(t) = " + _show(g) + \
+                " (h([e1 .. ek]) = t solved on a path of left)"
+    try:
+        return _search(loop, deadline, probes, full)
+    except Failed as e:
+        bound = solved.bound(full)
+        raise Failed(f"{bound}; {e}" if bound else f"h([e1 .. ek]) = t {solved.summary()}; {e}") from None
+
+
+def _show(g) -> str:
+    return "[" + ", ".join(("(" + ", ".join(map(repr, e)) + ")") if len(e) > 1 else repr(e[0]) for e in g) + "]"
+
+
+def _search(loop: Loop, deadline: float, probes, full) -> tuple[Fn, str]:
     per_param = [_terms(loop, Type.INT if d.index else d.type) for d in loop.elements]
     if any(not t for t in per_param):
         raise Failed("an element parameter has no field of its type to be read from")
     elements = list(itertools.product(*per_param))
     k_max = len(loop.fields) + 1
-    # rows: the sampled reachable states t = h(ys), with their loop parameters
-    probes = [_Rows(loop, t, slice(0, PROBE_ROWS)) for t in triples]
-    full = [_Rows(loop, t, slice(None)) for t in triples]
     tried = 0
     for k in range(1, k_max + 1):
         if len(elements) ** k + tried > MAX_SEQUENCES:
@@ -63,8 +88,7 @@ def synthesize(loop: Loop, triples: list[Triples], deadline: float) -> tuple[Fn,
             tried += 1
             g = [elements[j] for j in seq]
             if all(r.gives_back(g) for r in probes) and all(r.gives_back(g) for r in full):
-                return _unrolled(loop, g), "weak right inverse g(t) = [" + ", ".join(
-                    ("(" + ", ".join(map(repr, e)) + ")") if len(e) > 1 else repr(e[0]) for e in g) + "]"
+                return _unrolled(loop, g), "weak right inverse g(t) = " + _show(g)
     raise Failed(f"no list of up to {k_max} element(s) over the fields (a field, its negation, a difference) "
                  f"gives the state back on the samples ({tried} lists)")
 
@@ -128,4 +152,222 @@ def _unrolled(loop: Loop, g) -> Fn:
     names = tuple((f"a.{f.name}", f.type) for f in loop.fields) + \
         tuple((f"b.{f.name}", f.type) for f in loop.fields) + tuple((d.name, d.type) for d in loop.params)
     g_memo, f_memo = {}, {}
+    state = [_log_exp(s, {}) for s in state]
     return Fn(names, tuple(simplify(guard_for_stability(s, loop, g_memo), arithmetic=False, memo=f_memo) for s in state))
+
+
+def _log_exp(e: Expr, memo: dict) -> Expr:
+    """log(exp(u)) is u (over the extended reals too: exp(-inf) = 0, log(0) = -inf): an
+    element g solved as exp(t) that `left` reads through log."""
+    got = memo.get(id(e))
+    if got is not None:
+        return got
+    src = tuple(_log_exp(x, memo) for x in e.src)
+    out = e if all(a is b for a, b in zip(src, e.src)) else Expr(e.op, e.type, src, e.arg)
+    if out.op is Op.LOG and out.src[0].op is Op.EXP:
+        out = out.src[0].src[0]
+    memo[id(e)] = out
+    return out
+
+
+# -- the constructive inverse: h([e1 .. ek]) = t solved path by path -------------------
+
+MAX_PATHS = 96              # paths of one symbolic fold
+MAX_SOLVE_OPS = 400         # SymPy has no timeout: larger systems are not attempted
+
+
+class _Constructive:
+    """Symbolic folds h([e1 .. ek]) from init, their paths, and the solutions of
+    h([e1 .. ek]) = t for the elements on each path."""
+
+    def __init__(self, loop: Loop, k_max: int, deadline: float):
+        self.loop = loop
+        self.k_max = k_max
+        self.deadline = deadline
+        self.types = {f"b.{f.name}": f.type for f in loop.fields} | {d.name: d.type for d in loop.params}
+        self.t = {f.name: sp.Symbol(f"t_{i}", real=True) for i, f in enumerate(loop.fields)}
+        self.back = {s: var(f"b.{name}", next(f.type for f in loop.fields if f.name == name))
+                     for name, s in self.t.items()}
+        self.folds: dict[int, list] = {}      # k -> [(path conditions, symbolic state)]
+        self.notes: list[str] = []
+        self.facts: dict[int, list] = {}     # k -> the hypotheses and exp/log axioms of its fold
+
+    def _fold(self, k: int) -> list:
+        from thm3.errors import SolverTimeout
+        from thm3.prove.laws import apply_fn, initial
+        from thm3.semantics.symbolic import Explorer, SymbolicTable, Symbols
+        loop = self.loop
+        syms = Symbols()
+        elems = [[syms.real(f"e{j}.{d.name}", d.type) for d in loop.elements] for j in range(k)]
+        params = {d.name: syms.real(d.name, d.type) for d in loop.params}
+        pre_ex = Explorer([], self.deadline)
+        pre_table = SymbolicTable(pre_ex, lazy=True)
+        hyps = list(syms.hyps)
+        for j, e in enumerate(elems):
+            env = {d.name: v for d, v in zip(loop.elements, e)} | params
+            for pre in loop.preconditions:
+                v = evaluate([pre], env, pre_table)[0]
+                if v is False:
+                    return []
+                if not isinstance(v, bool):
+                    hyps.append(v)
+        ex = Explorer(hyps + pre_ex.side, self.deadline, check_ms=500)
+        table = SymbolicTable(ex, lazy=False)
+        out = []
+        try:
+            for _ in ex.paths():
+                state = initial(loop)
+                for e in elems:
+                    state = apply_fn(table, loop.left, state + list(e), params)
+                out.append((list(ex.path), state, elems))
+                self.facts[k] = list(ex.base) + list(ex.side)
+                if len(out) >= MAX_PATHS or time.monotonic() > self.deadline:
+                    self.notes.append(f"k = {k}: more than {len(out)} paths, the rest not solved")
+                    break
+        except SolverTimeout:
+            pass
+        self.folds[k] = out
+        return out
+
+    def candidates(self):
+        """Each distinct solution g of h([e1 .. ek]) = t (k = 1, 2, ...), as IR terms of b."""
+        from thm3.semantics.symbolic import Fin, Inf
+        seen: set[str] = set()
+        for k in range(1, self.k_max + 1):
+            if time.monotonic() > self.deadline:
+                return
+            for _, state, elems in self._fold(k):
+                if time.monotonic() > self.deadline:
+                    return
+                # an Index is unknown too: b's positions are already those of the whole list
+                eqs, unknowns = [], [v.sp for e in elems for v in e]
+                ok = True
+                for f, v in zip(self.loop.fields, state):
+                    if isinstance(v, Fin) and v.sp is not None:
+                        eqs.append(sp.Eq(v.sp, self.t[f.name]))
+                    elif isinstance(v, Inf) or isinstance(v, bool) or v is None:
+                        continue                # a condition on t, not an equation
+                    else:
+                        ok = False              # NaN or a Z3-only term: no algebra here
+                if not ok or not eqs or not unknowns:
+                    continue
+                if sum(sp.count_ops(q) for q in eqs) > MAX_SOLVE_OPS:
+                    continue
+                try:
+                    sols = sp.solve(eqs, unknowns, dict=True)
+                except (NotImplementedError, TypeError, ValueError, RecursionError):
+                    continue
+                for sol in sols:
+                    g = self._as_list(sol, elems)
+                    if g is None:
+                        continue
+                    key = repr(g)
+                    if key not in seen:
+                        seen.add(key)
+                        yield g
+
+    def _as_list(self, sol: dict, elems) -> list | None:
+        """The elements of one solution as IR terms of b's fields (an element the
+        equations leave free is 0)."""
+        out = []
+        free = {v.sp: sp.Integer(0) for e in elems for v in e}
+        for e in elems:
+            row = []
+            for d, v in zip(self.loop.elements, e):
+                val = sp.sympify(sol.get(v.sp, v.sp)).subs(free)
+                if not val.free_symbols <= set(self.t.values()) | {s for s in val.free_symbols
+                                                                     if str(s) in self.types}:
+                    return None
+                try:
+                    row.append(_to_ir(val, self.back, self.types, Type.INT if d.index else d.type))
+                except ValueError:
+                    return None
+            out.append(tuple(row))
+        return out
+
+    def bound(self, rows) -> str:
+        """Why no bounded inverse exists, where a field is bounded by the number of
+        elements on every path of h([e1 .. ek]) but the sampled states exceed it."""
+        from thm3.semantics.symbolic import Fin
+        k = self.k_max
+        folds = self.folds.get(k)
+        if not folds or any("more than" in n for n in self.notes):
+            return ""
+        for i, f in enumerate(self.loop.fields):
+            if f.type not in (Type.REAL, Type.INT):
+                continue
+            top = max((float(np.nanmax(np.where(np.isfinite(r.t[i]), r.t[i], -np.inf))) for r in rows
+                       if r.t[i].size), default=-np.inf)
+            if not top > k:
+                continue
+            bounded = True
+            for path, state, _ in folds:
+                v = state[i]
+                if not isinstance(v, Fin):
+                    bounded = False
+                    break
+                s = z3.Solver()
+                s.set("timeout", 500)
+                s.add(*self.facts.get(k, []), *path, v.z3 > k)
+                if s.check() != z3.unsat:
+                    bounded = False
+                    break
+            if bounded:
+                return (f"no bounded weak right inverse: {f.name} reaches {top:g} on sampled states "
+                        f"but {k} elements give {f.name} <= {k}")
+        return ""
+
+    def summary(self) -> str:
+        paths = sum(len(v) for v in self.folds.values())
+        more = "; " + "; ".join(self.notes) if self.notes else ""
+        return f"has no solution that gives the sampled states back ({paths} path(s) for k <= {self.k_max}{more})"
+
+
+def _to_ir(x, back: dict, types: dict, want: Type) -> Expr:
+    """A SymPy solution (sums, products, integer powers, rationals, symbols) in the IR."""
+    if x.is_Symbol:
+        if x in back:
+            return back[x]
+        if str(x) in types:
+            return var(str(x), types[str(x)])
+        raise ValueError(str(x))
+    if x.is_Integer:
+        return const(int(x), Type.INT) if want is Type.INT else const(float(int(x)), Type.REAL)
+    if x.is_Rational:
+        return const(float(x), Type.REAL)
+    if x.is_Add:
+        terms = [_to_ir(t, back, types, want) for t in x.as_ordered_terms()]
+        out = terms[0]
+        for t in terms[1:]:
+            if t.op is Op.NEG:
+                out = Expr(Op.SUB, _joined(out, t), (out, t.src[0]))
+            else:
+                out = Expr(Op.ADD, _joined(out, t), (out, t))
+        return out
+    if x.is_Mul:
+        num, den = sp.fraction(x)
+        if den != 1:
+            n, d = _to_ir(num, back, types, want), _to_ir(den, back, types, want)
+            return Expr(Op.DIV, Type.REAL, (n, d))
+        coeff, rest = x.as_coeff_Mul()
+        if coeff == -1:
+            r = _to_ir(rest, back, types, want)
+            return Expr(Op.NEG, r.type, (r,))
+        factors = [_to_ir(f, back, types, want) for f in x.as_ordered_factors()]
+        out = factors[0]
+        for f in factors[1:]:
+            out = Expr(Op.MUL, _joined(out, f), (out, f))
+        return out
+    if x.is_Pow and x.exp.is_Integer and x.exp > 0:
+        base = _to_ir(x.base, back, types, want)
+        return Expr(Op.POW, base.type, (base,), int(x.exp))
+    if x.is_Pow and x.exp == sp.Rational(1, 2):
+        return Expr(Op.SQRT, Type.REAL, (_to_ir(x.base, back, types, want),))
+    for f, op in ((sp.exp, Op.EXP), (sp.log, Op.LOG)):
+        if isinstance(x, f) and len(x.args) == 1:
+            return Expr(op, Type.REAL, (_to_ir(x.args[0], back, types, want),))
+    raise ValueError(f"cannot write {x} in the IR")
+
+
+def _joined(a: Expr, b: Expr) -> Type:
+    return Type.INT if a.type is Type.INT and b.type is Type.INT else Type.REAL
