@@ -26,8 +26,9 @@ a = thm3.analyze(thm3.sample_path("mps"))
 x = np.random.default_rng(0).standard_normal(1001)
 state = numba_tree.run_numba(a.loop, a.combine_fn, [x], {})
 mod = numba_tree.compiled(a.loop, a.combine_fn)
-stats = mod.reduce.stats
-print(json.dumps({"hits": sum(stats.cache_hits.values()), "misses": sum(stats.cache_misses.values()),
+stats = [f.stats for f in (mod.reduce, mod.reduce_serial)]   # 1001 elements: one chunk, no threads
+print(json.dumps({"hits": sum(sum(s.cache_hits.values()) for s in stats),
+                  "misses": sum(sum(s.cache_misses.values()) for s in stats),
                   "state": [float(v) for v in state]}))
 '''
 
