@@ -28,6 +28,40 @@ def _task_seconds(client, lazy) -> tuple[int, float]:
     return len(ts.data), spent
 
 
+def _fresh(client, make):
+    """One compute from scratch: the graph's keys are deterministic (pure tasks), so wait
+    until the scheduler has forgotten the last run's results before timing the next."""
+    import time
+    base = client.run_on_scheduler(_task_count)
+    def run():
+        fut = client.compute(make())
+        fut.result()
+        fut.release()
+        del fut
+    def settled():
+        deadline = time.perf_counter() + 30
+        while client.run_on_scheduler(_task_count) > base and time.perf_counter() < deadline:
+            time.sleep(0.02)
+    return run, settled
+
+
+def _task_count(dask_scheduler=None):
+    return len(dask_scheduler.tasks)
+
+
+def _best_fresh(client, make, repeat: int = 3) -> float:
+    import time
+    run, settled = _fresh(client, make)
+    times = []
+    for _ in range(repeat):
+        settled()
+        t = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - t)
+    settled()
+    return min(times)
+
+
 def main() -> None:
     import time
 
@@ -49,12 +83,14 @@ def main() -> None:
                 one = (lambda: a.run(x, backend="numba")) if kind == "reduce" else \
                     (lambda: a.scan(x, backend="numba"))
                 one()                                          # compile or load the cache
-                client.compute(make()).result()                # workers compile or load the cache
+                run, settled = _fresh(client, make)
+                run()                                          # workers compile or load the cache
+                settled()
                 t = time.perf_counter()
                 lazy = make()
                 t_build = time.perf_counter() - t
                 tasks, t_tasks = _task_seconds(client, lazy)
-                t_dask = best(lambda: client.compute(make()).result())
+                t_dask = _best_fresh(client, make)
                 t_one = best(one)
                 rows.append((f"{name} {kind}", n, t_dask, t_one, t_build, tasks, t_tasks))
     table = ("| case | n | Dask, 2 workers s | one process s | time ratio | graph build s | tasks "
@@ -63,7 +99,8 @@ def main() -> None:
                          for c, m, a, b, g, k, s in rows)
              + "\n\nOne process: the Numba backend (2 threads) on the whole array; Dask: 16 chunks, "
                "each folded (scanned) by the Numba backend in a worker, combined in order; the Dask "
-               "time includes building the graph.  Load average at the end (the machine is shared): "
+               "time includes building the graph and, for a scan, bringing the n prefixes back to "
+               "the client; every run starts after the scheduler has forgotten the last one's results.  Load average at the end (the machine is shared): "
                + ", ".join(f"{v:.2f}" for v in os.getloadavg()) + ".")
     print(table)
     print(write("dask_backend", {"rows": rows, "load": os.getloadavg()}, table))

@@ -26,8 +26,9 @@ a = thm3.analyze(thm3.sample_path("mps"))
 x = np.random.default_rng(0).standard_normal(1001)
 state = numba_tree.run_numba(a.loop, a.combine_fn, [x], {})
 mod = numba_tree.compiled(a.loop, a.combine_fn)
-stats = mod.reduce.stats
-print(json.dumps({"hits": sum(stats.cache_hits.values()), "misses": sum(stats.cache_misses.values()),
+stats = [f.stats for f in (mod.reduce, mod.reduce_serial)]   # 1001 elements: one chunk, no threads
+print(json.dumps({"hits": sum(sum(s.cache_hits.values()) for s in stats),
+                  "misses": sum(sum(s.cache_misses.values()) for s in stats),
                   "state": [float(v) for v in state]}))
 '''
 
@@ -54,11 +55,12 @@ SHIFTED = ["safe_softmax", "logsumexp", "logsumexp_lse", "online_softmax_values"
 
 
 def _identical(u, v) -> bool:
-    """The same float, NaN for NaN (a signed zero counts as itself)."""
-    if isinstance(u, float) and u != u:
+    """The same value: NaN for NaN, and a float's zero with its sign."""
+    if not isinstance(u, float):
+        return type(u) is type(v) and u == v
+    if u != u:
         return isinstance(v, float) and v != v
-    return type(u) is type(v) and u == v and math.copysign(1.0, u) == math.copysign(1.0, v) \
-        if isinstance(u, float) else u == v
+    return isinstance(v, float) and u == v and math.copysign(1.0, u) == math.copysign(1.0, v)
 
 
 @pytest.mark.parametrize("name", SHIFTED)
@@ -133,3 +135,26 @@ def test_without_threads_the_same_chunks_give_the_same_bits(name, monkeypatch):
         serial = run(a.loop, a.combine_fn, arrays, params, offset=3, threads=False)
         for u, v in zip(threaded, serial):
             assert np.array_equal(np.asarray(u), np.asarray(v), equal_nan=True)
+
+
+@pytest.mark.parametrize("name", ["mps", "affine", "argmax", "vec_sum", "first"])
+def test_a_scan_from_a_start_state_continues_the_list(name, monkeypatch):
+    """scan_numba(start=h(head)) over the tail gives the prefixes of head + tail (a Dask
+    chunk folded from its carry), across many chunks, with and without threads."""
+    import numpy as np
+    from analyzed import analysis
+    from catalog import by_name
+    from thm3.backends import numba_tree
+    from thm3.backends.scan import run_sequential_prefixes
+    from thm3.semantics.samples import random_arrays
+    monkeypatch.setattr(numba_tree, "CHUNK", 64)
+    a = analysis(str(by_name(name).path))
+    arrays, params = random_arrays(a.loop, 1207, 4, np.random.default_rng(5))
+    whole = run_sequential_prefixes(a.loop, arrays, params)
+    head = numba_tree.run_numba(a.loop, a.combine_fn, [x[:200] for x in arrays], params)
+    for threads in (True, False):
+        tail = numba_tree.scan_numba(a.loop, a.combine_fn, [x[200:] for x in arrays], params,
+                                     offset=200, threads=threads, start=head)
+        for got, want in zip(tail, whole):
+            assert np.allclose(np.asarray(got, dtype=float), np.asarray(want[200:], dtype=float),
+                               rtol=1e-9, atol=1e-12, equal_nan=True)

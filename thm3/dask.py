@@ -255,9 +255,9 @@ def _chunk_scan(spec, offset, backend, params, carry, *chunk):
     from thm3.backends.states import combine_states
     loop, fn = spec.loop, spec.fn
     match _chunk_backend(backend, chunk):
-        case "numba":
+        case "numba":       # folded from the carry: no combine over the chunk's prefixes
             from thm3.backends.numba_tree import scan_numba
-            local = scan_numba(loop, fn, list(chunk), params, offset=offset, threads=False)
+            return scan_numba(loop, fn, list(chunk), params, offset=offset, threads=False, start=carry)
         case _:
             from thm3.backends.scan import scan_numpy
             local = scan_numpy(loop, fn, [np.asarray(c) for c in chunk], params, offset=offset)

@@ -28,7 +28,8 @@ from pathlib import Path
 import numba  # noqa: F401  (the optional extra thm3[cpu]; without it this backend is unavailable)
 import numpy as np
 
-from thm3.backends.numpy_tree import field_dtype, Inputs
+from thm3.backends.numpy_tree import Inputs, field_dtype, identity
+from thm3.errors import UsageError
 from thm3.ir import Expr, Fn, Loop, Op, Type, const, same, walk
 
 CHUNK = 1 << 16      # elements a thread folds before its state joins the tree
@@ -49,16 +50,40 @@ def run_numba(loop: Loop, combine: Fn, arrays, params: dict, *, n: int | None = 
 
 
 def scan_numba(loop: Loop, combine: Fn, arrays, params: dict, *, n: int | None = None,
-               dim: int | None = None, offset: int = 0, threads: bool | None = None) -> tuple:
-    """Every prefix state: one array a field, (n,) or (n, D); `threads` as in `run_numba`."""
+               dim: int | None = None, offset: int = 0, threads: bool | None = None,
+               start=None) -> tuple:
+    """Every prefix state: one array a field, (n,) or (n, D); `threads` as in `run_numba`.
+    `start` (a state; the identity by default) is the state of the list before these
+    elements: every chunk is then folded from start's combine with the chunks before it,
+    so prefix i is combine(start, h(xs[:i + 1])) (for a Dask chunk and its carry)."""
     data = Inputs(loop, arrays, params, np.float64, n, dim, offset)
     mod = compiled(loop, combine)
     args = _arguments(loop, data)
     outs = tuple(np.empty((data.n, data.dim) if f.type is Type.VEC else (data.n,),
                           dtype=field_dtype(f.type, np.float64)) for f in loop.fields)
+    starts = _start_values(loop, identity(loop, dim=data.dim) if start is None else start, data.dim)
     scan = mod.scan if _threaded(threads, data.n) else mod.scan_serial
-    scan(data.n, CHUNK, data.dim or 1, data.offset, *outs, *args)
+    scan(data.n, CHUNK, data.dim or 1, data.offset, *starts, *outs, *args)
     return outs
+
+
+def _start_values(loop: Loop, state, dim) -> list:
+    """A state as the compiled code's start arguments: each field in its own type."""
+    values = list(state)
+    if len(values) != len(loop.fields):
+        raise UsageError(f"{loop.name}: a start state has {len(loop.fields)} fields, got {len(values)}")
+    out = []
+    for v, f in zip(values, loop.fields):
+        match f.type:
+            case Type.VEC:
+                out.append(np.ascontiguousarray(np.broadcast_to(np.asarray(v, dtype=np.float64), (dim or 1,))))
+            case Type.INT:
+                out.append(int(v))
+            case Type.BOOL:
+                out.append(bool(v))
+            case _:
+                out.append(float(v))
+    return out
 
 
 def _threaded(threads: bool | None, n: int) -> bool:
@@ -482,7 +507,7 @@ def _loops(loop: Loop, fields, element_vars, tail: str, pnames: str) -> str:
     scan_args = dict(tail=tail, ps=ps, outs=outs, alloc=_alloc(loop, fields, "count"),
                      store="\n        ".join(_store(loop, fields, "c", "st")),
                      lane0=", ".join(lane(0)), reads=reads, args=args, record=record,
-                     carry=", ".join(fields),
+                     carry=", ".join(fields), starts=", ".join(f"g{k}" for k in range(F)),
                      load_c=", ".join(f"{s}[c]" for s in fields) + ",")
     for sfx, parallel in ("", True), ("_serial", False):
         lines.append(_SCAN.format(sfx=sfx, parallel=parallel, **scan_args))
@@ -539,7 +564,7 @@ def reduce{sfx}(n, chunk, dim, base{tail}):
 _SCAN = '''
 
 @njit(parallel={parallel}, **JIT)
-def scan{sfx}(n, chunk, dim, base, {outs}{tail}):
+def scan{sfx}(n, chunk, dim, base, {starts}, {outs}{tail}):
     """Every prefix state into o0, o1, ...: chunk totals in threads, their exclusive scan
     in order, then every chunk folded again from its carried prefix in threads."""
     if n == 0:
@@ -549,7 +574,7 @@ def scan{sfx}(n, chunk, dim, base, {outs}{tail}):
     for c in prange(count):
         st = fold(c * chunk, min(n, (c + 1) * chunk), dim, base{tail})
         {store}
-    {carry}, = _exclusive({carry}{ps}, dim)
+    {carry}, = _exclusive({carry}, {starts}{ps}, dim)
     for c in prange(count):
         {lane0}, = {load_c}
         for i in range(c * chunk, min(n, (c + 1) * chunk)):
@@ -560,15 +585,17 @@ def scan{sfx}(n, chunk, dim, base, {outs}{tail}):
 
 
 def _exclusive_text(loop: Loop, fields, ps: str) -> str:
-    """States c -> the combine of states 0 .. c-1 (identity first), in order, in place."""
+    """States c -> the combine of the start state g and states 0 .. c-1, in order, in place."""
     F = len(fields)
     S = ", ".join(fields)
     rs = ", ".join(f"r{k}" for k in range(F))
     cs = ", ".join(f"c{k}" for k in range(F))
     reads = ", ".join(f"{s}[c].copy()" if f.type is Type.VEC else f"{s}[c]"
                       for s, f in zip(fields, loop.fields))
-    lines = ["\n\n@njit(**JIT)", f"def _exclusive({S}{ps}, dim):",
-             f"    {rs}, = identity(dim)",
+    starts = ", ".join(f"g{k}" for k in range(F))
+    first = ", ".join(f"g{k}.copy()" if f.type is Type.VEC else f"g{k}" for k, f in enumerate(loop.fields))
+    lines = ["\n\n@njit(**JIT)", f"def _exclusive({S}, {starts}{ps}, dim):",
+             f"    {rs}, = {first},",
              "    for c in range(len(s0)):",
              f"        {cs}, = {reads},"]
     lines += [f"        {s}[{_row(f, 'c')}] = r{k}" for k, (s, f) in enumerate(zip(fields, loop.fields))]
