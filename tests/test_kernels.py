@@ -848,7 +848,7 @@ def fake_cupy(spec, build_dir) -> types.ModuleType:
     class Device:
         id = 0
         attributes = {"MultiProcessorCount": 2}
-    cp.cuda = types.SimpleNamespace(Device=Device)
+    cp.cuda = types.SimpleNamespace(Device=Device, runtime=types.SimpleNamespace(getDevice=lambda: 0))
 
     class RawModule:
         def __init__(self, code, options=()):
@@ -888,7 +888,7 @@ def test_emit_writes_an_importable_module(tmp_path):
     assert "Maximum prefix sum" in module.__doc__ and "m = max(a.m, a.s + b.m)" in module.__doc__
     assert "m = max(a.m, a.s + b.m)" in module.reduce.__doc__
     assert module.FIELDS == (("s", "Real"), ("m", "Real")) and module.RESULT == "Real"
-    assert module.STATE_BYTES == 8 and module.BLOCK == 256 and module.ITEMS == 16
+    assert module.STATE_BYTES == 8 and module.BLOCK == 256 and module.ITEMS == 64   # two fields: long tiles
     subprocess.run([sys.executable, "-c", f"import runpy; runpy.run_path({str(py)!r})"], check=True,
                    env={**os.environ, "PYTHONPATH": ""}, cwd=tmp_path)   # needs neither thm3 nor CuPy
 

@@ -46,10 +46,6 @@ def _reductions():
         for dtype in R.DTYPES:
             slow = (sample.name, dtype) not in QUICK
             marks = [pytest.mark.slow] if slow else []
-            if sample.name in ("first", "last"):
-                # only one element of each run matters, so ptxas splits the 16-byte loads
-                # into scalar ones of the lanes still live: no LDG.E.128 left to find
-                marks.append(pytest.mark.xfail(strict=True, reason="ptxas scalarises the dead lanes' loads"))
             yield pytest.param(sample.name, dtype, id=f"{sample.name}-{dtype}", marks=marks)
 
 
@@ -64,13 +60,23 @@ def test_reduction_machine_code(name, dtype):
         assert f.registers + MARGIN <= MAX_REGISTERS, (fn, f.registers)
         assert f.count("STL") == f.count("LDL") == 0, fn
     if spec.vector_loads:
+        fast = None
         for fn in ("thm3_reduce_blocks", "thm3_reduce_rows"):
             if code[fn].loop_with("LDG") is None:
-                # no element is loaded in any loop: `left` discards it (count) or only the
-                # run's last one counts (first, last), and ptxas dropped the dead loads
+                # no element is loaded in any loop: `left` discards it (count), and ptxas
+                # dropped the dead loads
                 continue
-            loop = code[fn].loop_with("LDG.E.128")
-            assert loop is not None, f"{fn}: element loads in a loop, none of them LDG.E.128"
+            if code[fn].loop_with("LDG.E.128") is not None:
+                continue
+            # no 16-byte load in any loop: only allowed where ptxas loads fewer elements
+            # than a tile holds (first, last: one element of each run matters, and it loads
+            # just that one), never where it split the vectors into scalar loads
+            fast = fast or sass.machine_code(R.render(a.loop, a.combine_fn, dtype=dtype, dim=_dim(a)),
+                                             name=f"{name}.cu", options=("-DTHM3_FULL_TILES=1",))
+            tile = fast[fn].loop_with("LDG", outermost=True)
+            loads = fast[fn].count("LDG", tile)
+            assert loads < len(spec.data_elements) * spec.items // spec.vector, (
+                f"{fn}: element loads in a loop, none of them LDG.E.128 ({loads} narrow ones)")
 
 
 def _variants():
@@ -80,12 +86,6 @@ def _variants():
                 for warps in ((4,) if dtype == "float32" else (1, 4, 8)):
                     quick = (dtype, dim, causal, warps) == ("bfloat16", 64, False, 4)
                     marks = [] if quick else [pytest.mark.slow]
-                    if dtype != "float32" and ((dim, warps) in {(64, 4), (64, 8), (128, 4)}
-                                               or (dim, warps, causal) == (128, 1, True)):
-                        # D = 64 with 4 or 8 warps sits at the 128 registers that 4 blocks
-                        # of 128 (2 of 256) threads allow, D = 128 with 1 or 4 warps near
-                        # the hardware's 255: no margin yet (issue 11)
-                        marks.append(pytest.mark.xfail(strict=True, reason="at the register budget, no margin"))
                     yield pytest.param(dtype, dim, causal, warps, marks=marks,
                                        id=fa.variant_name(dtype, dim, causal, warps))
 
@@ -142,7 +142,8 @@ def test_the_record_reads_the_fast_path():
     per = {}
     for name in ("sum", "welford"):
         a = analysis(str(SAMPLES_DIR / f"{name}.py"))
-        records = sass.reduction_records(name, R.render(a.loop, a.combine_fn), items=R.ITEMS["float32"],
+        items = R.make_spec(a.loop, a.combine_fn).items
+        records = sass.reduction_records(name, R.render(a.loop, a.combine_fn), items=items,
                                          threads=R.BLOCK)
         per[name] = records[0].per_element
         assert records[0].wide_loads > 0 and records[0].spills == 0

@@ -18,6 +18,13 @@ from . import cuda_template, cuda_text
 
 BLOCK = 256                                 # threads per block: 8 warps
 ITEMS = {"float32": 16, "float64": 8}       # elements per lane per warp tile: 64 bytes
+# A State of several fields has a dearer combine (Welford's divides, softmax's exps), and
+# each warp tile pays six of them (five shuffled rounds and the running state): in float32
+# it takes tiles of 256 bytes a lane, over all its arrays, so that the combines cost a
+# quarter as much an element (bench/results/sass-*: Welford float32 1.16 -> 0.50
+# warp-instructions issued an element).  float64 keeps 64 bytes: its longer tiles took
+# registers enough to halve the blocks a multiprocessor holds.
+ITEMS_MULTI = {"float32": 64, "float64": 8}
 VECTOR = {"float32": 4, "float64": 2}       # elements per 16-byte load
 DTYPES = ("float32", "float64")
 
@@ -254,7 +261,18 @@ class Spec:
 
     @property
     def items(self) -> int:
-        return ITEMS[self.real.name]
+        """Consecutive elements a lane folds in a warp tile (THM3_ITEMS)."""
+        base = ITEMS[self.real.name]
+        if len(self.loop.fields) < 2 or not self.vector_loads:
+            return base
+        per_array = ITEMS_MULTI[self.real.name] // len(self.data_elements)
+        return max(base, per_array // self.vector * self.vector)
+
+    @property
+    def min_blocks(self) -> int:
+        """Blocks a multiprocessor must hold (launch bounds): 1, or 2 for float32 states
+        of several fields, whose long tiles would otherwise take registers for one."""
+        return 2 if self.items > ITEMS[self.real.name] and self.real.name == "float32" else 1
 
     @property
     def vector(self) -> int:
@@ -777,7 +795,7 @@ def render_kernels(spec: Spec) -> str:
                                    for a in kernel_args(spec, kernel)])
 
     holes = dict(
-        block=BLOCK, items=spec.items, vector=spec.vector, real=real,
+        block=BLOCK, items=spec.items, vector=spec.vector, real=real, min_blocks=spec.min_blocks,
         shuffle=indent(_shuffle_lines(spec)),
         params_decl=_lead(param_decls), params=_lead(spec.param_names()),
         outputs=_lead(outputs),

@@ -22,7 +22,7 @@ def _cupy():
 def _device(cupy) -> int:
     """The current device's id; BackendUnavailable when CuPy sees none."""
     try:
-        return cupy.cuda.Device().id
+        return cupy.cuda.runtime.getDevice()
     except Exception as err:          # no driver, no device, or CuPy built for another CUDA
         raise BackendUnavailable(f"CuPy sees no CUDA device ({type(err).__name__}: {err}); check "
                                  f"the driver, and that the extra (thm3[cuda12] / thm3[cuda13]) "

@@ -86,6 +86,25 @@ class Function:
     def instructions(self, within: range) -> int:
         return sum(1 for i in self.code if i.address in within and i.opcode != "NOP")
 
+    def cold(self, within: range) -> set[int]:
+        """Addresses in `within` that a predicated forward branch skips over a subroutine
+        call: a division's or a math function's slow path (FCHK and its kin route only
+        denormal or out-of-range operands there), not issued on the fast path."""
+        code = [i for i in self.code if i.address in within]
+        out: set[int] = set()
+        for i in code:
+            if i.target is not None and i.target > i.address and i.text.startswith("@"):
+                skipped = [j.address for j in code if i.address < j.address < i.target]
+                if any(j.opcode.startswith("CALL") for j in code if j.address in skipped):
+                    out.update(skipped)
+        return out
+
+    def issued(self, within: range) -> int:
+        """Instructions of `within` that its fast path issues: all but NOPs and `cold`."""
+        cold = self.cold(within)
+        return sum(1 for i in self.code if i.address in within and i.opcode != "NOP"
+                   and i.address not in cold)
+
     def occupancy(self, threads: int, dynamic_shared: int = 0) -> tuple[int, float]:
         """(resident blocks a multiprocessor, fraction of its 2048 threads) on sm_90."""
         regs = -(-max(1, self.registers) * 32 // 256) * 256 // 32   # allocated per warp in 256s
@@ -175,28 +194,32 @@ class Record:
     shared: int             # static + dynamic shared memory a block, bytes
     blocks: int             # resident blocks a multiprocessor
     occupancy: float
-    per_element: float | None   # warp-instructions a tile-loop iteration, per element
+    per_element: float | None   # warp-instructions a tile-loop iteration issues, per element
     ex2_per_score: float | None
     wide_loads: int         # LDG.E.128 (reductions) or LDGSTS (attention)
     mma: int                # HMMA in the tile loop
+    per_element_all: float | None = None    # the same with the slow paths' cold code
 
 
 def reduction_records(kernel: str, source: str, *, items: int, threads: int) -> list[Record]:
     """The record of a reduction's two data kernels: `thm3_reduce_blocks` and
     `thm3_reduce_rows`.  Instructions per element count the tile loop of a build whose
     tiles are all full and aligned (THM3_FULL_TILES), so the loop holds the fast path only:
-    its warp-instructions over the 32 * items elements a warp takes per iteration."""
+    the warp-instructions it issues (`Function.issued`: the slow paths of divisions and
+    math functions left out) over the 32 * items elements a warp takes per iteration, and
+    all of its instructions (`per_element_all`)."""
     real = machine_code(source, name=f"{kernel}.cu")
     fast = machine_code(source, name=f"{kernel}.cu", options=("-DTHM3_FULL_TILES=1",))
     out = []
     for fn in ("thm3_reduce_blocks", "thm3_reduce_rows"):
         f, loop_fn = real[fn], fast[fn]
         # the loop of the 16-byte loads (the peeled head has a small loop of scalar ones)
-        loop = loop_fn.loop_with("LDG.E.128") or loop_fn.loop_with("LDG")
-        per = loop_fn.instructions(loop) / (32 * items) if loop else None
+        loop = loop_fn.loop_with("LDG.E.128") or loop_fn.loop_with("LDG", outermost=True)
+        per = loop_fn.issued(loop) / (32 * items) if loop else None
+        per_all = loop_fn.instructions(loop) / (32 * items) if loop else None
         blocks, occ = f.occupancy(threads)
         out.append(Record(kernel, fn, f.registers, f.stack, f.spill_stores + f.spill_loads, f.shared,
-                          blocks, occ, per, None, f.count("LDG.E.128"), 0))
+                          blocks, occ, per, None, f.count("LDG.E.128"), 0, per_all))
     return out
 
 
@@ -225,10 +248,12 @@ def table(records: list[Record]) -> str:
     def num(x, fmt):
         return "-" if x is None else format(x, fmt)
     lines = ["| kernel | function | regs | stack | spill B | smem B | blocks/SM | occupancy "
-             "| instr/elem (tile loop) | EX2/score | LDG.128 or LDGSTS | HMMA |",
+             "| instr/elem issued (all) | EX2/score | LDG.128 or LDGSTS | HMMA |",
              "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for r in records:
         lines.append(f"| {r.kernel} | {r.function} | {r.registers} | {r.stack} | {r.spills} | {r.shared} "
-                     f"| {r.blocks} | {r.occupancy:.0%} | {num(r.per_element, '.3f')} "
+                     f"| {r.blocks} | {r.occupancy:.0%} | {num(r.per_element, '.3f')}"
+                     + (f" ({r.per_element_all:.3f})" if r.per_element_all is not None else "")
+                     + " "
                      f"| {num(r.ex2_per_score, '.3f')} | {r.wide_loads} | {r.mma} |")
     return "\n".join(lines)

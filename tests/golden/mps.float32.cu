@@ -96,11 +96,14 @@ __host__ __device__ __forceinline__ void thm3_result(const State& acc, float* ou
 #define THM3_BLOCK 256
 #endif
 #ifndef THM3_ITEMS
-#define THM3_ITEMS 16
+#define THM3_ITEMS 64
 #endif
 #define THM3_VECTOR 4
 #ifndef THM3_FULL_TILES
 #define THM3_FULL_TILES 0   // 1 only to read the fast path's machine code (gpu/runtime/sass.py)
+#endif
+#ifndef THM3_MIN_BLOCKS
+#define THM3_MIN_BLOCKS 2
 #endif
 #define THM3_WARPS (THM3_BLOCK / 32)
 #define THM3_WARP_TILE (32 * THM3_ITEMS)
@@ -221,10 +224,11 @@ __device__ __forceinline__ void thm3_store(const State& s, long long row,
 }
 
 // Pass 1: block b reduces a contiguous range of warp tiles (ranges in block order)
-// and writes its partial state.  (Launch bounds with a minimum of one block: a kernel that
-// calls a subroutine, such as a division's slow path, is otherwise held to 80 registers,
-// and float64 states spill.)
-extern "C" __global__ void __launch_bounds__(THM3_BLOCK, 1)
+// and writes its partial state.  (Launch bounds with a minimum of THM3_MIN_BLOCKS blocks,
+// 1 or 2: a kernel that calls a subroutine, such as a division's slow path, is otherwise
+// held to 80 registers, and float64 states spill; 2 holds the long float32 tiles of a
+// multi-field State to 128 registers, two blocks a multiprocessor.)
+extern "C" __global__ void __launch_bounds__(THM3_BLOCK, THM3_MIN_BLOCKS)
 thm3_reduce_blocks(const float* __restrict__ in_x, long long n, State* __restrict__ partial) {
     const long long tiles = (n + THM3_WARP_TILE - 1) / THM3_WARP_TILE;
     const int b = blockIdx.x, grid = gridDim.x;
@@ -255,7 +259,7 @@ thm3_reduce_partials(const State* __restrict__ partial, int count, float* __rest
 // One reduction per row of a (rows, n) input, one block per row (Index: the position in
 // the row).  The 16-byte loads need each row at a 16-byte boundary (n * sizeof a multiple
 // of 16); other rows take the scalar path.
-extern "C" __global__ void __launch_bounds__(THM3_BLOCK, 1)
+extern "C" __global__ void __launch_bounds__(THM3_BLOCK, THM3_MIN_BLOCKS)
 thm3_reduce_rows(const float* __restrict__ in_x, long long n, float* __restrict__ out_s,
                  float* __restrict__ out_m, float* __restrict__ out_result) {
     const long long row = blockIdx.x;

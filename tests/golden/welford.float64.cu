@@ -112,6 +112,9 @@ __host__ __device__ __forceinline__ void thm3_result(const State& acc, double* o
 #ifndef THM3_FULL_TILES
 #define THM3_FULL_TILES 0   // 1 only to read the fast path's machine code (gpu/runtime/sass.py)
 #endif
+#ifndef THM3_MIN_BLOCKS
+#define THM3_MIN_BLOCKS 1
+#endif
 #define THM3_WARPS (THM3_BLOCK / 32)
 #define THM3_WARP_TILE (32 * THM3_ITEMS)
 static_assert(THM3_BLOCK >= 32 && THM3_BLOCK <= 1024 && (THM3_BLOCK & (THM3_BLOCK - 1)) == 0,
@@ -235,10 +238,11 @@ __device__ __forceinline__ void thm3_store(const State& s, long long row,
 }
 
 // Pass 1: block b reduces a contiguous range of warp tiles (ranges in block order)
-// and writes its partial state.  (Launch bounds with a minimum of one block: a kernel that
-// calls a subroutine, such as a division's slow path, is otherwise held to 80 registers,
-// and float64 states spill.)
-extern "C" __global__ void __launch_bounds__(THM3_BLOCK, 1)
+// and writes its partial state.  (Launch bounds with a minimum of THM3_MIN_BLOCKS blocks,
+// 1 or 2: a kernel that calls a subroutine, such as a division's slow path, is otherwise
+// held to 80 registers, and float64 states spill; 2 holds the long float32 tiles of a
+// multi-field State to 128 registers, two blocks a multiprocessor.)
+extern "C" __global__ void __launch_bounds__(THM3_BLOCK, THM3_MIN_BLOCKS)
 thm3_reduce_blocks(const double* __restrict__ in_x, long long n, State* __restrict__ partial) {
     const long long tiles = (n + THM3_WARP_TILE - 1) / THM3_WARP_TILE;
     const int b = blockIdx.x, grid = gridDim.x;
@@ -270,7 +274,7 @@ thm3_reduce_partials(const State* __restrict__ partial, int count, long long* __
 // One reduction per row of a (rows, n) input, one block per row (Index: the position in
 // the row).  The 16-byte loads need each row at a 16-byte boundary (n * sizeof a multiple
 // of 16); other rows take the scalar path.
-extern "C" __global__ void __launch_bounds__(THM3_BLOCK, 1)
+extern "C" __global__ void __launch_bounds__(THM3_BLOCK, THM3_MIN_BLOCKS)
 thm3_reduce_rows(const double* __restrict__ in_x, long long n, long long* __restrict__ out_n,
                  double* __restrict__ out_mean, double* __restrict__ out_M2,
                  double* __restrict__ out_result) {

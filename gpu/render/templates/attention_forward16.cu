@@ -2,8 +2,8 @@
 // ---- forward, tensor cores (mma.sync m16n8k16, fp32 accumulate) -------------------------
 // A block of THM3_WARPS warps owns THM3_BLOCK_M = 16 * THM3_WARPS queries, warp w the rows
 // 16w..16w+15, and walks its K/V tiles of THM3_BLOCK_N keys, double-buffered in shared
-// memory by cp.async.  Per tile, each warp: S = Q K^T (Q kept in registers as A fragments,
-// K by ldmatrix as B fragments), t = fl(S c), mt = row max of t, p = exp2(t - mt), the
+// memory by cp.async.  Per tile, each warp: S = Q K^T (Q and K by ldmatrix from shared memory,
+// as A and B fragments), t = fl(S c), mt = row max of t, p = exp2(t - mt), the
 // tile state (mt ln2, sum p, P V) with P kept in registers as the A operand of the second
 // product, then the combine with the running state.
 #define THM3_CHUNKS (THM3_DIM / 8)                      // 16-byte chunks a row
@@ -69,7 +69,6 @@ thm3_attention_fwd(const thm3_elem* __restrict__ q, const thm3_elem* __restrict_
     float m_run[2] = {-INFINITY, -INFINITY}, d_run[2] = {0.0f, 0.0f};
 
     const thm3_range tiles = thm3_key_tiles(q0, n_q, n_kv, split, tiles_per_split);
-    unsigned qf[THM3_DIM / 16][4];                      // Q as A fragments, one per k-step
     if (tiles.begin < tiles.end) {
         thm3_load_tile<THM3_BLOCK_M>(s_q, qb, q0, n_q);
         thm3_load_tile<THM3_BLOCK_N>(s_k, kb, tiles.begin * THM3_BLOCK_N, n_kv);
@@ -77,12 +76,6 @@ thm3_attention_fwd(const thm3_elem* __restrict__ q, const thm3_elem* __restrict_
         thm3_cp_async_commit();
         thm3_cp_async_wait<0>();
         __syncthreads();
-        // lanes 0-15 address rows 0-15 of columns 16kk..16kk+7 (matrices 0, 1 = a[0], a[1]),
-        // lanes 16-31 the same rows at columns 16kk+8.. (matrices 2, 3 = a[2], a[3])
-#pragma unroll
-        for (int kk = 0; kk < THM3_DIM / 16; ++kk)
-            thm3_ldmatrix_x4(s_q + thm3_tile_offset(warp * 16 + (lane & 15), 2 * kk + (lane >> 4)),
-                             qf[kk][0], qf[kk][1], qf[kk][2], qf[kk][3]);
     }
 
     for (int tile = tiles.begin; tile < tiles.end; ++tile) {
@@ -109,14 +102,22 @@ thm3_attention_fwd(const thm3_elem* __restrict__ q, const thm3_elem* __restrict_
         for (int j = 0; j < THM3_BLOCK_N / 8; ++j) s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.0f;
 #pragma unroll
         for (int kk = 0; kk < THM3_DIM / 16; ++kk) {
+            // Q's A fragment of this k-step, read from the Q tile (which stays in shared
+            // memory) each tile rather than held in registers across the tile loop: those
+            // DIM / 4 registers go to S and O instead.  Lanes 0-15 address rows 0-15 of
+            // columns 16kk..16kk+7 (matrices 0, 1 = a[0], a[1]), lanes 16-31 the same rows
+            // at columns 16kk+8.. (matrices 2, 3 = a[2], a[3]).
+            unsigned qf[4];
+            thm3_ldmatrix_x4(s_q + thm3_tile_offset(warp * 16 + (lane & 15), 2 * kk + (lane >> 4)),
+                             qf[0], qf[1], qf[2], qf[3]);
 #pragma unroll
             for (int jj = 0; jj < THM3_BLOCK_N / 16; ++jj) {
                 const int mat = lane >> 3;
                 const int key = 16 * jj + (lane & 7) + ((mat >> 1) << 3);
                 unsigned b0, b1, b2, b3;
                 thm3_ldmatrix_x4(s_kt + thm3_tile_offset(key, 2 * kk + (mat & 1)), b0, b1, b2, b3);
-                thm3_mma(s[2 * jj], qf[kk], b0, b1);
-                thm3_mma(s[2 * jj + 1], qf[kk], b2, b3);
+                thm3_mma(s[2 * jj], qf, b0, b1);
+                thm3_mma(s[2 * jj + 1], qf, b2, b3);
             }
         }
 
