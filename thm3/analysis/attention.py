@@ -1,6 +1,6 @@
 """When a loop is attention: a softmax-weighted sum over (k, v) elements.
 
-The attention kernel (`gpu/attention.py`) computes one K/V tile's state with two
+The attention kernel (`gpu/render/attention.py`, `gpu/render/templates/attention*.cu`) computes one K/V tile's state with two
 matrix products and merges it with the derived combine.  That is valid exactly when
 the analysis shows: the combine is carried by (m, d, o) ↦ (m, d·e^m, o·e^m) onto
 (max, +, +) (a proved transport), a single element's state is (s, 1, v), and the

@@ -18,7 +18,7 @@ in the cache; the Python overhead is per step and per tree level, never per elem
 steps read each run's element j through a strided view rather than a transposed copy:
 NumPy's transposing copy costs more than the strided reads it would save.
 
-The CUDA kernel (`gpu/render.py`) uses the same two ingredients in the same order, with
+The CUDA kernel (`gpu/render/cuda.py`, `gpu/render/templates/reduce.cu`) uses the same two ingredients in the same order, with
 other run lengths and tree shapes: each thread folds ITEMS consecutive elements with
 `left`; a warp combines its 32 runs with shuffles at offsets 1, 2, 4, 8, 16 (the lower
 lane is the left operand: the same neighbour-pair tree as step 3); each warp carries a
