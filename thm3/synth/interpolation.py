@@ -94,7 +94,7 @@ def monomials(nvars: int, degree: int) -> list[tuple[int, ...]]:
     return out
 
 
-def _values(mono_list, cols: np.ndarray) -> np.ndarray:
+def monomial_values(mono_list, cols: np.ndarray) -> np.ndarray:
     """Float values of each monomial on each row (cols: rows x variables)."""
     out = np.ones((cols.shape[0], len(mono_list)))
     for j, mono in enumerate(mono_list):
@@ -104,7 +104,7 @@ def _values(mono_list, cols: np.ndarray) -> np.ndarray:
     return out
 
 
-def _exact_value(mono, row_vals) -> Fraction:
+def exact_monomial_value(mono, row_vals) -> Fraction:
     v = Fraction(1)
     for x, e in zip(row_vals, mono):
         if e:
@@ -148,8 +148,8 @@ def fit_rows(exact: list[list[Fraction]], target: list[Fraction], nvars: int,
 
 
 def _solve(ps, qs, cols, t, exact, target) -> Fit | None:
-    mp = _values(ps, cols)
-    mq = _values(qs, cols) * t[:, None]
+    mp = monomial_values(ps, cols)
+    mq = monomial_values(qs, cols) * t[:, None]
     m = np.concatenate([mp, mq], axis=1)
     scale = np.abs(m).max(axis=0)
     scale[scale == 0] = 1
@@ -203,8 +203,8 @@ def _normalise(fit: Fit) -> Fit:
 
 def _holds(fit: Fit, exact, target) -> bool:
     for row, c in zip(exact, target):
-        p = sum((v * _exact_value(m, row) for m, v in fit.p.items()), Fraction(0))
-        q = sum((v * _exact_value(m, row) for m, v in fit.q.items()), Fraction(0))
+        p = sum((v * exact_monomial_value(m, row) for m, v in fit.p.items()), Fraction(0))
+        q = sum((v * exact_monomial_value(m, row) for m, v in fit.q.items()), Fraction(0))
         if c * q != p:
             return False
         if q == 0 and c != 0:      # the guard selects 0 where Q = 0
@@ -576,7 +576,7 @@ def _relations(points: list[list], nvars: int, degree: int) -> list[dict]:
         return []
     monos = monomials(nvars, degree)
     cols = np.array([[float(x) for x in s] for s in points])
-    m = _values(monos, cols)
+    m = monomial_values(monos, cols)
     scale = np.abs(m).max(axis=0)
     scale[scale == 0] = 1
     ms = m / scale
@@ -596,6 +596,6 @@ def _relations(points: list[list], nvars: int, degree: int) -> list[dict]:
             r = Fraction(float(c)).limit_denominator(DENOMINATOR_LIMIT)
             if r != 0:
                 rel[monos[i]] = -r
-        if all(sum((v * _exact_value(mo, s) for mo, v in rel.items()), Fraction(0)) == 0 for s in points):
+        if all(sum((v * exact_monomial_value(mo, s) for mo, v in rel.items()), Fraction(0)) == 0 for s in points):
             out.append(rel)
     return out

@@ -45,7 +45,7 @@ def _unguard(e: Expr):
     return evaluate([term], env, _RATIONAL)[0]
 
 
-def _to_ir(x, types: dict) -> Expr:
+def sympy_to_ir(x, types: dict) -> Expr:
     """SymPy sums, products, integer powers, symbols and numbers back to the IR."""
     if x.is_Symbol:
         name = str(x).replace("__", ".")
@@ -55,7 +55,7 @@ def _to_ir(x, types: dict) -> Expr:
     if x.is_Rational:
         return const(float(x))
     if x.is_Add:
-        terms = [_to_ir(t, types) for t in x.as_ordered_terms()]
+        terms = [sympy_to_ir(t, types) for t in x.as_ordered_terms()]
         out = terms[0]
         for t in terms[1:]:
             if t.op is Op.NEG:
@@ -66,19 +66,19 @@ def _to_ir(x, types: dict) -> Expr:
     if x.is_Mul:
         num, den = sp.fraction(x)
         if den != 1:
-            return Expr(Op.DIV, Type.REAL, (_to_ir(num, types), _to_ir(den, types)))
+            return Expr(Op.DIV, Type.REAL, (sympy_to_ir(num, types), sympy_to_ir(den, types)))
         coeff, rest = x.as_coeff_Mul()
         if coeff == -1:
-            return Expr(Op.NEG, _to_ir(rest, types).type, (_to_ir(rest, types),))
-        factors = [_to_ir(f, types) for f in x.as_ordered_factors()]
+            return Expr(Op.NEG, sympy_to_ir(rest, types).type, (sympy_to_ir(rest, types),))
+        factors = [sympy_to_ir(f, types) for f in x.as_ordered_factors()]
         out = factors[0]
         for f in factors[1:]:
             out = Expr(Op.MUL, _num(out, f), (out, f))
         return out
     if x.is_Pow and x.exp.is_Integer:
         if x.exp < 0:
-            return Expr(Op.DIV, Type.REAL, (const(1.0), _to_ir(x.base ** -x.exp, types)))
-        base = _to_ir(x.base, types)
+            return Expr(Op.DIV, Type.REAL, (const(1.0), sympy_to_ir(x.base ** -x.exp, types)))
+        base = sympy_to_ir(x.base, types)
         return Expr(Op.POW, base.type, (base,), int(x.exp))
     raise ValueError(f"cannot write {x} in the IR")
 
@@ -109,7 +109,7 @@ def tidy_field(loop: Loop, combine: Fn, i: int) -> Expr | None:
         return None
     types = {name: t for name, t in combine.inputs}
     try:
-        tidy = _to_ir(a + b + rest if rest != 0 else a + b, types)
+        tidy = sympy_to_ir(a + b + rest if rest != 0 else a + b, types)
     except ValueError:
         return None
     from thm3.synth.sketch import guard_for_stability

@@ -23,7 +23,7 @@ from thm3.errors import SolverTimeout
 from thm3.ir import Expr, Fn, Loop, Op, Type, var
 from thm3.prove.budget import within
 from thm3.synth.exact import NotRational, exact_rows, rational_loop_reason
-from thm3.synth.interpolation import DENOMINATOR_LIMIT, _exact_value, _values, monomials
+from thm3.synth.interpolation import DENOMINATOR_LIMIT, exact_monomial_value, monomial_values, monomials
 
 MAX_DEGREE = 5
 
@@ -42,8 +42,8 @@ def additive(rows, k: int, degree: int) -> list[dict]:
     a = np.array([[float(x) for x in r.a] for r in rows])
     b = np.array([[float(x) for x in r.b] for r in rows])
     c = np.array([[float(x) for x in r.c] for r in rows])
-    mc = _values(monos, c)
-    m = mc - _values(monos, a) - _values(monos, b)
+    mc = monomial_values(monos, c)
+    m = mc - monomial_values(monos, a) - monomial_values(monos, b)
     # scaled by the monomials' own size: a column that is 0 (additive) must stay small
     scale = np.abs(mc).max(axis=0)
     scale[scale == 0] = 1
@@ -71,7 +71,7 @@ def additive(rows, k: int, degree: int) -> list[dict]:
 
 
 def _phi(poly: dict, state) -> Fraction:
-    return sum((v * _exact_value(m, state) for m, v in poly.items()), Fraction(0))
+    return sum((v * exact_monomial_value(m, state) for m, v in poly.items()), Fraction(0))
 
 
 def _rref(mat: np.ndarray) -> np.ndarray:
@@ -220,9 +220,9 @@ def _to_fn(loop: Loop, ordered, tops, exprs, a, b) -> Fn:
 
 def _plain_ir(x, tops, top_ir, types) -> Expr:
     from thm3.ir import substitute
-    from thm3.synth.tidy import _to_ir
+    from thm3.synth.tidy import sympy_to_ir
     top_names = {str(v).replace("__", "."): i for i, v in tops.items()}
-    ir = _to_ir(x, types | {n: Type.REAL for n in top_names})
+    ir = sympy_to_ir(x, types | {n: Type.REAL for n in top_names})
     return substitute([ir], {n: top_ir[i] for n, i in top_names.items()})[0]
 
 
