@@ -547,8 +547,8 @@ REJECTED = [
      "missing `class State(NamedTuple)`", 1, 1),
     ("missing_left", HEADER, "missing `def left", 1, 1),
     # State
-    ("default_calls_function", HEADER.replace("s: Real = 0", "s: Real = float('inf')") + LEFT + "    return acc\n",
-     "unsupported construct: call to `float` as the default of `s`", 6, 15),
+    ("default_calls_function", HEADER.replace("s: Real = 0", "s: Real = abs(-1)") + LEFT + "    return acc\n",
+     "unsupported construct: call to `abs` as the default of `s`", 6, 15),
     ("index_field", HEADER.replace("m: Real = 0", "m: Index = 0") + LEFT + "    return acc\n",
      "`Index` is an element parameter type only, not a State field", 7, 8),
     ("vec_default_bool", HEADER.replace("m: Real = 0", "m: Vec = True") + LEFT + "    return acc\n",

@@ -30,7 +30,7 @@ import numpy as np
 
 from thm3.backends.numpy_tree import Inputs, field_dtype, identity
 from thm3.errors import UsageError
-from thm3.ir import Expr, Fn, Loop, Op, Type, const, same, walk
+from thm3.ir import Expr, Fn, Loop, Op, Type, const, same, transform, walk
 
 CHUNK = 1 << 16      # elements a thread folds before its state joins the tree
 LANES = 4            # contiguous sub-runs of a chunk folded side by side
@@ -323,7 +323,6 @@ def shifted_exponentials(outputs) -> tuple:
     `exp(x - x)` is `1 + (x - x)` in IEEE arithmetic for every x (x - x is +0 for finite
     x, NaN for inf and NaN): the rewrite is exact, NaN and inf included, bit for bit.
     Real scalars only (a Vec's max is elementwise); exp2 likewise."""
-    memo: dict[int, Expr] = {}
     picks: dict[tuple, tuple] = {}          # M's structure (equal trees share) -> (c, M', p', q')
     shared: dict[tuple, Expr] = {}          # (M's structure, exp op) -> exp(w)
     keys: dict[int, tuple] = {}
@@ -334,7 +333,7 @@ def shifted_exponentials(outputs) -> tuple:
             got = keys[id(e)] = (e.op, e.type, repr(e.arg), tuple(key(s) for s in e.src))
         return got
 
-    def pick(m: Expr):
+    def pick(m: Expr, go):
         got = picks.get(key(m))
         if got is None:
             p, q = (go(s) for s in m.src)
@@ -358,33 +357,25 @@ def shifted_exponentials(outputs) -> tuple:
             return m, False
         return None
 
-    def go(e: Expr) -> Expr:
-        got = memo.get(id(e))
-        if got is not None:
-            return got
+    def rule(e: Expr, go):
         if e.op in _PICKS_FIRST and e.type is Type.REAL and all(s.type is Type.REAL for s in e.src):
-            out = pick(e)[1]
-        elif (found := candidate(e)) is not None:
-            m, first = found
-            c, _, p, q = pick(m)
-            k = (key(m), e.op)
-            t = shared.get(k)
-            if t is None:
-                w = Expr(Op.WHERE, Type.REAL, (c, Expr(Op.SUB, Type.REAL, (q, p)),
-                                               Expr(Op.SUB, Type.REAL, (p, q))))
-                t = shared[k] = Expr(e.op, Type.REAL, (w,))
-            x = p if first else q
-            one = Expr(Op.ADD, Type.REAL, (const(1.0), Expr(Op.SUB, Type.REAL, (x, x))))
-            out = Expr(Op.WHERE, Type.REAL, (c, one, t) if first else (c, t, one))
-        elif not e.src:
-            out = e
-        else:
-            src = tuple(go(s) for s in e.src)
-            out = e if all(a is b for a, b in zip(src, e.src)) else Expr(e.op, e.type, src, e.arg)
-        memo[id(e)] = out
-        return out
+            return pick(e, go)[1]
+        found = candidate(e)
+        if found is None:
+            return None
+        m, first = found
+        c, _, p, q = pick(m, go)
+        k = (key(m), e.op)
+        t = shared.get(k)
+        if t is None:
+            w = Expr(Op.WHERE, Type.REAL, (c, Expr(Op.SUB, Type.REAL, (q, p)),
+                                           Expr(Op.SUB, Type.REAL, (p, q))))
+            t = shared[k] = Expr(e.op, Type.REAL, (w,))
+        x = p if first else q
+        one = Expr(Op.ADD, Type.REAL, (const(1.0), Expr(Op.SUB, Type.REAL, (x, x))))
+        return Expr(Op.WHERE, Type.REAL, (c, one, t) if first else (c, t, one))
 
-    return tuple(go(e) for e in outputs)
+    return transform(outputs, rule)
 
 
 def render(loop: Loop, combine: Fn) -> str:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from thm3.ir.ops import BINARY, COMPARISONS, TRANSCENDENTAL, UNARY, Op, Type
 from thm3.ir.printer import to_text
 
-__all__ = ["BINARY", "COMPARISONS", "Expr", "FieldDecl", "Fn", "Loop", "Op", "ParamDecl", "TRANSCENDENTAL", "Type", "UNARY", "as_real", "const", "initial_state", "free_vars", "promote", "same", "substitute", "uses", "var", "walk"]
+__all__ = ["BINARY", "COMPARISONS", "Expr", "FieldDecl", "Fn", "Loop", "Op", "ParamDecl", "TRANSCENDENTAL", "Type", "UNARY", "as_real", "const", "initial_state", "free_vars", "promote", "same", "substitute", "transform", "uses", "var", "walk"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -116,19 +116,26 @@ def as_real(e: Expr) -> Expr:
 
 def substitute(exprs, mapping: dict[str, Expr]):
     """Replace VAR leaves by name; shares the result DAG like the input DAG."""
+    return transform(exprs, lambda e, go: mapping.get(e.arg, e) if e.op is Op.VAR else None)
+
+
+def transform(exprs, rule):
+    """`exprs` rebuilt bottom-up, each shared subterm once: `rule(e, go)` gives e's
+    replacement (`go` maps a subterm the same way), or None to keep e over its mapped
+    children (e itself where none changed)."""
     memo: dict[int, Expr] = {}
 
     def go(e: Expr) -> Expr:
         got = memo.get(id(e))
         if got is not None:
             return got
-        if e.op is Op.VAR:
-            out = mapping.get(e.arg, e)
-        elif not e.src:
-            out = e
-        else:
-            src = tuple(go(s) for s in e.src)
-            out = e if all(a is b for a, b in zip(src, e.src)) else Expr(e.op, e.type, src, e.arg)
+        out = rule(e, go)
+        if out is None:
+            if not e.src:
+                out = e
+            else:
+                src = tuple(go(s) for s in e.src)
+                out = e if all(a is b for a, b in zip(src, e.src)) else Expr(e.op, e.type, src, e.arg)
         memo[id(e)] = out
         return out
 
