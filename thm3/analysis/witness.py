@@ -213,33 +213,13 @@ def element_domain(loop: Loop, params: dict, rng: np.random.Generator) -> list[t
         if np.ndim(v) == 0 and not isinstance(v, (bool, np.bool_)):
             consts.append(float(v))
     per = {1: 7, 2: 4}.get(len(loop.elements), 3)
-    columns = []
-    for d in loop.elements:
-        match d.type:
-            case Type.BOOL:
-                vals = [np.bool_(False), np.bool_(True)]
-            case Type.VEC:
-                vals = [np.array(v) for v in _VECS[:max(per - 1, 3)]]
-            case Type.INT if d.index:
-                # a position: never negative at run time
-                vals = [np.int64(v) for v in range(per)]
-            case Type.INT:
-                pool = [0, 1, -1] + [int(c) for c in consts if c == int(c)] + [2]
-                pool += [int(c) + s for c in consts if c == int(c) for s in (1, -1)] + list(_INTS)
-                vals = [np.int64(v) for v in dict.fromkeys(pool)]
-            case _:
-                pool = [0.0, 1.0, -1.0] + consts + [2.0]
-                pool += [c + s for c in consts for s in (1.0, -1.0)] + list(_REALS)
-                vals = [np.float64(v) for v in dict.fromkeys(pool)]
-        columns.append(vals)
+    whole = [int(c) for c in consts if math.isfinite(c) and c == int(c)]
+    ints = [0, 1, -1] + whole + [2] + [c + s for c in whole for s in (1, -1)] + list(_INTS)
+    reals = [0.0, 1.0, -1.0] + consts + [2.0]
+    reals += [c + s for c in consts for s in (1.0, -1.0)] + list(_REALS)
     # Preconditions on one parameter filter its own column first, so that a bits-only
     # element keeps exactly {0, 1} before the column is cut to size.
-    columns = [_filter_column(loop, i, vals, params)[:per] if loop.elements[i].type is not Type.BOOL
-               else vals for i, vals in enumerate(columns)]
-    tuples = [()]
-    for vals in columns:
-        tuples = [t + (v,) for t in tuples for v in vals]
-    tuples = [t for t in tuples if _holds(loop, t, params)]
+    tuples = _tuples(loop, params, per, [_column(d, max(per - 1, 3), per, ints, reals) for d in loop.elements])
     if not tuples:
         draw = Domain(loop, dim=_DIM)
         try:
@@ -259,22 +239,32 @@ def critical_domain(loop: Loop, params: dict) -> list[tuple]:
     if not any(values.values()):
         return []
     per = {1: 10, 2: 6}.get(len(loop.elements), 4)
-    columns = []
-    for d in loop.elements:
-        match d.type:
-            case Type.BOOL:
-                vals = [np.bool_(False), np.bool_(True)]
-            case Type.VEC:
-                vals = [np.array(v) for v in _VECS[:3]]
-            case Type.INT if d.index:
-                vals = [np.int64(v) for v in range(min(per, 4))]
-            case Type.INT:
-                vals = [np.int64(v) for v in dict.fromkeys(int(v) for v in values.get(d.name, []) + [0, 1])]
-            case _:
-                vals = [np.float64(v) for v in dict.fromkeys(values.get(d.name, []) + [0.0, 1.0])]
-        if loop.elements and d.type is not Type.BOOL:
-            vals = _filter_column(loop, loop.elements.index(d), vals, params)[:per]
-        columns.append(vals)
+    return _tuples(loop, params, per, [_column(d, 3, min(per, 4), [int(v) for v in values.get(d.name, []) + [0, 1]],
+                                               values.get(d.name, []) + [0.0, 1.0]) for d in loop.elements])
+
+
+def _column(d, vecs: int, positions: int, ints: list, reals: list) -> list:
+    """The candidate values of element parameter `d`: both Bools, the first `vecs`
+    vectors, positions 0 .. positions-1 for an `Index` (never negative at run time),
+    else the given Int or Real values, each once, in order."""
+    match d.type:
+        case Type.BOOL:
+            return [np.bool_(False), np.bool_(True)]
+        case Type.VEC:
+            return [np.array(v) for v in _VECS[:vecs]]
+        case Type.INT if d.index:
+            return [np.int64(v) for v in range(positions)]
+        case Type.INT:
+            return [np.int64(v) for v in dict.fromkeys(ints)]
+        case _:
+            return [np.float64(v) for v in dict.fromkeys(reals)]
+
+
+def _tuples(loop: Loop, params: dict, per: int, columns: list) -> list[tuple]:
+    """Every element tuple over the columns (each but a Bool's filtered by its own
+    preconditions and cut to `per` values) that the preconditions admit."""
+    columns = [vals if d.type is Type.BOOL else _filter_column(loop, i, vals, params)[:per]
+               for i, (d, vals) in enumerate(zip(loop.elements, columns))]
     tuples = [()]
     for vals in columns:
         tuples = [t + (v,) for t in tuples for v in vals]
