@@ -59,7 +59,7 @@ REPRESENTATIVE: dict[str, set[str]] = {
     "test_kernels.py::test_kernels_compile": {"mps-float32-sm_90", "welford-float64-sm_80", "attention-float32-sm_90"},
     "test_kernels.py::test_emulated_kernels_float32": {"argmax-31", "welford-1000"},
     "test_kernels.py::test_emulated_unaligned_arrays_take_the_scalar_path": {"mps"},
-    "test_kernels.py::test_emitted_module_on_the_emulation": {"mps", "attention"},
+    "test_kernels.py::test_emitted_module_on_the_emulation": {"mps"},      # attention: test_attention_emulated
     "test_kernels.py::test_emulated_kernels_float64": {"welford"},
     "test_kernels.py::test_host_functions_agree_with_numpy": {"mps-float64-1e-12", "attention-float32-2e-05"},
     # attention: causal, split in two, float16
@@ -72,6 +72,12 @@ REPRESENTATIVE: dict[str, set[str]] = {
     "test_dask.py::test_reduce_and_scan_on_small_uneven_chunks": {"sum-2", "argmax-8", "vec_sum-3"},
     # lifting and analysing the lifted loop: a flag (is_sorted), a recurrence (horner)
     "test_lift_analyzed.py::test_lift_is_a_proved_homomorphism": {"is_sorted", "horner"},
+    # the CUDA scan on the emulation: a non-commutative combine across blocks, an index
+    "test_scan_emulated.py::test_emulated_scan": {"4099-mps", "1007-argmax"},
+    "test_scan_emulated.py::test_emulated_scan_empty": {"welford"},
+    "test_scan_emulated.py::test_emulated_scan_nan_and_inf_follow_the_fold": {"mps"},
+    "test_scan_emulated.py::test_emulated_scan_rows": {"argmax"},
+    "test_numba.py::test_shifted_exponentials_are_exact_on_every_special_value": {"safe_softmax"},
     "test_fuzz.py::test_quick_fuzz_case": {"x_plus_3", "first_equal_7", "flag_x_ge_10", "length_reached_9",
                                            "inf_default_halved", "seed0", "seed1"},
 }
@@ -79,7 +85,13 @@ REPRESENTATIVE: dict[str, set[str]] = {
 
 # Single tests of several seconds whose behaviour a default-tier test also reaches:
 # large logits (the emulated attention kernel is run by test_emulated_kernels).
-SLOW_SINGLES = {"test_attention_emulated.py::test_emulated_large_logits"}
+SLOW_SINGLES = {"test_attention_emulated.py::test_emulated_large_logits",
+                # a 150-field loop past --timeout (the CLI's --json and memory-bound tests stay)
+                "test_bounds.py::test_a_step_that_overruns_timeout_is_stopped",
+                # Pebay's M4 through the prover (test_rational_identities_are_decided_exactly stays)
+                "test_prove.py::test_moment_associativity_splits_on_the_empty_operand",
+                # every witness search over division loops (the other soundness findings stay)
+                "test_soundness.py::test_witness_never_divides_by_zero"}
 
 
 def _family_and_case(item) -> tuple[str, str | None]:
