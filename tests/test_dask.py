@@ -139,3 +139,38 @@ def test_ten_million_on_a_local_cluster(name, cluster_client):
     _same(tuple(prefixes), scan_parallel(a.loop, a.combine_fn, arrays, params), rel=1e-7)
     again = cluster_client.compute(tdask.scan(a, *xs, **params)).result()
     _same(tuple(again), tuple(prefixes), rel=0)
+
+
+def _host(v):
+    """CuPy values as NumPy ones (a tuple stays a tuple)."""
+    if isinstance(v, tuple):
+        return tuple(_host(x) for x in v)
+    return v.get() if type(v).__module__.split(".")[0] == "cupy" else v
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", ["sum", "welford", "mps", "safe_softmax"])
+def test_cupy_chunks_take_the_gpu_path(name, monkeypatch):
+    """dask.array chunks that are CuPy arrays are reduced by the emitted CUDA kernel (not
+    copied to the host), combined in order, and give what the sequential fold gives."""
+    cp = pytest.importorskip("cupy")
+    from thm3.backends.gpu import gpu
+    api = gpu()
+    calls = []
+    real = api.reduce_state_cupy
+
+    def spy(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(api, "reduce_state_cupy", spy)
+    a = analysis(str(by_name(name).path))
+    rng = np.random.default_rng(7)
+    n = 100_003
+    arrays, params = random_arrays(a.loop, n, 4, rng)
+    chunks = _uneven(n, 7, rng)
+    xs = [da.from_array(cp.asarray(x), chunks=(chunks,) + x.shape[1:], asarray=False) for x in arrays]
+    want = numpy_tree.apply_result(a.loop, numpy_tree.run_sequential(a.loop, arrays, params), params)
+    got = tdask.reduce(a, *xs, **params).compute(scheduler="sync")
+    _same(_host(got), want, rel=1e-6)
+    assert len(calls) == len(chunks)
