@@ -97,10 +97,11 @@ def monomials(nvars: int, degree: int) -> list[tuple[int, ...]]:
 def monomial_values(mono_list, cols: np.ndarray) -> np.ndarray:
     """Float values of each monomial on each row (cols: rows x variables)."""
     out = np.ones((cols.shape[0], len(mono_list)))
-    for j, mono in enumerate(mono_list):
-        for i, e in enumerate(mono):
-            if e:
-                out[:, j] *= cols[:, i] ** e
+    with np.errstate(all="ignore"):         # a huge sample overflows to inf: callers drop such rows
+        for j, mono in enumerate(mono_list):
+            for i, e in enumerate(mono):
+                if e:
+                    out[:, j] *= cols[:, i] ** e
     return out
 
 
@@ -151,6 +152,10 @@ def _solve(ps, qs, cols, t, exact, target) -> Fit | None:
     mp = monomial_values(ps, cols)
     mq = monomial_values(qs, cols) * t[:, None]
     m = np.concatenate([mp, mq], axis=1)
+    finite = np.isfinite(m).all(axis=1)     # rows whose monomials overflow cannot be fitted in floats
+    m, t = m[finite], t[finite]
+    if not len(m):
+        return None
     scale = np.abs(m).max(axis=0)
     scale[scale == 0] = 1
     ms = m / scale
@@ -577,6 +582,9 @@ def _relations(points: list[list], nvars: int, degree: int) -> list[dict]:
     monos = monomials(nvars, degree)
     cols = np.array([[float(x) for x in s] for s in points])
     m = monomial_values(monos, cols)
+    m = m[np.isfinite(m).all(axis=1)]       # points whose monomials overflow say nothing here
+    if not len(m):
+        return []
     scale = np.abs(m).max(axis=0)
     scale[scale == 0] = 1
     ms = m / scale
