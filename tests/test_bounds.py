@@ -119,3 +119,16 @@ def test_the_default_memory_bound_does_not_change_a_verdict():
     r = CliRunner().invoke(main, ["analyze", "--sample", "welford", "--json", "--memory", "512"])
     assert r.exit_code == 0, r.output
     assert json.loads(r.output)["verdict"] == "homomorphism"
+
+
+@pytest.mark.slow
+def test_a_library_analysis_keeps_its_timeout_in_transport():
+    """Found by the fuzzer (seed 101948): the transport route's cancel() of psi's inverse
+    ran for minutes past `timeout`; it now runs within the deadline like solve()."""
+    text = ('"""random expressions"""\nfrom typing import NamedTuple\nfrom thm3.lang import Real\n\n\n'
+            'class State(NamedTuple):\n    u: Real = 1\n    w: Real = 0\n\n\n'
+            'def left(acc: State, x: Real) -> State:\n'
+            '    return State(max((2 if acc.w <= x else acc.u), (-1 - 0)), (3 * (1 * x)))\n')
+    t0 = time.monotonic()
+    a = thm3.analyze_source(text, timeout=5)
+    assert time.monotonic() - t0 < 5 + 10 and a.seconds < 5 + 10

@@ -159,7 +159,11 @@ def _invert(loop: Loop, ordered: dict, rest: list[int], phis: list[dict], rows,
     for sol in sols:
         if set(sol) != {s[i] for i in rest}:
             continue
-        exprs = {i: sp.cancel(sp.together(sol[s[i]].subs(subs, simultaneous=True))) for i in rest}
+        try:
+            # cancel() has no time limit either: a large solution can take minutes
+            exprs = within(deadline, _composed, sol, [(i, s[i]) for i in rest], subs)
+        except SolverTimeout:
+            raise Failed("simplifying psi^-1(psi(a) + psi(b)) ran past the deadline") from None
         if _matches(exprs, ordered, tops, fields, row, a, b):
             return _to_fn(loop, ordered, tops, exprs, a, b), _describe(loop, ordered, phis)
     return None
@@ -167,6 +171,12 @@ def _invert(loop: Loop, ordered: dict, rest: list[int], phis: list[dict], rows,
 
 def _solve(eqs, unknowns):
     return sp.solve(eqs, unknowns, dict=True)
+
+
+def _composed(sol: dict, rest: list, subs: dict) -> dict:
+    """Each field's solution with psi(a) + psi(b) (and the max/min tops) put in, over one
+    denominator."""
+    return {i: sp.cancel(sp.together(sol[x].subs(subs, simultaneous=True))) for i, x in rest}
 
 
 def _matches(exprs, ordered, tops, fields, row, a, b) -> bool:
