@@ -404,7 +404,6 @@ def _rpow(a, n):
     names = {f"acc.{f.name}": s for f, s in zip(loop.fields, fields)} | elem_names | param_names
     targets = [(f"n{k}", f.type) for k, f in enumerate(loop.fields)]
     body = _Body(names).render(shifted_exponentials(loop.left.outputs), targets)
-    elems = ", ".join(v for v, _ in element_vars)
     pnames = ", ".join(ps)
     sig = ", ".join(fields + [v for v, _ in element_vars] + ps + ["dim"])
     out.append(_function("left", sig, body, [t for t, _ in targets]))
@@ -426,7 +425,7 @@ def _rpow(a, n):
 
 
 def _function(name: str, signature: str, body: list[str], returns: list[str]) -> str:
-    lines = [f"\n\n@njit(inline=\"always\", **JIT)", f"def {name}({signature}):"]
+    lines = ["\n\n@njit(inline=\"always\", **JIT)", f"def {name}({signature}):"]
     lines += [f"    {line}" for line in body]
     lines.append(f"    return ({', '.join(returns)},)")
     return "\n".join(lines)
