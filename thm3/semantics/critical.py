@@ -8,7 +8,7 @@ The values come from the loop's own terms, with the state at its initial value a
 loop parameters at the values given: the roots of each comparison (lhs - rhs = 0, max
 and min included), the roots of each arm of a field's new value against the field's
 initial value, each constant compared against, a value on either side of each root and
-one inside each interval the roots bound."""
+two inside each interval the roots bound."""
 from __future__ import annotations
 
 import math
@@ -123,7 +123,7 @@ def roots(loop: Loop, params: dict | None = None) -> dict[str, list[float]]:
 
 
 def around(values: list[float], integer: bool) -> list[float]:
-    """The values, one on either side of each, and one inside each interval they bound
+    """The values, one on either side of each, and two inside each interval they bound
     (integers where the element is an Int)."""
     if not values:
         return []
@@ -135,6 +135,15 @@ def around(values: list[float], integer: bool) -> list[float]:
     for lo, hi in zip(ordered, ordered[1:]):
         mid = (lo + hi) / 2
         out.append(float(math.floor(mid)) if integer else mid)
+    # a second value inside each interval, after all the others: one value alone in an
+    # interval such as 0 < alpha < 1 makes alpha**n a function of n, so a state that
+    # keeps only the length looks as good as one that keeps the product
+    for lo, hi in zip(ordered, ordered[1:]):
+        quarter = lo + (hi - lo) / 4
+        if not integer:
+            out.append(quarter)
+        elif hi - lo > 2:
+            out.append(float(math.floor(quarter)))
     return list(dict.fromkeys(v + 0.0 for v in out))
 
 
