@@ -57,6 +57,7 @@ class Run:
         self.totals = collections.Counter()
         self.by_family = collections.defaultdict(collections.Counter)
         self.findings: list[tuple[int, str]] = []
+        self.missed: dict[str, list[int]] = collections.defaultdict(list)   # unknown with an answer
         self.seconds: list[float] = []
         self.analysis: list[float] = []
         self.last_seed = args.seed - 1
@@ -71,6 +72,8 @@ class Run:
         if r["verdict"] == "homomorphism":
             self.totals["homomorphism verdicts"] += 1
             self.totals["laws only tested"] += r["tested"]
+        if r["outcome"] == "unknown-with-answer":
+            self.missed[r["family"]].append(seed)
         if r["outcome"] in ("crash", "wrong"):
             self.findings.append((seed, f"seed {seed} ({r['family']}, {r['verdict']}, {r['outcome']}): {r['detail']}"))
 
@@ -99,6 +102,8 @@ class Run:
                  "by family (outcome counts):"]
         lines += [f"  {fam}: {dict(c)}" for fam, c in sorted(self.by_family.items())]
         lines += ["", "findings (crash / wrong):"] + [f"  {f}" for _, f in sorted(self.findings)]
+        lines += ["", "seeds of \"unknown\" where an answer exists, by family:"]
+        lines += [f"  {fam}: {' '.join(map(str, sorted(seeds)))}" for fam, seeds in sorted(self.missed.items())]
         return "\n".join(lines) + "\n"
 
 
