@@ -91,10 +91,21 @@ class Row:
     c: tuple
 
 
+_SENTINEL_TABLES: dict = {}
+
+
 def with_sentinel(big: Fraction) -> dict:
     """The EXACT table with +-inf read as +-big: a stand-in for the interpolation route on
     loops whose empty state holds an infinity (a last element -inf while empty).  The
-    fits it gives are candidates only: they are checked in floating point and proved."""
+    fits it gives are candidates only: they are checked in floating point and proved.
+    One table per `big` (so that `exact_rows` finds its rows again)."""
+    got = _SENTINEL_TABLES.get(big)
+    if got is None:
+        got = _SENTINEL_TABLES[big] = _sentinel_table(big)
+    return got
+
+
+def _sentinel_table(big: Fraction) -> dict:
     def const(value, type_):
         if type_ is not Type.BOOL and not isinstance(value, bool) and value in (float("inf"), float("-inf")):
             return big if value > 0 else -big
@@ -102,12 +113,39 @@ def with_sentinel(big: Fraction) -> dict:
     return EXACT | {Op.CONST: const}
 
 
+# The last few loops' rows (the interpolation, transport and invariant stages of one
+# analysis ask for the same ones): (loop, count, max_len, seed, id(table)) -> (table, rows
+# or the NotRational raised).  The rows are a pure function of the key.
+_ROWS: dict = {}
+_ROWS_KEPT = 8
+
+
 def exact_rows(loop: Loop, count: int = 400, max_len: int = 5, seed: int = 0,
                table: dict | None = None) -> list[Row]:
-    """`count` exact rows over lists of length 0..max_len; raises NotRational."""
+    """`count` exact rows over lists of length 0..max_len; raises NotRational.
+    Computed once per loop and arguments (the last few are remembered)."""
+    table = EXACT if table is None else table
+    try:
+        key = (loop, count, max_len, seed, id(table))
+        got = _ROWS.get(key)
+    except TypeError:                   # an unhashable loop: computed each time
+        return _exact_rows(loop, count, max_len, seed, table)
+    if got is None or got[0] is not table:
+        try:
+            got = (table, _exact_rows(loop, count, max_len, seed, table))
+        except NotRational as e:
+            got = (table, e)
+        _ROWS[key] = got
+        while len(_ROWS) > _ROWS_KEPT:
+            del _ROWS[next(iter(_ROWS))]
+    if isinstance(got[1], NotRational):
+        raise NotRational(*got[1].args)
+    return list(got[1])
+
+
+def _exact_rows(loop: Loop, count: int, max_len: int, seed: int, table: dict) -> list[Row]:
     if any(f.type is Type.VEC for f in loop.fields) or any(d.type is Type.VEC for d in loop.elements + loop.params):
         raise NotRational("a Vec is not a rational number")
-    table = EXACT if table is None else table
     step = Compiled(loop.left.outputs, table)
     names = [n for n, _ in loop.left.inputs]
     k = len(loop.fields)
