@@ -246,16 +246,22 @@ def synthesize(loop: Loop, triples: list[Triples], *, limit: int = 3,
             if deadline is not None and time.monotonic() > deadline:
                 raise SolverTimeout()
 
-        for e in plain + base:
-            tick()
-            g = spell(e)
-            key = repr(g)
-            if key in seen:
-                continue
-            seen.add(key)
-            tried += 1
-            if check.passes(g):
-                found.append((_size(g), g))
+        # the terms in chunks, each chunk compared on the probe rows at once
+        todo = plain + base
+        for start in range(0, len(todo), FOLD_CHUNK):
+            fresh = []
+            for e in todo[start:start + FOLD_CHUNK]:
+                tick()
+                g = spell(e)
+                key = repr(g)
+                if key in seen:
+                    continue
+                seen.add(key)
+                tried += 1
+                fresh.append(g)
+            for g, ok in zip(fresh, check.small.agrees_many([check.small.values(g) for g in fresh])):
+                if ok and check.agrees(check.values(g)):
+                    found.append((_size(g), g))
         stage = "sketch from left"
         # stage 2: folds; stage 3: pass-throughs of an empty side
         if not found:
@@ -528,7 +534,7 @@ class Checker:
         groups: dict = {}
         for i, vals in enumerate(vals_list):
             try:
-                key = tuple((np.asarray(v).dtype, np.broadcast_to(v, t.c[self.field].shape).shape)
+                key = tuple((np.asarray(v).dtype, _shaped(v, t.c[self.field].shape).shape)
                             for v, t in zip(vals, self.triples))
             except ValueError:
                 out[i] = []                 # no fold of it has the field's shape
@@ -548,7 +554,7 @@ class Checker:
                     for t_i, t in enumerate(self.triples):
                         want = t.c[self.field]
                         try:
-                            vs = np.stack([np.broadcast_to(np.asarray(vals_list[i][t_i]), want.shape) for i in idx])
+                            vs = np.stack([_shaped(vals_list[i][t_i], want.shape) for i in idx])
                             ops = self._operands(folds, op, js, t_i, want.shape)
                             got = NUMPY[op](vs[:, :, None], ops[None])
                             same = close(got, np.broadcast_to(want[None, :, None], got.shape), SAMPLED)
@@ -564,6 +570,36 @@ class Checker:
                 out[i] = sorted(hits[r])
         return out
 
+    def agrees_many(self, vals_list: list) -> list[bool]:
+        """`agrees` for many terms at once: those whose values have one dtype and shape
+        on every triple are stacked and compared together (the same elementwise
+        comparison, so the same answers); the others one by one."""
+        out = [False] * len(vals_list)
+        groups: dict = {}
+        for i, vals in enumerate(vals_list):
+            if vals is None:
+                continue
+            groups.setdefault(tuple((np.asarray(v).dtype, np.shape(v)) for v in vals), []).append(i)
+        for idx in groups.values():
+            if len(idx) == 1:
+                out[idx[0]] = self.agrees(vals_list[idx[0]])
+                continue
+            ok = np.ones(len(idx), dtype=bool)
+            for t_i, t in enumerate(self.triples):
+                want = t.c[self.field]
+                try:
+                    vs = np.stack([_shaped(vals_list[i][t_i], want.shape) for i in idx])
+                except ValueError:
+                    ok[:] = False
+                    break
+                same = close(vs, np.broadcast_to(want[None], vs.shape), SAMPLED)
+                ok &= same.reshape(len(idx), -1).all(axis=1)
+                if not ok.any():
+                    break
+            for i, good in zip(idx, ok):
+                out[i] = bool(good)
+        return out
+
     def agrees(self, vals) -> bool:
         if vals is None:
             return False
@@ -575,6 +611,12 @@ class Checker:
             except ValueError:
                 return False
         return True
+
+
+def _shaped(v, shape) -> np.ndarray:
+    """v broadcast to `shape` (itself when it has that shape); ValueError if it cannot be."""
+    a = np.asarray(v)
+    return a if a.shape == shape else np.broadcast_to(a, shape)
 
 
 def _rows(t: Triples, rows) -> Triples:
