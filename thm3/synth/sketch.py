@@ -126,6 +126,35 @@ class Sketch:
             out += [_mk(Op.MUL, node.type, w, alt) for alt in list(out) for w in weights]
         return out[:MAX_ALTERNATIVES]
 
+    def cut(self) -> bool:
+        """Whether some field's sketch has more completions than MAX_ALTERNATIVES, so that
+        `alternatives` builds only part of them (counted, not built: the recursion of
+        `alternatives` before any cut, with no field chosen yet)."""
+        memo: dict = {}
+        weights = 1 + sum(f.type in (Type.REAL, Type.INT) for f in self.loop.fields)
+
+        def count(node: Expr, summand: bool) -> int:
+            key = (id(node), summand)
+            got = memo.get(key)
+            if got is not None:
+                return got
+            st, el = self.info[id(node)]
+            if node.op is Op.VAR and st:
+                n = 1
+            elif not st:
+                n = len(self.holes_for(node))
+            else:
+                child_summand = summand and node.op in (Op.ADD, Op.SUB)
+                n = math.prod(count(s, child_summand or (summand and node.op is Op.WHERE and k > 0))
+                              for k, s in enumerate(node.src))
+                if summand and el and node.type in (Type.REAL, Type.VEC):
+                    n *= weights
+            memo[key] = n
+            return n
+
+        return any(count(e, f.type in (Type.REAL, Type.VEC)) > MAX_ALTERNATIVES
+                   for e, f in zip(self.outputs, self.loop.fields))
+
     def wrappers(self, i: int) -> tuple[list[Expr], list[tuple], list[tuple]]:
         """The shapes around a sketch term V for field i: plain terms that need no
         sketch, monoid folds `op(V, b.g)` (top two: the second largest is also bounded
