@@ -6,7 +6,6 @@ A loop whose `left` leaves the rationals (exp, log, sqrt, an infinite default, a
 has no exact samples; `exact_rows` says why."""
 from __future__ import annotations
 
-import itertools
 import operator
 from dataclasses import dataclass
 from fractions import Fraction
