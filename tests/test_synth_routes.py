@@ -228,6 +228,24 @@ def left(acc: State, x: Real) -> State:
     assert any(set(r) == {(1, 0, 1), (0, 1, 0)} and r[(1, 0, 1)] == -r[(0, 1, 0)] for r in rels)
 
 
+def test_route_order_puts_exact_routes_first_only_on_branch_free_rational_loops_with_a_cut_sketch():
+    """`ordered`: the moment updates (rational, no branch, a sketch space past
+    MAX_ALTERNATIVES) try interpolation and transport before the sketch; a loop with a
+    branch (nrm2's max, the shifted variance's n > 0) or a small sketch space (welford)
+    keeps the order as given, and so does a route list without the sketch."""
+    names = lambda path: [r.name for r in synth.ordered(_loop(path), normalize_loop(_loop(path)), synth.ROUTES)]  # noqa: E731
+    given_order = [r.name for r in synth.ROUTES]
+    for path in (CORPUS / "moments_kurtosis.py", CORPUS / "moments_skewness.py"):
+        got = names(path)
+        assert sorted(got) == sorted(given_order)
+        assert got.index("interpolation") < got.index("sketch") and got.index("transport") < got.index("sketch")
+    for path in (CORPUS / "nrm2.py", CORPUS / "shifted_variance.py", SAMPLES / "welford.py", SAMPLES / "sum.py"):
+        assert names(path) == given_order
+    only = (synth.route_named("transport"), synth.route_named("sketch"))
+    loop = _loop(CORPUS / "moments_kurtosis.py")
+    assert synth.ordered(loop, normalize_loop(loop), only) == only
+
+
 def test_exact_rows_are_folds():
     loop = _loop(SAMPLES / "mps.py")
     for r in exact_rows(loop, count=50):

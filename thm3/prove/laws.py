@@ -73,6 +73,10 @@ def _uses_transcendental(exprs) -> bool:
     return any(e.op in TRANSCENDENTAL or e.op is Op.DIV for e in walk(exprs))
 
 
+CHECK_MS = 2000          # Z3's limit per check on a path (Explorer's default)
+QUICK_CHECK_MS = 300     # the same on a first run that has the emptiness split to fall back on
+
+
 class Law:
     """Builds the symbolic inputs of one law and runs it over every case and path."""
 
@@ -85,6 +89,7 @@ class Law:
         self.deadline = deadline
         self.lazy = not _uses_transcendental(exprs_for_mode)
         self.empty: tuple | None = None     # (field, value, {field: value}) while split on emptiness
+        self.check_ms = CHECK_MS            # Z3's limit per check on a path
 
     def _cases(self):
         opts = self.setting.inf_options()
@@ -106,7 +111,16 @@ class Law:
         initial value (n == 0 implies mean == 0, m2 == 0, ...), each operand is split into
         that case, with those values substituted, and the other (n != 0): a moment update
         is an identity of rational functions only where every count is nonzero."""
-        out = self._run(build, check)
+        group = emptiness_group(self.setting)
+        split = group is not None and bool(self.operands)
+        # With the split to fall back on, the first run gives each Z3 check a short limit
+        # (a path that needs the split costs a whole timeout per check otherwise); where the
+        # split does not prove the law, that run is made again with the full limit.
+        self.check_ms = QUICK_CHECK_MS if split else CHECK_MS
+        try:
+            out = self._run(build, check)
+        finally:
+            self.check_ms = CHECK_MS
         first = out
         if out.status == "unproved" and self.lazy and time.monotonic() < self.deadline:
             self.lazy = False
@@ -114,13 +128,16 @@ class Law:
                 out = self._merge(self._run(build, check), out)
             finally:
                 self.lazy = True
-        group = emptiness_group(self.setting)
-        if out.status == "unproved" and group is not None and self.operands and time.monotonic() < self.deadline:
+        if out.status == "unproved" and split and time.monotonic() < self.deadline:
             lazy, self.lazy, self.empty = self.lazy, False, group
             try:
                 out = self._merge(self._run(build, check), out)
             finally:
                 self.lazy, self.empty = lazy, None
+            if not out.proved and first.status != "proved" and time.monotonic() < self.deadline:
+                again = self._run(build, check)
+                if again.proved:
+                    out = again
         if out is not first:
             out.seconds += first.seconds
         return out
@@ -181,7 +198,7 @@ class Law:
                             hyps.append(v.z3 != constant(self.empty[1], Type.REAL).z3)
                 if not feasible:
                     continue
-                ex = Explorer(hyps + pre_ex.side, self.deadline)
+                ex = Explorer(hyps + pre_ex.side, self.deadline, self.check_ms)
                 if not ex.feasible(z3.BoolVal(True)):
                     continue
                 table = SymbolicTable(ex, lazy=self.lazy)

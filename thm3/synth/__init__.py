@@ -15,9 +15,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-from thm3.ir import Fn, Loop
+from thm3.ir import Fn, Loop, Op
 
-__all__ = ["Attempt", "Route", "ROUTES", "Synthesis", "synthesize", "route_named"]
+__all__ = ["Attempt", "Route", "ROUTES", "Synthesis", "synthesize", "route_named", "ordered"]
 
 
 class RouteFailed(Exception):
@@ -130,7 +130,7 @@ def synthesize(loop: Loop, triples, *, deadline: float, prove: Callable,
     work = normalize_loop(loop)
     attempts: list[Attempt] = []
     best = None
-    for route in routes:
+    for route in ordered(loop, work, routes):
         if time.monotonic() > deadline:
             attempts.append(Attempt(route.name, "timeout", "no time left", 0.0))
             continue
@@ -180,6 +180,33 @@ def synthesize(loop: Loop, triples, *, deadline: float, prove: Callable,
         return Synthesis(None, "", {}, {}, False, {}, False, tuple(attempts))
     s = best[1]
     return Synthesis(s.combine, s.route, s.statuses, s.details, s.timed_out, s.methods, s.tidied, tuple(attempts))
+
+
+# Ops that make `left` piecewise: the linear-algebra routes then fit per case (or not at all).
+_PIECEWISE = frozenset({Op.LT, Op.LE, Op.GT, Op.GE, Op.EQ, Op.NE, Op.MAX, Op.MIN, Op.WHERE, Op.ABS,
+                        Op.AND, Op.OR, Op.NOT})
+
+
+def ordered(loop: Loop, work: Loop, routes: tuple[Route, ...]) -> tuple[Route, ...]:
+    """The routes in the order they are tried: as given (cheapest first), except where
+    `left` is a rational map without branches and the sketch's space is cut (it has
+    more completions than the sketch builds, so the sketch is dear and sees only part
+    of its space): there the exact linear-algebra routes (interpolation, transport),
+    cheap on such a `left`, come just before the sketch.  Decided from `left` alone."""
+    from thm3.ir import walk
+    from thm3.synth.exact import rational_loop_reason
+    from thm3.synth.sketch import Sketch
+    names = [r.name for r in routes]
+    algebra = [r for r in routes if r.name in ("interpolation", "transport")]
+    if "sketch" not in names or not algebra or names.index("sketch") > min(names.index(r.name) for r in algebra):
+        return routes
+    if rational_loop_reason(work) or any(e.op in _PIECEWISE for e in walk(work.left.outputs)):
+        return routes
+    if not (Sketch(loop).cut() or Sketch(work).cut()):
+        return routes
+    rest = [r for r in routes if r not in algebra]
+    at = rest.index(next(r for r in rest if r.name == "sketch"))
+    return tuple(rest[:at] + algebra + rest[at:])
 
 
 def _agrees(loop: Loop, fn: Fn, triples) -> bool:

@@ -6,7 +6,6 @@ A loop whose `left` leaves the rationals (exp, log, sqrt, an infinite default, a
 has no exact samples; `exact_rows` says why."""
 from __future__ import annotations
 
-import itertools
 import operator
 from dataclasses import dataclass
 from fractions import Fraction
@@ -91,10 +90,21 @@ class Row:
     c: tuple
 
 
+_SENTINEL_TABLES: dict = {}
+
+
 def with_sentinel(big: Fraction) -> dict:
     """The EXACT table with +-inf read as +-big: a stand-in for the interpolation route on
     loops whose empty state holds an infinity (a last element -inf while empty).  The
-    fits it gives are candidates only: they are checked in floating point and proved."""
+    fits it gives are candidates only: they are checked in floating point and proved.
+    One table per `big` (so that `exact_rows` finds its rows again)."""
+    got = _SENTINEL_TABLES.get(big)
+    if got is None:
+        got = _SENTINEL_TABLES[big] = _sentinel_table(big)
+    return got
+
+
+def _sentinel_table(big: Fraction) -> dict:
     def const(value, type_):
         if type_ is not Type.BOOL and not isinstance(value, bool) and value in (float("inf"), float("-inf")):
             return big if value > 0 else -big
@@ -102,38 +112,104 @@ def with_sentinel(big: Fraction) -> dict:
     return EXACT | {Op.CONST: const}
 
 
+# The last few loops' row streams (the invariant stage and the interpolation and
+# transport routes of one analysis ask for the same rows, 200 or 400 of them):
+# (loop, max_len, seed, id(table)) -> a `_Stream`.  A fresh run for any count draws the
+# same sequence, so each count's rows are read off the one stream.
+_STREAMS: dict = {}
+_STREAMS_KEPT = 8
+
+
 def exact_rows(loop: Loop, count: int = 400, max_len: int = 5, seed: int = 0,
                table: dict | None = None) -> list[Row]:
-    """`count` exact rows over lists of length 0..max_len; raises NotRational."""
-    if any(f.type is Type.VEC for f in loop.fields) or any(d.type is Type.VEC for d in loop.elements + loop.params):
-        raise NotRational("a Vec is not a rational number")
+    """`count` exact rows over lists of length 0..max_len; raises NotRational.
+    The rows of the last few loops are remembered, and a request for more rows goes on
+    from where the last one stopped: the answer is the one a fresh run gives."""
     table = EXACT if table is None else table
-    step = Compiled(loop.left.outputs, table)
-    names = [n for n, _ in loop.left.inputs]
-    k = len(loop.fields)
-    init = tuple(table[Op.CONST](f.default, f.type) for f in loop.fields)
-    pre = Compiled(loop.preconditions, EXACT) if loop.preconditions else None
-    rng = np.random.default_rng(seed)
-    lengths = [(la, lb) for la in range(max_len + 1) for lb in range(max_len + 1)]
-    rows: list[Row] = []
-    # parameter settings under which some element satisfies the preconditions (a weight
-    # 0 < alpha < 1 leaves few of the pool): drawn once, so no row is spent on the others
-    settings = [{d.name: _draw(d.type, rng, PARAM_VALUES) for d in loop.params} for _ in range(40 if loop.params else 1)]
-    settings = [p for p in settings if _elements(loop, rng, p, 1, pre) is not None]
-    if not settings:
-        return rows
-    for r in itertools.count():
-        if len(rows) >= count or r > 20 * count:
-            break
-        params = settings[int(rng.integers(0, len(settings)))]
-        la, lb = lengths[r % len(lengths)]
-        xs = _elements(loop, rng, params, la + lb, pre)
-        if xs is None:
-            continue
-        fold = lambda s, items: _fold(step, names, k, s, items, params)  # noqa: E731
-        a = fold(init, xs[:la])
-        rows.append(Row(params, a, fold(init, xs[la:]), fold(a, xs[la:])))
-    return rows
+    try:
+        key = (loop, max_len, seed, id(table))
+        stream = _STREAMS.get(key)
+    except TypeError:                   # an unhashable loop: a stream of its own
+        return _Stream(loop, max_len, seed, table).take(count)
+    if stream is None or stream.table is not table:
+        stream = _STREAMS[key] = _Stream(loop, max_len, seed, table)
+        while len(_STREAMS) > _STREAMS_KEPT:
+            del _STREAMS[next(iter(_STREAMS))]
+    try:
+        return stream.take(count)
+    except NotRational:
+        raise
+    except Exception:
+        _STREAMS.pop(key, None)         # left half-drawn: not reused
+        raise
+
+
+class _Stream:
+    """The draws of `exact_rows` for one loop, made as far as asked and kept: draw r
+    (r = 0, 1, ...) gives a row or none (no list met the preconditions), or raises
+    NotRational; a run for `count` makes draw r while it has fewer than `count` rows and
+    r <= 20 * count."""
+
+    def __init__(self, loop: Loop, max_len: int, seed: int, table: dict):
+        self.table = table
+        self.rows: list[tuple[int, Row]] = []      # (draw, row), in draw order
+        self.next = 0
+        self.error: tuple[int, NotRational] | None = None
+        self.settings: list = []
+        try:
+            if any(f.type is Type.VEC for f in loop.fields) or \
+                    any(d.type is Type.VEC for d in loop.elements + loop.params):
+                raise NotRational("a Vec is not a rational number")
+            self.loop = loop
+            self.step = Compiled(loop.left.outputs, table)
+            self.names = [n for n, _ in loop.left.inputs]
+            self.k = len(loop.fields)
+            self.init = tuple(table[Op.CONST](f.default, f.type) for f in loop.fields)
+            self.pre = Compiled(loop.preconditions, EXACT) if loop.preconditions else None
+            self.rng = np.random.default_rng(seed)
+            self.lengths = [(la, lb) for la in range(max_len + 1) for lb in range(max_len + 1)]
+            # parameter settings under which some element satisfies the preconditions (a
+            # weight 0 < alpha < 1 leaves few of the pool): drawn once, so no row is spent
+            # on the others
+            rng = self.rng
+            settings = [{d.name: _draw(d.type, rng, PARAM_VALUES) for d in loop.params}
+                        for _ in range(40 if loop.params else 1)]
+            self.settings = [p for p in settings if _elements(loop, rng, p, 1, self.pre) is not None]
+        except NotRational as e:
+            self.error = (-1, e)
+
+    def take(self, count: int) -> list[Row]:
+        if self.error is not None and self.error[0] < 0:
+            raise NotRational(*self.error[1].args)
+        if not self.settings:
+            return []
+        while self.error is None and len(self.rows) < count and self.next <= 20 * count:
+            self._draw_one()
+        out = []
+        for r, row in self.rows:
+            if len(out) >= count or r > 20 * count:
+                break
+            out.append(row)
+        if self.error is not None:
+            r_err, e = self.error
+            if r_err <= 20 * count and sum(1 for r, _ in self.rows if r < r_err) < count:
+                raise NotRational(*e.args)
+        return out
+
+    def _draw_one(self) -> None:
+        r = self.next
+        rng, loop = self.rng, self.loop
+        params = self.settings[int(rng.integers(0, len(self.settings)))]
+        la, lb = self.lengths[r % len(self.lengths)]
+        try:
+            xs = _elements(loop, rng, params, la + lb, self.pre)
+            if xs is not None:
+                fold = lambda s, items: _fold(self.step, self.names, self.k, s, items, params)  # noqa: E731
+                a = fold(self.init, xs[:la])
+                self.rows.append((r, Row(params, a, fold(self.init, xs[la:]), fold(a, xs[la:]))))
+        except NotRational as e:
+            self.error = (r, e)
+        self.next = r + 1
 
 
 def _draw(type_: Type, rng, pool):

@@ -26,6 +26,7 @@ from thm3.semantics.equality import SAMPLED, close, rows_close
 from thm3.semantics.samples import Triples, batch_combine
 
 MAX_ALTERNATIVES = 4000
+FOLD_CHUNK = 256         # sketch terms whose folds are checked together
 ONE = const(1.0)
 ZERO = const(0.0)
 
@@ -124,6 +125,35 @@ class Sketch:
             weights = [_b(f) for f in self.loop.fields if f.type in (Type.REAL, Type.INT)]
             out += [_mk(Op.MUL, node.type, w, alt) for alt in list(out) for w in weights]
         return out[:MAX_ALTERNATIVES]
+
+    def cut(self) -> bool:
+        """Whether some field's sketch has more completions than MAX_ALTERNATIVES, so that
+        `alternatives` builds only part of them (counted, not built: the recursion of
+        `alternatives` before any cut, with no field chosen yet)."""
+        memo: dict = {}
+        weights = 1 + sum(f.type in (Type.REAL, Type.INT) for f in self.loop.fields)
+
+        def count(node: Expr, summand: bool) -> int:
+            key = (id(node), summand)
+            got = memo.get(key)
+            if got is not None:
+                return got
+            st, el = self.info[id(node)]
+            if node.op is Op.VAR and st:
+                n = 1
+            elif not st:
+                n = len(self.holes_for(node))
+            else:
+                child_summand = summand and node.op in (Op.ADD, Op.SUB)
+                n = math.prod(count(s, child_summand or (summand and node.op is Op.WHERE and k > 0))
+                              for k, s in enumerate(node.src))
+                if summand and el and node.type in (Type.REAL, Type.VEC):
+                    n *= weights
+            memo[key] = n
+            return n
+
+        return any(count(e, f.type in (Type.REAL, Type.VEC)) > MAX_ALTERNATIVES
+                   for e, f in zip(self.outputs, self.loop.fields))
 
     def wrappers(self, i: int) -> tuple[list[Expr], list[tuple], list[tuple]]:
         """The shapes around a sketch term V for field i: plain terms that need no
@@ -245,50 +275,70 @@ def synthesize(loop: Loop, triples: list[Triples], *, limit: int = 3,
             if deadline is not None and time.monotonic() > deadline:
                 raise SolverTimeout()
 
-        for e in plain + base:
-            tick()
-            g = spell(e)
-            key = repr(g)
-            if key in seen:
-                continue
-            seen.add(key)
-            tried += 1
-            if check.passes(g):
-                found.append((_size(g), g))
+        # the terms in chunks, each chunk compared on the probe rows at once
+        todo = plain + base
+        for start in range(0, len(todo), FOLD_CHUNK):
+            fresh = []
+            for e in todo[start:start + FOLD_CHUNK]:
+                tick()
+                g = spell(e)
+                key = repr(g)
+                if key in seen:
+                    continue
+                seen.add(key)
+                tried += 1
+                fresh.append(g)
+            for g, ok in zip(fresh, check.small.agrees_many([check.small.values(g) for g in fresh])):
+                if ok and check.agrees(check.values(g)):
+                    found.append((_size(g), g))
         stage = "sketch from left"
         # stage 2: folds; stage 3: pass-throughs of an empty side
         if not found:
             stage = "sketch from left, folded with a field of b"
-            for e in base:
-                tick()
-                g = spell(e)
-                vals = check.small.values(g)
-                if vals is None:
-                    continue
-                tried += len(folds)
-                for j in check.small.fold_hits(vals, folds):
-                    op, bg = folds[j]
-                    if check.agrees(check.apply(op, check.values(g), bg)):
-                        found.append((_size(g) + 2, _mk(op, f.type, g, bg)))
+            # the terms in chunks, each chunk's folds checked on the probe rows at once
+            for start in range(0, len(base), FOLD_CHUNK):
+                terms = []
+                for e in base[start:start + FOLD_CHUNK]:
+                    tick()
+                    g = spell(e)
+                    vals = check.small.values(g)
+                    if vals is not None:
+                        terms.append((g, vals))
+                hits_of = check.small.fold_hits_many([v for _, v in terms], folds)
+                for (g, _), hits in zip(terms, hits_of):
+                    tried += len(folds)
+                    for j in hits:
+                        op, bg = folds[j]
+                        if check.agrees(check.apply(op, check.values(g), bg)):
+                            found.append((_size(g) + 2, _mk(op, f.type, g, bg)))
+                    if len(found) >= limit:
+                        break
                 if len(found) >= limit:
                     break
         if not found:
             stage = "sketch from left, with an empty side passed through"
+            small = check.small
+            passing = small.guard_hits(guards)      # None: compare each selection whole
             for e in plain + base[:400]:
                 tick()
                 g = spell(e)
-                small = check.small
                 vals = small.values(g)
                 if vals is None:
                     continue
-                shapes = [(g, vals)] + [(_mk(op, f.type, g, bg), small.apply(op, vals, bg)) for op, bg in folds]
-                for term, tv in shapes:
-                    for cond, other in guards:
-                        tried += 1
-                        if small.agrees(small.select(cond, other, tv)):
-                            whole = _mk(Op.WHERE, f.type, cond, other, term)
-                            if check.agrees(check.values(whole)):
-                                found.append((_size(term) + 4, whole))
+                terms = [g] + [_mk(op, f.type, g, bg) for op, bg in folds]
+                if passing is not None:
+                    hits_of = passing([small.row_ok(vals)] + small.fold_rows(vals, folds))
+                else:
+                    shapes = [vals] + [small.apply(op, vals, bg) for op, bg in folds]
+                    hits_of = [[k for k, (cond, other) in enumerate(guards)
+                                if small.agrees(small.select(cond, other, tv))] for tv in shapes]
+                for term, hits in zip(terms, hits_of):
+                    tried += len(guards)
+                    for k in hits:
+                        cond, other = guards[k]
+                        whole = _mk(Op.WHERE, f.type, cond, other, term)
+                        if check.agrees(check.values(whole)):
+                            found.append((_size(term) + 4, whole))
                 if len(found) >= limit:
                     break
         if not found and with_enumeration:
@@ -416,6 +466,169 @@ class Checker:
         with quiet():
             return [np.where(c, o, v) for v, c, o in zip(vals, self.leaf(cond), self.leaf(other))]
 
+    def row_ok(self, vals) -> list | None:
+        """Per triple, the rows on which `vals` equal h(xs + ys) (None: not comparable)."""
+        if vals is None:
+            return None
+        out = []
+        with quiet():
+            for v, t in zip(vals, self.triples):
+                want = t.c[self.field]
+                try:
+                    out.append(rows_close(np.broadcast_to(v, want.shape), want))
+                except ValueError:
+                    return None
+        return out
+
+    def guard_hits(self, guards):
+        """A test of many pass-throughs `other if cond else V` at once, for one V: a
+        function of V's values giving the indices k of the guards with which the
+        selection agrees, the same answer as `agrees(select(cond, other, V))` for each.
+        The selection agrees exactly when `other` agrees on the rows where cond holds
+        and V on the others, so each guard's rows and its `other` are checked once;
+        a guard whose `other` disagrees where its cond holds passes with no V.  None
+        where the field is a vector (the selection then broadcasts otherwise)."""
+        if any(t.c[self.field].shape[1:] not in ((), (1,)) for t in self.triples):
+            return None
+        live, conds = [], [[] for _ in self.triples]
+        for k, (cond, other) in enumerate(guards):
+            other_ok = self.row_ok(self.leaf(other))
+            if other_ok is None:
+                continue
+            cs = []
+            for t, c, o, ok in zip(self.triples, self.leaf(cond), self.leaf(other), other_ok):
+                want = t.c[self.field]
+                try:
+                    if np.broadcast_shapes(np.shape(c), np.shape(o), want.shape) != want.shape:
+                        break
+                    cs.append(np.broadcast_to(np.asarray(c, dtype=bool), want.shape).reshape(want.shape[0]))
+                except ValueError:
+                    break
+                if not bool(np.all(~cs[-1] | ok)):
+                    break
+            else:
+                live.append(k)
+                for j, c in enumerate(cs):
+                    conds[j].append(c)
+        if not live:
+            return lambda row_oks: [[] for _ in row_oks]
+        live_ = np.array(live)
+        stacked = [np.stack(c) for c in conds]         # (live guards, rows) per triple
+
+        def hits(row_oks: list) -> list[list[int]]:
+            """For each V, given by its `row_ok` (None: no guard), the guards that pass."""
+            out: list[list[int]] = [[] for _ in row_oks]
+            ks = [i for i, r in enumerate(row_oks) if r is not None]
+            if not ks:
+                return out
+            keep = np.ones((len(ks), len(live)), dtype=bool)
+            for t_i, c in enumerate(stacked):
+                rs = np.stack([row_oks[i][t_i] for i in ks])         # (Vs, rows)
+                keep &= np.all(c[None, :, :] | rs[:, None, :], axis=2)
+            for i, row in zip(ks, keep):
+                out[i] = [int(k) for k in live_[row]]
+            return out
+
+        return hits
+
+    def fold_rows(self, vals, folds) -> list:
+        """For each fold op(V, b.g): the `row_ok` of `apply(op, vals, b.g)`, all
+        operands of one op at once (None where they cannot be compared)."""
+        out: list = [None] * len(folds)
+        by_op: dict = {}
+        for j, (op, bg) in enumerate(folds):
+            by_op.setdefault(op, []).append(j)
+        with quiet():
+            for op, js in by_op.items():
+                per: list = []
+                for t_i, t in enumerate(self.triples):
+                    want = t.c[self.field]
+                    try:
+                        ops = self._operands(folds, op, js, t_i, want.shape)
+                        got = NUMPY[op](np.broadcast_to(np.asarray(vals[t_i]), want.shape)[:, None], ops)
+                        same = close(got, np.broadcast_to(want[:, None], got.shape), SAMPLED)
+                    except (ValueError, TypeError):
+                        break
+                    per.append(same.reshape(same.shape[0], same.shape[1], -1).all(axis=2))   # (rows, folds)
+                else:
+                    for k, j in enumerate(js):
+                        out[j] = [p[:, k] for p in per]
+        return out
+
+    def fold_hits_many(self, vals_list: list, folds) -> list[list[int]]:
+        """`fold_hits` for many terms at once: the terms whose values have one dtype and
+        shape on every triple are stacked and checked together (the same elementwise
+        operations, so the same answers); the others one by one."""
+        out: list = [None] * len(vals_list)
+        groups: dict = {}
+        for i, vals in enumerate(vals_list):
+            try:
+                key = tuple((np.asarray(v).dtype, _shaped(v, t.c[self.field].shape).shape)
+                            for v, t in zip(vals, self.triples))
+            except ValueError:
+                out[i] = []                 # no fold of it has the field's shape
+                continue
+            groups.setdefault(key, []).append(i)
+        by_op: dict = {}
+        for j, (op, bg) in enumerate(folds):
+            by_op.setdefault(op, []).append(j)
+        for idx in groups.values():
+            if len(idx) == 1:
+                out[idx[0]] = self.fold_hits(vals_list[idx[0]], folds)
+                continue
+            hits: list[list[int]] = [[] for _ in idx]
+            with quiet():
+                for op, js in by_op.items():
+                    ok = np.ones((len(idx), len(js)), dtype=bool)
+                    for t_i, t in enumerate(self.triples):
+                        want = t.c[self.field]
+                        try:
+                            vs = np.stack([_shaped(vals_list[i][t_i], want.shape) for i in idx])
+                            ops = self._operands(folds, op, js, t_i, want.shape)
+                            got = NUMPY[op](vs[:, :, None], ops[None])
+                            same = close(got, np.broadcast_to(want[None, :, None], got.shape), SAMPLED)
+                        except (ValueError, TypeError):
+                            ok[:] = False
+                            break
+                        ok &= same.reshape(len(idx), same.shape[1], same.shape[2], -1).all(axis=(1, 3))
+                        if not ok.any():
+                            break
+                    for r, row in enumerate(ok):
+                        hits[r] += [j for j, good in zip(js, row) if good]
+            for r, i in enumerate(idx):
+                out[i] = sorted(hits[r])
+        return out
+
+    def agrees_many(self, vals_list: list) -> list[bool]:
+        """`agrees` for many terms at once: those whose values have one dtype and shape
+        on every triple are stacked and compared together (the same elementwise
+        comparison, so the same answers); the others one by one."""
+        out = [False] * len(vals_list)
+        groups: dict = {}
+        for i, vals in enumerate(vals_list):
+            if vals is None:
+                continue
+            groups.setdefault(tuple((np.asarray(v).dtype, np.shape(v)) for v in vals), []).append(i)
+        for idx in groups.values():
+            if len(idx) == 1:
+                out[idx[0]] = self.agrees(vals_list[idx[0]])
+                continue
+            ok = np.ones(len(idx), dtype=bool)
+            for t_i, t in enumerate(self.triples):
+                want = t.c[self.field]
+                try:
+                    vs = np.stack([_shaped(vals_list[i][t_i], want.shape) for i in idx])
+                except ValueError:
+                    ok[:] = False
+                    break
+                same = close(vs, np.broadcast_to(want[None], vs.shape), SAMPLED)
+                ok &= same.reshape(len(idx), -1).all(axis=1)
+                if not ok.any():
+                    break
+            for i, good in zip(idx, ok):
+                out[i] = bool(good)
+        return out
+
     def agrees(self, vals) -> bool:
         if vals is None:
             return False
@@ -427,6 +640,12 @@ class Checker:
             except ValueError:
                 return False
         return True
+
+
+def _shaped(v, shape) -> np.ndarray:
+    """v broadcast to `shape` (itself when it has that shape); ValueError if it cannot be."""
+    a = np.asarray(v)
+    return a if a.shape == shape else np.broadcast_to(a, shape)
 
 
 def _rows(t: Triples, rows) -> Triples:
