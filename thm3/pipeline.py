@@ -25,7 +25,7 @@ from thm3.prove.combine import LAWS, prove_combine, verdict_of
 from thm3.semantics.evaluate import NUMPY, evaluate, numpy_value, quiet
 from thm3.semantics.samples import make_triples, plain
 from thm3.status import Status, Verdict
-from thm3.analysis.witness import find_witness
+from thm3.analysis.witness import exact_lists, find_witness, json_lists
 from thm3.lift import lift, with_right_fold
 from thm3.syntax.loopfile import loop_text
 
@@ -185,8 +185,10 @@ class Analysis:
             "proof_details": dict(self.law_details),
             "bird_detail": self.bird_detail,
             "invariants": self.invariants,
-            "witness": self.witness,
-            "witness_params": {k: plain(v) for k, v in self.witness_params.items()},
+            "witness": json_lists(self.witness),
+            "witness_exact": exact_lists(self.witness),
+            "witness_params": json_lists({k: plain(v) for k, v in self.witness_params.items()}),
+            "witness_params_exact": exact_lists({k: plain(v) for k, v in self.witness_params.items()}),
             "lifted": self.lifted,
             "lift_added": self.lift_added,
             "lifted_combine": self.lifted_analysis.to_json()["combine"] if self.lifted_analysis else None,
