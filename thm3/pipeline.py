@@ -388,6 +388,13 @@ def find_transport(ctx: Context, a: Analysis) -> Done:
 
 def check_stability(ctx: Context, a: Analysis) -> Done:
     verdicts, notes = stability(ctx.loop, a.combine_fn, a.setting, ctx.deadline)
+    if a.combine_fn is not None and (guards := division_guards(ctx.loop)):
+        # the combine is proved in the reals, where a list dividing by zero has no state;
+        # on such data the emitted code need not match IEEE's sequential fold
+        notes = dict(notes)
+        notes["division"] = (notes.get("division", "") + "; " if notes.get("division") else "") + (
+            "the combine is proved on the lists that do not divide by zero: consider "
+            + ", ".join(f"`assert {g}`" for g in guards))
     return Done(Status.DONE, ", ".join(f"{k} {v}" for k, v in verdicts.items()),
                 {"stability": {k: Status(v) for k, v in verdicts.items()}, "stability_notes": notes})
 

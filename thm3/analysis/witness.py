@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from thm3.semantics.evaluate import DTYPES, NUMPY, evaluate, numpy_value, quiet
+from thm3.semantics.evaluate import DTYPES, NUMPY, NUMPY_REALS, evaluate, numpy_value, quiet
 from thm3.ir import Loop, Op, Type, free_vars, walk
 from thm3.semantics import critical, reals
 from thm3.semantics.equality import ROUND_OFF_NO_NAN, apart, close
@@ -170,16 +170,9 @@ def exact_of(v, type_: Type, hints: dict[float, object] | None = None):
     return reals.const(f, Type.REAL)
 
 
-def _real_div(a, b):
-    # In the reals of the proofs x / 0 has no value (`thm3.semantics.symbolic` makes it
-    # NaN): a list whose fold divides by zero has no state and witnesses nothing.
-    with quiet():
-        return np.where(np.asarray(b) == 0, np.nan, np.true_divide(a, b))
-
-
 # The NumPy table with the proofs' division; every fold of the witness search uses it, so
-# a witness holds in the semantics the proofs use, not only in IEEE arithmetic.
-REALS = NUMPY | {Op.DIV: _real_div}
+# a candidate witness already leaves out the lists that divide by zero.
+REALS = NUMPY_REALS
 
 
 def fold(loop: Loop, xs: list, params: dict, dim: int = _DIM) -> tuple:
