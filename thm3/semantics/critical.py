@@ -8,7 +8,9 @@ The values come from the loop's own terms, with the state at its initial value a
 loop parameters at the values given: the roots of each comparison (lhs - rhs = 0, max
 and min included), the roots of each arm of a field's new value against the field's
 initial value, each constant compared against, a value on either side of each root and
-one inside each interval the roots bound."""
+one inside each interval the roots bound.  The values are exact (SymPy numbers: -2/3,
+sqrt(2)), so that a witness built on a root folds exactly to the state it claims;
+`element_values` gives them as floats for the samples."""
 from __future__ import annotations
 
 import math
@@ -125,12 +127,6 @@ def exact_roots(loop: Loop, params: dict | None = None) -> dict[str, list]:
     return out
 
 
-def roots(loop: Loop, params: dict | None = None) -> dict[str, list[float]]:
-    """`exact_roots` as floats."""
-    return {name: list(dict.fromkeys(float(v) + 0.0 for v in vals))
-            for name, vals in exact_roots(loop, params).items()}
-
-
 def around_exact(values: list, integer: bool) -> list:
     """The values, one on either side of each, and one inside each interval they bound
     (integers where the element is an Int), exactly."""
@@ -145,11 +141,6 @@ def around_exact(values: list, integer: bool) -> list:
         mid = (lo + hi) / 2
         out.append(sp.floor(mid) if integer else sp.radsimp(mid))
     return list(dict.fromkeys(out))
-
-
-def around(values: list[float], integer: bool) -> list[float]:
-    """`around_exact` on floats, as floats."""
-    return list(dict.fromkeys(float(v) + 0.0 for v in around_exact([sp.Rational(v) for v in values], integer)))
 
 
 def exact_element_values(loop: Loop, params: dict | None = None) -> dict[str, list]:
