@@ -90,8 +90,13 @@ def find_witnesses(loop: Loop, *, timeout: float = 1.0, rng_seed=0, max_lists: i
     for params in parameter_settings(loop, settings, rng):
         if time.monotonic() > deadline:
             break
-        hints = exact_hints(loop, params)
-        for elements in (element_domain(loop, params, rng), critical_domain(loop, params)):
+        try:
+            exact_values = critical.exact_element_values(loop, params)
+        except (TypeError, ValueError, NotImplementedError, RecursionError):
+            exact_values = {}
+        hints = exact_hints(exact_values)
+        floats = {name: list(dict.fromkeys(float(v) + 0.0 for v in vals)) for name, vals in exact_values.items()}
+        for elements in (element_domain(loop, params, rng), critical_domain(loop, params, floats)):
             if not elements or time.monotonic() > deadline:
                 continue
             search = ShortLists(loop, params, elements, max_lists, max_len, hints)
@@ -136,15 +141,11 @@ def exact_elements(loop: Loop, xs: list) -> list[tuple]:
     return [tuple(reals.exact(v, d.type) for v, d in zip(x, loop.elements, strict=True)) for x in xs]
 
 
-def exact_hints(loop: Loop, params: dict) -> dict[str, dict[float, object]]:
+def exact_hints(values: dict) -> dict[str, dict[float, object]]:
     """Per element parameter, the exact value each float of the search domains stands
-    for: the critical values (`critical.exact_element_values`: roots such as -2/3 or
-    sqrt(2), their sides and interiors).  Other floats stand for the rational their
-    decimal spelling denotes, as the loop's constants do in the proofs."""
-    try:
-        values = critical.exact_element_values(loop, params)
-    except (TypeError, ValueError, NotImplementedError, RecursionError):
-        values = {}
+    for: the critical values (`values`, from `critical.exact_element_values`: roots such
+    as -2/3 or sqrt(2), their sides and interiors).  Other floats stand for the rational
+    their decimal spelling denotes, as the loop's constants do in the proofs."""
     out: dict[str, dict[float, object]] = {}
     for name, vals in values.items():
         table = out.setdefault(name, {})
@@ -285,12 +286,13 @@ def element_domain(loop: Loop, params: dict, rng: np.random.Generator) -> list[t
     return tuples
 
 
-def critical_domain(loop: Loop, params: dict) -> list[tuple]:
+def critical_domain(loop: Loop, params: dict, values: dict | None = None) -> list[tuple]:
     """A second domain, from the loop's own comparisons: for each scalar element the
     values that make a comparison or a field's value switch, a value on either side and
     one inside each interval (`thm3.semantics.critical`), with 0 and 1; empty when the
     loop has no such values beyond the first domain's."""
-    values = critical.element_values(loop, params)
+    if values is None:
+        values = critical.element_values(loop, params)
     if not any(values.values()):
         return []
     per = {1: 10, 2: 6}.get(len(loop.elements), 4)
