@@ -343,3 +343,27 @@ def test_if_and_max_forms_get_one_verdict():
     for s1, s2 in [((-math.inf, 0.0), (1.0, 2.0)), ((3.0, 1.5), (-1.0, 4.0)), ((2.0, 1.0), (2.0, 1.0)),
                    ((-math.inf, 0.0), (-math.inf, 0.0))]:
         assert states_close(tuple(a.combine(s1, s2)), tuple(b.combine(s1, s2)))
+
+
+SQUARING = '''"""u' = x - 2 - u**2: the exact samples outgrow float64 within a few steps"""
+from typing import NamedTuple
+from thm3.lang import Real
+
+
+class State(NamedTuple):
+    u: Real = -1
+
+
+def left(acc: State, x: Real) -> State:
+    return State(((x - 2) - (acc.u * acc.u)))
+'''
+
+
+def test_exact_samples_beyond_float64_leave_the_float_fit():
+    """Fuzzer seed 301635: an exact sample whose quotient overflows a float raised
+    OverflowError out of the equality-invariant search; now such rows only leave the
+    float fit (the exact check still reads every row) and the loop gets its verdict."""
+    from thm3.synth.interpolation import equality_invariants
+    loop = thm3.parse_source(SQUARING)
+    assert all(e.op is Op.EQ for e, _ in equality_invariants(loop))
+    assert thm3.analyze_source(SQUARING, timeout=10, lift=False).verdict == "not-homomorphism"

@@ -229,3 +229,33 @@ def test_check_witness_uses_the_reals():
     assert not check_witness(loop, Witness([], [-0.6666666666666666], [Fraction(-7, 6)]))
     inv = parse_source(_affine("3", "3", "1").replace("3 + x * 3", "-1 / x"))
     assert not check_witness(inv, Witness([], [0.0], [1.0]))
+
+
+EMA_WITH_LENGTH = '''"""an EMA whose rate comes with each element, and the length"""
+from typing import NamedTuple
+from thm3.lang import Int, Real
+
+
+class State(NamedTuple):
+    y: Real = 0
+    n: Int = 0
+
+
+def left(acc: State, x: Real, alpha: Real) -> State:
+    assert 0 < alpha < 1
+    return State(alpha * acc.y + (1 - alpha) * x, acc.n + 1)
+'''
+
+
+def test_two_values_inside_an_open_interval_tell_a_product_from_a_length():
+    """With one value of alpha in (0, 1), alpha**n is a function of the length n and
+    (y, n) would look like a homomorphism; a second value in the interval gives the
+    witness (and the lifting search, which proves each candidate, skips this one)."""
+    from thm3.semantics.critical import around
+    inside = [v for v in around([0.0, 1.0], integer=False) if 0 < v < 1]
+    assert len(inside) >= 2
+    loop = parse_source(EMA_WITH_LENGTH)
+    w = find_witness(loop, timeout=5.0)
+    assert w is not None and check_witness(loop, w)
+    alphas = {e[1] for xs in (w.xs1, w.xs2, w.ys) for e in to_elements(loop, xs)}
+    assert len(alphas) >= 2, w.describe()

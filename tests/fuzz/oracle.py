@@ -117,6 +117,7 @@ class Judgement:
     detail: str = ""
     tested: bool = False  # a homomorphism with a law only "tested"
     seconds: float = 0.0
+    analysis_seconds: float = 0.0   # thm3.analyze's part of `seconds`; the rest is the oracle's
 
 
 def _float_lists(domain, rng: random.Random, n: int):
@@ -181,15 +182,17 @@ def judge(case: FuzzLoop, *, timeout: float = 10.0, seed: int = 0) -> Judgement:
         return Judgement(case.family, "-", "crash", f"generator wrote an invalid loop: {err}")
     try:
         a = thm3.analyze_source(case.source, timeout=timeout, lift=False)
+        analysed = time.monotonic() - t0
     except thm3.LoopError as err:
-        return Judgement(case.family, "-", "ok", f"LoopError: {err}", seconds=time.monotonic() - t0)
+        t = time.monotonic() - t0
+        return Judgement(case.family, "-", "ok", f"LoopError: {err}", seconds=t, analysis_seconds=t)
     except Exception as err:
         return Judgement(case.family, "-", "crash",
                          f"{type(err).__name__}: {err}\n{traceback.format_exc(limit=3)}",
-                         seconds=time.monotonic() - t0)
+                         seconds=time.monotonic() - t0, analysis_seconds=time.monotonic() - t0)
     found = counterexample(loop, case.params)
     truth = case.truth or ("not-homomorphism" if found else None)
-    j = Judgement(case.family, a.verdict, "ok", seconds=0.0)
+    j = Judgement(case.family, a.verdict, "ok", seconds=0.0, analysis_seconds=analysed)
     match a.verdict:
         case "homomorphism":
             j.tested = any(v == "tested" for k, v in a.proofs.items() if k != "bird")

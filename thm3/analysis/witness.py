@@ -289,7 +289,7 @@ def element_domain(loop: Loop, params: dict, rng: np.random.Generator) -> list[t
 def critical_domain(loop: Loop, params: dict, values: dict | None = None) -> list[tuple]:
     """A second domain, from the loop's own comparisons: for each scalar element the
     values that make a comparison or a field's value switch, a value on either side and
-    one inside each interval (`thm3.semantics.critical`), with 0 and 1; empty when the
+    two inside each interval (`thm3.semantics.critical`), with 0 and 1; empty when the
     loop has no such values beyond the first domain's."""
     if values is None:
         values = critical.element_values(loop, params)

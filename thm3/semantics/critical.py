@@ -8,7 +8,7 @@ The values come from the loop's own terms, with the state at its initial value a
 loop parameters at the values given: the roots of each comparison (lhs - rhs = 0, max
 and min included), the roots of each arm of a field's new value against the field's
 initial value, each constant compared against, a value on either side of each root and
-one inside each interval the roots bound.  The values are exact (SymPy numbers: -2/3,
+two inside each interval the roots bound.  The values are exact (SymPy numbers: -2/3,
 sqrt(2)), so that a witness built on a root folds exactly to the state it claims;
 `element_values` gives them as floats for the samples."""
 from __future__ import annotations
@@ -128,7 +128,7 @@ def exact_roots(loop: Loop, params: dict | None = None) -> dict[str, list]:
 
 
 def around_exact(values: list, integer: bool) -> list:
-    """The values, one on either side of each, and one inside each interval they bound
+    """The values, one on either side of each, and two inside each interval they bound
     (integers where the element is an Int), exactly."""
     if not values:
         return []
@@ -140,7 +140,21 @@ def around_exact(values: list, integer: bool) -> list:
     for lo, hi in zip(ordered, ordered[1:]):
         mid = (lo + hi) / 2
         out.append(sp.floor(mid) if integer else sp.radsimp(mid))
+    # a second value inside each interval, after all the others: one value alone in an
+    # interval such as 0 < alpha < 1 makes alpha**n a function of n, so a state that
+    # keeps only the length looks as good as one that keeps the product
+    for lo, hi in zip(ordered, ordered[1:]):
+        quarter = lo + (hi - lo) / 4
+        if not integer:
+            out.append(sp.radsimp(quarter))
+        elif hi - lo > 2:
+            out.append(sp.floor(quarter))
     return list(dict.fromkeys(out))
+
+
+def around(values: list[float], integer: bool) -> list[float]:
+    """`around_exact` on floats (each the binary number it is), as floats."""
+    return list(dict.fromkeys(float(v) + 0.0 for v in around_exact([sp.Rational(v) for v in values], integer)))
 
 
 def exact_element_values(loop: Loop, params: dict | None = None) -> dict[str, list]:

@@ -22,10 +22,11 @@ import numpy as np
 import sympy as sp
 import z3
 
-from thm3.ir import Expr, Fn, Loop, Op, Type, const, substitute, var
+from thm3.ir import Expr, Fn, Loop, Op, Type, substitute, var
 from thm3.semantics.evaluate import NUMPY, evaluate, quiet
 from thm3.semantics.equality import rows_close
 from thm3.semantics.samples import Triples, batch_init
+from thm3.semantics.sympy_table import to_ir
 
 MAX_SEQUENCES = 6000        # lists tried, over all lengths
 PROBE_ROWS = 48
@@ -279,7 +280,7 @@ class _Constructive:
                                                                      if str(s) in self.types}:
                     return None
                 try:
-                    row.append(_to_ir(val, self.back, self.types, Type.INT if d.index else d.type))
+                    row.append(to_ir(val, self.types, back=self.back, want=Type.INT if d.index else d.type))
                 except ValueError:
                     return None
             out.append(tuple(row))
@@ -321,53 +322,3 @@ class _Constructive:
         paths = sum(len(v) for v in self.folds.values())
         more = "; " + "; ".join(self.notes) if self.notes else ""
         return f"has no solution that gives the sampled states back ({paths} path(s) for k <= {self.k_max}{more})"
-
-
-def _to_ir(x, back: dict, types: dict, want: Type) -> Expr:
-    """A SymPy solution (sums, products, integer powers, rationals, symbols) in the IR."""
-    if x.is_Symbol:
-        if x in back:
-            return back[x]
-        if str(x) in types:
-            return var(str(x), types[str(x)])
-        raise ValueError(str(x))
-    if x.is_Integer:
-        return const(int(x), Type.INT) if want is Type.INT else const(float(int(x)), Type.REAL)
-    if x.is_Rational:
-        return const(float(x), Type.REAL)
-    if x.is_Add:
-        terms = [_to_ir(t, back, types, want) for t in x.as_ordered_terms()]
-        out = terms[0]
-        for t in terms[1:]:
-            if t.op is Op.NEG:
-                out = Expr(Op.SUB, _joined(out, t), (out, t.src[0]))
-            else:
-                out = Expr(Op.ADD, _joined(out, t), (out, t))
-        return out
-    if x.is_Mul:
-        num, den = sp.fraction(x)
-        if den != 1:
-            n, d = _to_ir(num, back, types, want), _to_ir(den, back, types, want)
-            return Expr(Op.DIV, Type.REAL, (n, d))
-        coeff, rest = x.as_coeff_Mul()
-        if coeff == -1:
-            r = _to_ir(rest, back, types, want)
-            return Expr(Op.NEG, r.type, (r,))
-        factors = [_to_ir(f, back, types, want) for f in x.as_ordered_factors()]
-        out = factors[0]
-        for f in factors[1:]:
-            out = Expr(Op.MUL, _joined(out, f), (out, f))
-        return out
-    if x.is_Pow and x.exp.is_Integer and x.exp > 0:
-        base = _to_ir(x.base, back, types, want)
-        return Expr(Op.POW, base.type, (base,), int(x.exp))
-    if x.is_Pow and x.exp == sp.Rational(1, 2):
-        return Expr(Op.SQRT, Type.REAL, (_to_ir(x.base, back, types, want),))
-    for f, op in ((sp.exp, Op.EXP), (sp.log, Op.LOG)):
-        if isinstance(x, f) and len(x.args) == 1:
-            return Expr(op, Type.REAL, (_to_ir(x.args[0], back, types, want),))
-    raise ValueError(f"cannot write {x} in the IR")
-
-
-def _joined(a: Expr, b: Expr) -> Type:
-    return Type.INT if a.type is Type.INT and b.type is Type.INT else Type.REAL

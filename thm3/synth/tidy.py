@@ -10,9 +10,9 @@ import math
 
 import sympy as sp
 
-from thm3.ir import Expr, Fn, Loop, Op, Type, const, var, walk
+from thm3.ir import Expr, Fn, Loop, Op, Type, walk
 from thm3.semantics.evaluate import evaluate
-from thm3.semantics.sympy_table import SYMPY, sympy_const
+from thm3.semantics.sympy_table import SYMPY, sympy_const, to_ir
 
 # A rational function's ops, read by the SymPy table; every other op (and a Bool, an
 # infinity) has no value here, so a term that uses one is not a rational function.
@@ -45,48 +45,6 @@ def _unguard(e: Expr):
     return evaluate([term], env, _RATIONAL)[0]
 
 
-def sympy_to_ir(x, types: dict) -> Expr:
-    """SymPy sums, products, integer powers, symbols and numbers back to the IR."""
-    if x.is_Symbol:
-        name = str(x).replace("__", ".")
-        return var(name, types[name])
-    if x.is_Integer:
-        return const(float(int(x)))
-    if x.is_Rational:
-        return const(float(x))
-    if x.is_Add:
-        terms = [sympy_to_ir(t, types) for t in x.as_ordered_terms()]
-        out = terms[0]
-        for t in terms[1:]:
-            if t.op is Op.NEG:
-                out = Expr(Op.SUB, Type.REAL, (out, t.src[0]))
-            else:
-                out = Expr(Op.ADD, _num(out, t), (out, t))
-        return out
-    if x.is_Mul:
-        num, den = sp.fraction(x)
-        if den != 1:
-            return Expr(Op.DIV, Type.REAL, (sympy_to_ir(num, types), sympy_to_ir(den, types)))
-        coeff, rest = x.as_coeff_Mul()
-        if coeff == -1:
-            return Expr(Op.NEG, sympy_to_ir(rest, types).type, (sympy_to_ir(rest, types),))
-        factors = [sympy_to_ir(f, types) for f in x.as_ordered_factors()]
-        out = factors[0]
-        for f in factors[1:]:
-            out = Expr(Op.MUL, _num(out, f), (out, f))
-        return out
-    if x.is_Pow and x.exp.is_Integer:
-        if x.exp < 0:
-            return Expr(Op.DIV, Type.REAL, (const(1.0), sympy_to_ir(x.base ** -x.exp, types)))
-        base = sympy_to_ir(x.base, types)
-        return Expr(Op.POW, base.type, (base,), int(x.exp))
-    raise ValueError(f"cannot write {x} in the IR")
-
-
-def _num(a: Expr, b: Expr) -> Type:
-    return Type.INT if a.type is Type.INT and b.type is Type.INT else Type.REAL
-
-
 def tidy_field(loop: Loop, combine: Fn, i: int) -> Expr | None:
     """A smaller spelling of field i's term, or None."""
     f = loop.fields[i]
@@ -109,7 +67,7 @@ def tidy_field(loop: Loop, combine: Fn, i: int) -> Expr | None:
         return None
     types = {name: t for name, t in combine.inputs}
     try:
-        tidy = sympy_to_ir(a + b + rest if rest != 0 else a + b, types)
+        tidy = to_ir(a + b + rest if rest != 0 else a + b, types)
     except ValueError:
         return None
     from thm3.synth.sketch import guard_for_stability

@@ -230,9 +230,9 @@ def _to_fn(loop: Loop, ordered, tops, exprs, a, b) -> Fn:
 
 def _plain_ir(x, tops, top_ir, types) -> Expr:
     from thm3.ir import substitute
-    from thm3.synth.tidy import sympy_to_ir
+    from thm3.semantics.sympy_table import to_ir
     top_names = {str(v).replace("__", "."): i for i, v in tops.items()}
-    ir = sympy_to_ir(x, types | {n: Type.REAL for n in top_names})
+    ir = to_ir(x, types | {n: Type.REAL for n in top_names})
     return substitute([ir], {n: top_ir[i] for n, i in top_names.items()})[0]
 
 

@@ -32,6 +32,13 @@ __host__ __device__ __forceinline__ auto thm3_max(A a, B b) -> decltype(a + b) {
 template <class A, class B>
 __host__ __device__ __forceinline__ auto thm3_min(A a, B b) -> decltype(a + b) { return (a < b || a != a) ? a : b; }
 template <class T> __host__ __device__ __forceinline__ T thm3_abs(T a) { return a < 0 ? -a : a; }
+// thread t's share of `count` items in order, [t * per, (t + 1) * per) cut at count, for
+// the one-block passes that combine the first pass's partials
+__host__ __device__ __forceinline__ void thm3_thread_slice(int count, int threads, int t, int* begin, int* end) {
+    const int per = (count + threads - 1) / threads;
+    *begin = t * per;
+    *end = *begin + per < count ? *begin + per : count;
+}
 template <class T> __host__ __device__ __forceinline__ T thm3_powi(T x, int n) {
     T r = 1;
     for (int k = 0; k < n; ++k) r *= x;

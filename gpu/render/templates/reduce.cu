@@ -142,9 +142,8 @@ ${sig_blocks} {
 // then the block combines the threads in order; stores the state and the result.
 extern "C" __global__ void __launch_bounds__(THM3_BLOCK)
 ${sig_partials} {
-    const int per = (count + THM3_BLOCK - 1) / THM3_BLOCK;
-    const int begin = threadIdx.x * per;
-    const int end = begin + per < count ? begin + per : count;
+    int begin, end;
+    thm3_thread_slice(count, THM3_BLOCK, threadIdx.x, &begin, &end);
     State s = thm3_identity();
     for (int j = begin; j < end; ++j) s = thm3_combine(s, partial[j]${params});
     s = thm3_combine_warps(thm3_warp_reduce(s, 32${params})${params});

@@ -76,9 +76,8 @@ ${sig_blocks} {
 // Pass 2, one block: partial[j] becomes the combine of partials 0 .. j-1, in order.
 extern "C" __global__ void __launch_bounds__(THM3_SCAN_BLOCK)
 ${sig_partials} {
-    const int thm3_per = (thm3_count + THM3_SCAN_BLOCK - 1) / THM3_SCAN_BLOCK;
-    const int thm3_begin = threadIdx.x * thm3_per;
-    const int thm3_end = thm3_begin + thm3_per < thm3_count ? thm3_begin + thm3_per : thm3_count;
+    int thm3_begin, thm3_end;
+    thm3_thread_slice(thm3_count, THM3_SCAN_BLOCK, threadIdx.x, &thm3_begin, &thm3_end);
     State thm3_s = thm3_identity();
     for (int thm3_j = thm3_begin; thm3_j < thm3_end; ++thm3_j) thm3_s = thm3_combine(thm3_s, thm3_partial[thm3_j]${params});
     State thm3_total;
