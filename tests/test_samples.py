@@ -47,3 +47,29 @@ def test_preconditions_are_honoured():
     arrays, params = random_arrays(loop, 100, 3, rng)
     assert len(arrays) == 2 and all(len(a) == 100 for a in arrays)
     assert np.all(np.asarray(arrays[1]) > 0)
+
+
+def test_samples_fold_with_the_proofs_division():
+    """A list that divides by zero has no value in the proofs (NaN), not IEEE's ±inf:
+    the synthesis samples use that division; `table=NUMPY` keeps IEEE for stability."""
+    import numpy as np
+    from thm3 import parse_source
+    from thm3.semantics.evaluate import NUMPY
+    from thm3.semantics.samples import make_triples
+    loop = parse_source('''"""1 / x, last"""
+from typing import NamedTuple
+from thm3.lang import Real, inf
+
+
+class State(NamedTuple):
+    v: Real = inf
+
+
+def left(acc: State, x: Real) -> State:
+    return State(1 / x)
+''')
+    reals = make_triples(loop, rows=24, max_len=2, param_sets=1)[0]
+    ieee = make_triples(loop, rows=24, max_len=2, param_sets=1, table=NUMPY)[0]
+    finite = np.isfinite(ieee.c[0])
+    assert np.array_equal(reals.c[0][finite], ieee.c[0][finite])
+    assert (np.isinf(ieee.c[0]) & np.isnan(reals.c[0])).any()   # ends in 0: inf in IEEE, NaN in the reals

@@ -255,10 +255,12 @@ def left(acc: State, x: Real) -> State:
 
 def test_witness_never_divides_by_zero():
     """h([]) == h([0]) holds only in IEEE arithmetic (-1/0 = -inf); in the reals a list
-    that divides by zero has no state.  Without `assert x != 0` thm3 suggests it."""
+    that divides by zero has no state.  Without `assert x != 0` thm3 suggests it: the
+    combine (proved over the reals, where -1/0 has no value) is a homomorphism on the
+    lists that do not divide by zero, and the stability note says so."""
     a = analyze(NEG_INV.format(guard=""))
     assert a.verdict != "not-homomorphism", a.witness
-    assert "assert x != 0" in a.reason
+    assert "assert x != 0" in (a.reason if a.verdict == "unknown" else a.stability_notes["division"])
     b = analyze(NEG_INV.format(guard="    assert x != 0\n"))
     assert b.verdict == "homomorphism", b.reason
     assert all(b.proofs[k] == "proved" for k in ("identity", "associativity", "homomorphism"))
@@ -291,3 +293,52 @@ def test_corpus_loops_proved_by_new_invariants(name):
     a = thm3.analyze(CORPUS_DIR / f"{name}.py", lift=False, timeout=30.0)
     assert a.verdict == "homomorphism", a.reason
     assert all(a.proofs[k] == "proved" for k in ("identity", "associativity", "homomorphism")), a.law_details
+
+
+# -- a substitution is a proof only where it is valid --------------------------------------------
+
+_PQ = """class State(NamedTuple):
+    p: Real = 1
+    q: Real = 0
+
+"""
+
+
+def _combine_of(p_text: str, q_text: str):
+    """A combine over (p, q) from text over ap, aq, bp, bq (a.p, a.q, b.p, b.q)."""
+    from thm3.ir import Fn, Type, substitute, var
+    c = thm3.parse_source(HEAD + "from thm3.lang import where\n\n" + _PQ.replace("p: Real = 1\n    q: Real = 0", "ap: Real = 1\n    aq: Real = 0")
+                          + f"def left(acc: State, bp: Real, bq: Real) -> State:\n"
+                            f"    ap, aq = acc.ap, acc.aq\n    return State({p_text}, {q_text})\n")
+    names = {"acc.ap": "a.p", "acc.aq": "a.q", "bp": "b.p", "bq": "b.q"}
+    outs = substitute(list(c.left.outputs), {k: var(v, Type.REAL) for k, v in names.items()})
+    return Fn(tuple((f"{s}.{f}", Type.REAL) for s in "ab" for f in "pq"), tuple(outs))
+
+
+def test_no_law_proved_by_a_substitution_that_divides_by_zero():
+    """On the path s.p * x == x, sp.solve gives s.p = 1, dropping the case x == 0 where
+    s.p is free.  The wrong combine below agrees with `left` only where s.p == 1: for
+    s = (2, .) and x = 0 it gives p = 1, left gives 0.  Its homomorphism law was
+    "proved" through that substitution; the split (k != 0: substitute; k == 0: Z3) must
+    leave it unproved, while the true combine stays proved."""
+    from thm3.prove import laws
+    loop = thm3.parse_source(HEAD + _PQ + "def left(acc: State, x: Real) -> State:\n"
+                                          "    return State(acc.p * x, acc.q + x)\n")
+    setting = laws.Setting(loop, [])
+    wrong = _combine_of("where(ap * bq == bq, ap * bp + ap - 1, ap * bp)", "aq + bq")
+    assert not laws.prove_homomorphism(setting, wrong, deadline=float("inf")).proved
+    right = _combine_of("ap * bp", "aq + bq")
+    assert laws.prove_homomorphism(setting, right, deadline=float("inf")).proved
+
+
+def test_path_substitutions_are_exact():
+    """sympy_zero substitutes s = -rest / k only where k != 0 is settled; a path equality
+    that divides by zero after a substitution is no contradiction."""
+    import sympy as sp
+    from thm3.prove import laws
+    s, t, u, x = sp.symbols("s t u x", real=True)
+    assert laws.sympy_zero(s - 1, [2 * s - 2], tried=True)                 # k = 2: exact
+    assert not laws.sympy_zero(s - 1, [s * x - x], tried=True)             # k = x may be 0
+    assert laws.sympy_zero(s - 1, [s * x - x], tried=True, case_k_zero=lambda k: True)
+    assert not laws.sympy_zero(s - 1, [s ** 3 - 1 + (s - 1) * x ** 2], tried=True)  # not linear in s
+    assert laws._on_path((u,), [s - t, u - 1 / (s - t)]) is not None       # zoo: no contradiction

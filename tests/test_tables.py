@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from thm3.semantics.evaluate import NUMPY
-from thm3.ir import Op
+from thm3.ir import Op, Type
 from thm3.ir.printer import SYNTAX
 from thm3.semantics.symbolic import Explorer, SymbolicTable
 
@@ -64,3 +64,27 @@ def test_python_table_pow():
                 want = np.float64(NUMPY[Op.POW](np.float64(a), n))
                 got = np.float64(PYTHON[Op.POW](a, n))
             assert got == want or (np.isnan(got) and np.isnan(want)), (a, n, got, want)
+
+
+def test_exact_reals_table_covers_every_op():
+    from thm3.semantics.reals import REALS
+    assert set(REALS) == EVALUATED
+
+
+def test_exact_reals_follow_the_proofs():
+    """x / 0, inf - inf and log of a negative have no value (the proofs' NaN); log(0) is
+    -inf; sqrt(2) stays exact; an ordering SymPy cannot decide is never guessed."""
+    from fractions import Fraction
+    from thm3.semantics.reals import INF, NINF, REALS, UNDEFINED, compare
+    assert REALS[Op.DIV](Fraction(1), 0) is UNDEFINED
+    assert REALS[Op.SUB](INF, INF) is UNDEFINED
+    assert REALS[Op.LOG](Fraction(-1)) is UNDEFINED
+    assert REALS[Op.LOG](Fraction(0)) == NINF
+    assert REALS[Op.MUL](INF, Fraction(0)) is UNDEFINED
+    r = REALS[Op.SQRT](Fraction(2))
+    assert REALS[Op.MUL](r, r) == 2
+    assert compare((1 + r) ** 2, 3 + 2 * r) == 0
+    assert compare(r, Fraction(14142135623730951, 10 ** 16)) == -1
+    assert REALS[Op.ADD](Fraction(1, 3), Fraction(2, 3)) == 1
+    assert REALS[Op.WHERE](True, Fraction(1), UNDEFINED) == 1
+    assert REALS[Op.CONST](0.1, Type.REAL) == Fraction(1, 10)

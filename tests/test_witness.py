@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from catalog import HOMOMORPHISMS, NOT_HOMOMORPHISMS, SAMPLES_DIR
 
+import thm3
 from thm3 import parse_file, parse_source
 from thm3.ir import Type
 from thm3.semantics.equality import states_close
@@ -120,6 +121,114 @@ def test_check_witness_refuses_a_non_witness():
     loop = parse_file(SAMPLES_DIR / "mts.py")
     assert not check_witness(loop, Witness([], [1.0], [1.0]))      # h differs already
     assert not check_witness(loop, Witness([], [-1.0], [-1.0]))     # the prefix does not tell
+
+
+# -- witnesses are exact: the values that make the loop's equations hold, folded exactly ----
+
+def _affine(c: str, m: str, init: str) -> str:
+    return f'''"""Affine: v' = {c} + {m} x, forgetting v."""
+from typing import NamedTuple
+from thm3.lang import Real
+
+
+class State(NamedTuple):
+    u: Real = {init}
+
+
+def left(acc: State, x: Real) -> State:
+    return State({c} + x * {m})
+'''
+
+
+SQUARE = '''"""v' = x * x - 1 from v = 1: h([]) == h([x]) only where x * x == 2."""
+from typing import NamedTuple
+from thm3.lang import Real
+
+
+class State(NamedTuple):
+    u: Real = 1
+
+
+def left(acc: State, x: Real) -> State:
+    return State(x * x - 1)
+'''
+
+
+def _oracle_check(loop, w: Witness) -> str:
+    from fuzz.oracle import check_witness as oracle_check
+    return oracle_check(loop, [w.xs1, w.xs2, w.ys, w.side], dict(w.params))
+
+
+@pytest.mark.parametrize("seed", [102653, 102846])
+def test_fuzz_seeds_get_an_exact_witness(seed):
+    """v' = 3 + 3x (from v = 1) and v' = 3x + 2 (from v = 0): h([]) == h([-2/3]).  The
+    float -0.6666666666666666 folds to 1 + 2**-53 exactly, so the witness must carry -2/3
+    (the fuzzer's exact oracle rejected the float one)."""
+    from fractions import Fraction
+    from fuzz.generate import from_seed
+    case = from_seed(seed)
+    a = thm3.analyze_source(case.source, lift=False)
+    assert a.verdict == "not-homomorphism"
+    xs1, xs2, ys, side = a.witness
+    assert Fraction(-2, 3) in xs1 + xs2
+    assert _oracle_check(a.loop, Witness(xs1, xs2, ys, side, a.witness_params)) == ""
+    assert check_witness(a.loop, Witness(xs1, xs2, ys, side, a.witness_params))
+    # the float witness is no witness in the reals
+    rounded = Witness([float(v) for v in xs1], [float(v) for v in xs2], [float(v) for v in ys])
+    assert not check_witness(a.loop, rounded)
+    assert "-2/3" in a.reason
+
+
+@pytest.mark.parametrize("c, m, init, root", [("3", "7", "0", (-3, 7)), ("3", "7", "1", (-2, 7)),
+                                               ("1", "10", "0", (-1, 10))])
+def test_non_dyadic_root_gives_an_exact_witness(c, m, init, root):
+    from fractions import Fraction
+    loop = parse_source(_affine(c, m, init))
+    w = find_witness(loop)
+    assert w is not None
+    assert Fraction(*root) in w.xs1 + w.xs2
+    assert check_witness(loop, w) and _oracle_check(loop, w) == ""
+    assert not check_witness(loop, Witness([float(v) for v in w.xs1], [float(v) for v in w.xs2],
+                                           [float(v) for v in w.ys]))
+
+
+def test_irrational_root_gives_an_exact_algebraic_witness():
+    """Every witness of v' = x * x - 1 pairs [] with a list ending in ±sqrt(2): no
+    rational witness exists, so the witness carries sqrt(2) itself, folded exactly."""
+    import sympy as sp
+    loop = parse_source(SQUARE)
+    w = find_witness(loop)
+    assert w is not None
+    assert any(isinstance(v, sp.Basic) and abs(v) == sp.sqrt(2) for v in w.xs1 + w.xs2)
+    assert check_witness(loop, w) and _oracle_check(loop, w) == ""
+    assert all(isinstance(float(v), float) for v in w.xs1 + w.xs2 + w.ys)     # usable as numbers
+    near = Witness([float(v) for v in w.xs1], [float(v) for v in w.xs2], [float(v) for v in w.ys])
+    assert not check_witness(loop, near)
+    assert _oracle_check(loop, near) != ""
+
+
+def test_exact_witness_in_json_and_report():
+    import json
+    from thm3.semantics.reals import parse
+    a = thm3.analyze_source(SQUARE, lift=False)
+    out = json.loads(json.dumps(a.to_json()))
+    xs1, xs2, ys, side = out["witness"]
+    assert all(isinstance(v, float) for v in xs1 + xs2 + ys)           # the spec: numbers
+    exact = out["witness_exact"]
+    assert exact[3] == side and "sqrt(2)" in " ".join(exact[0] + exact[1])
+    back = [[parse(v) for v in xs] for xs in exact[:3]]
+    assert check_witness(a.loop, Witness(*back, exact[3]))
+    assert "sqrt(2)" in a.report()
+
+
+def test_check_witness_uses_the_reals():
+    """h(xs1) == h(xs2) must hold exactly, and a list that divides by zero has no state."""
+    from fractions import Fraction
+    loop = parse_source(_affine("3", "3", "1"))
+    assert check_witness(loop, Witness([], [Fraction(-2, 3)], [Fraction(-7, 6)]))
+    assert not check_witness(loop, Witness([], [-0.6666666666666666], [Fraction(-7, 6)]))
+    inv = parse_source(_affine("3", "3", "1").replace("3 + x * 3", "-1 / x"))
+    assert not check_witness(inv, Witness([], [0.0], [1.0]))
 
 
 EMA_WITH_LENGTH = '''"""an EMA whose rate comes with each element, and the length"""

@@ -61,12 +61,21 @@ def _init_value(default, type_: Type):
 
 
 def exact(x):
-    """An element (or tuple of them) as Fractions, for exact folds."""
+    """An element (or tuple of them) as Fractions, for exact folds: a float is the binary
+    number it is; a value no Fraction holds (an irrational witness value such as sqrt(2),
+    a SymPy number) becomes a SymPy number, and the folds carry it symbolically."""
     if isinstance(x, (tuple, list)):
         return tuple(exact(v) for v in x)
     if isinstance(x, bool) or isinstance(x, int):
         return x
-    return Fraction(x)
+    try:
+        return Fraction(x)
+    except (TypeError, ValueError):
+        import sympy
+        v = sympy.sympify(x, rational=True)
+        if not (v.is_number and v.is_real):
+            raise ValueError(f"{x!r} is not a real number") from None
+        return Fraction(int(v.p), int(v.q)) if v.is_Rational else v
 
 
 def same_state(u, v) -> bool:
@@ -77,7 +86,18 @@ def same_state(u, v) -> bool:
 def _same(a, b) -> bool:
     if isinstance(a, float) and math.isnan(a) or isinstance(b, float) and math.isnan(b):
         return False
+    if _symbolic(a) or _symbolic(b):
+        import sympy
+        try:
+            d = a - b
+            return d == 0 if isinstance(d, float) else sympy.simplify(d) == 0
+        except TypeError:
+            return False
     return a == b
+
+
+def _symbolic(v) -> bool:
+    return type(v).__module__.startswith("sympy")
 
 
 def close_state(u, v, rel: float = 1e-6, abs_tol: float = 1e-6) -> bool:
@@ -109,9 +129,10 @@ def _strict_div(a, b):
 
 
 def _exact_const(value, type_):
-    # Real constants as Fractions, so that exact elements stay exact (inf stays a float)
+    # Real constants as the Fractions their decimal spelling denotes, as the proofs read
+    # them (0.1 is 1/10), so that exact elements stay exact (inf stays a float)
     if type_ is Type.REAL and not math.isinf(value):
-        return Fraction(value)
+        return Fraction(repr(float(value)))
     return PYTHON[Op.CONST](value, type_)
 
 

@@ -86,7 +86,7 @@ def _divides(e: Expr) -> bool:
 
 def _numeric_inputs(loop: Loop, fns) -> dict:
     """Sampled input environments for each function checked for stability."""
-    triples = make_triples(loop, seed=7, rows=8, max_len=4, param_sets=2)
+    triples = make_triples(loop, seed=7, rows=8, max_len=4, param_sets=2, table=NUMPY)
     rng = np.random.default_rng(7)
     dom = Domain(loop)
     out = {}

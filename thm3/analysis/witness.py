@@ -6,7 +6,14 @@ states that some prefix ys tells apart are therefore a witness (side "right") th
 no combine over this State exists.  The search enumerates every short list over a
 small domain (the loop's constants, 0, +-1, 2, ties), breadth first, folding a whole
 level of lists at once through the NumPy table, groups the lists by state, and tries
-the prefixes of length 1, then 2, on the groups with two or more lists."""
+the prefixes of length 1, then 2, on the groups with two or more lists.
+
+The search runs in float64; a witness is kept only once folding its lists again in the
+exact reals of the proofs (`thm3.semantics.reals`) confirms it.  Each element keeps the
+exact value it stands for (the root -2/3 of `3 + 3 x == 1`, not the float
+-0.6666666666666666, whose exact fold gives 1 + 2**-53; sqrt(2) for a root of
+`x * x - 1 == 1`), and the witness carries those values: a float where the value is that
+float exactly, else a `Fraction` or a SymPy number."""
 from __future__ import annotations
 
 import math
@@ -15,10 +22,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from thm3.semantics.evaluate import DTYPES, NUMPY, evaluate, numpy_value, quiet
+from thm3.semantics.evaluate import DTYPES, NUMPY, NUMPY_REALS, evaluate, numpy_value, quiet
 from thm3.ir import Loop, Op, Type, free_vars, walk
-from thm3.semantics import critical
-from thm3.semantics.equality import ROUND_OFF_NO_NAN, apart, close, states_close
+from thm3.semantics import critical, reals
+from thm3.semantics.equality import ROUND_OFF_NO_NAN, apart, close
 from thm3.semantics.samples import Domain, init_state, step
 
 # Two states "differ" only by a clear margin, never by round-off; they are "equal"
@@ -38,7 +45,8 @@ _PARAM_VECS = ((1.0, 0.5), (0.5, -1.0), (1.0, 1.0))
 class Witness:
     """h(xs1) == h(xs2) but h(ys + xs1) != h(ys + xs2) (side "right"), or the same
     with ys appended (side "left", impossible for a left fold).  Elements are written
-    as in the spec: a number for one element parameter, else a list per parameter.
+    as in the spec: a number for one element parameter, else a list per parameter; each
+    number exact (a float, or a `Fraction` or SymPy number where no float is the value).
     `params` holds the loop parameters the lists were folded with."""
     xs1: list
     xs2: list
@@ -82,10 +90,16 @@ def find_witnesses(loop: Loop, *, timeout: float = 1.0, rng_seed=0, max_lists: i
     for params in parameter_settings(loop, settings, rng):
         if time.monotonic() > deadline:
             break
-        for elements in (element_domain(loop, params, rng), critical_domain(loop, params)):
+        try:
+            exact_values = critical.exact_element_values(loop, params)
+        except (TypeError, ValueError, NotImplementedError, RecursionError):
+            exact_values = {}
+        hints = exact_hints(exact_values)
+        floats = {name: list(dict.fromkeys(float(v) + 0.0 for v in vals)) for name, vals in exact_values.items()}
+        for elements in (element_domain(loop, params, rng), critical_domain(loop, params, floats)):
             if not elements or time.monotonic() > deadline:
                 continue
-            search = ShortLists(loop, params, elements, max_lists, max_len)
+            search = ShortLists(loop, params, elements, max_lists, max_len, hints)
             for w in search.witnesses(prefix_len, limit - len(out), deadline):
                 out.append(w)
             if len(out) >= limit:
@@ -94,30 +108,72 @@ def find_witnesses(loop: Loop, *, timeout: float = 1.0, rng_seed=0, max_lists: i
 
 
 def check_witness(loop: Loop, w: Witness) -> bool:
-    """Whether `w` is a witness for `loop`: re-folds the lists one element at a time."""
-    params = {d.name: from_plain(w.params[d.name], d.type) for d in loop.params}
-    xs1, xs2, ys = (to_elements(loop, xs) for xs in (w.xs1, w.xs2, w.ys))
+    """Whether `w` is a witness for `loop` in the exact reals of the proofs: the lists
+    meet the preconditions, h(xs1) == h(xs2) exactly, and the extended lists have states
+    (no division by zero) that differ.  A float in `w` is the binary number it is."""
+    params = {d.name: reals.exact(w.params[d.name], d.type) for d in loop.params}
+    xs1, xs2, ys = (exact_elements(loop, xs) for xs in (w.xs1, w.xs2, w.ys))
     dim = vec_dim(loop, xs1 + xs2 + ys, params)
-    h1, h2 = fold(loop, xs1, params, dim), fold(loop, xs2, params, dim)
-    if not states_close(h1, h2):
+    return confirm_exact(loop, xs1, xs2, ys, w.side, params, dim)
+
+
+def confirm_exact(loop: Loop, xs1: list, xs2: list, ys: list, side: str, params: dict, dim: int) -> bool:
+    """The witness check on exact element tuples (`thm3.semantics.reals`)."""
+    if not all(reals.admits(loop, e, params) is True for e in xs1 + xs2 + ys):
         return False
-    if w.side == "right":
-        g1, g2 = fold(loop, ys + xs1, params, dim), fold(loop, ys + xs2, params, dim)
+    h1, h2 = reals.fold(loop, xs1, params, dim), reals.fold(loop, xs2, params, dim)
+    if isinstance(h1, reals.Hole) or isinstance(h2, reals.Hole) or reals.same(h1, h2) is not True:
+        return False
+    if side == "right":
+        g1, g2 = reals.fold(loop, ys + xs1, params, dim), reals.fold(loop, ys + xs2, params, dim)
     else:
-        g1, g2 = fold(loop, xs1 + ys, params, dim), fold(loop, xs2 + ys, params, dim)
-    return states_far(g1, g2)
+        g1, g2 = reals.fold(loop, xs1 + ys, params, dim), reals.fold(loop, xs2 + ys, params, dim)
+    if isinstance(g1, reals.Hole) or isinstance(g2, reals.Hole):
+        return False
+    return reals.same(g1, g2) is False
 
 
-def _real_div(a, b):
-    # In the reals of the proofs x / 0 has no value (`thm3.semantics.symbolic` makes it
-    # NaN): a list whose fold divides by zero has no state and witnesses nothing.
-    with quiet():
-        return np.where(np.asarray(b) == 0, np.nan, np.true_divide(a, b))
+def exact_elements(loop: Loop, xs: list) -> list[tuple]:
+    """Spec-style list elements (floats, Fractions, SymPy numbers) as tuples of exact
+    values, one per element parameter."""
+    if len(loop.elements) == 1:
+        return [(reals.exact(x, loop.elements[0].type),) for x in xs]
+    return [tuple(reals.exact(v, d.type) for v, d in zip(x, loop.elements, strict=True)) for x in xs]
+
+
+def exact_hints(values: dict) -> dict[str, dict[float, object]]:
+    """Per element parameter, the exact value each float of the search domains stands
+    for: the critical values (`values`, from `critical.exact_element_values`: roots such
+    as -2/3 or sqrt(2), their sides and interiors).  Other floats stand for the rational
+    their decimal spelling denotes, as the loop's constants do in the proofs."""
+    out: dict[str, dict[float, object]] = {}
+    for name, vals in values.items():
+        table = out.setdefault(name, {})
+        for v in vals:
+            x = reals.exact(v, Type.REAL)
+            if not isinstance(x, reals.Hole):
+                table.setdefault(float(v) + 0.0, x)
+    return out
+
+
+def exact_of(v, type_: Type, hints: dict[float, object] | None = None):
+    """The exact value a search value stands for (see `exact_hints`)."""
+    match type_:
+        case Type.BOOL:
+            return bool(v)
+        case Type.VEC:
+            return tuple(exact_of(x, Type.REAL) for x in np.asarray(v, dtype=np.float64).ravel())
+        case Type.INT:
+            return int(v)
+    f = float(v) + 0.0
+    if hints and f in hints:
+        return hints[f]
+    return reals.const(f, Type.REAL)
 
 
 # The NumPy table with the proofs' division; every fold of the witness search uses it, so
-# a witness holds in the semantics the proofs use, not only in IEEE arithmetic.
-REALS = NUMPY | {Op.DIV: _real_div}
+# a candidate witness already leaves out the lists that divide by zero.
+REALS = NUMPY_REALS
 
 
 def fold(loop: Loop, xs: list, params: dict, dim: int = _DIM) -> tuple:
@@ -230,12 +286,13 @@ def element_domain(loop: Loop, params: dict, rng: np.random.Generator) -> list[t
     return tuples
 
 
-def critical_domain(loop: Loop, params: dict) -> list[tuple]:
+def critical_domain(loop: Loop, params: dict, values: dict | None = None) -> list[tuple]:
     """A second domain, from the loop's own comparisons: for each scalar element the
     values that make a comparison or a field's value switch, a value on either side and
     two inside each interval (`thm3.semantics.critical`), with 0 and 1; empty when the
     loop has no such values beyond the first domain's."""
-    values = critical.element_values(loop, params)
+    if values is None:
+        values = critical.element_values(loop, params)
     if not any(values.values()):
         return []
     per = {1: 10, 2: 6}.get(len(loop.elements), 4)
@@ -361,10 +418,16 @@ class ShortLists:
     """Every list of length <= L over `elements` (as many whole levels as `max_lists`
     allows), numbered level by level, with the states `left` folds them to."""
 
-    def __init__(self, loop: Loop, params: dict, elements: list[tuple], max_lists: int, max_len: int):
+    def __init__(self, loop: Loop, params: dict, elements: list[tuple], max_lists: int, max_len: int,
+                 hints: dict | None = None):
         self.loop = loop
         self.params = params
         self.elements = elements
+        hints = hints or {}
+        # the exact value each element and parameter stands for (see `exact_hints`)
+        self.exact = [tuple(exact_of(v, d.type, hints.get(d.name)) for v, d in zip(e, loop.elements))
+                      for e in elements]
+        self.exact_params = {d.name: exact_of(params[d.name], d.type) for d in loop.params if d.name in params}
         d = len(elements)
         self.d = d
         # Element values as arrays indexed by element number.
@@ -532,17 +595,29 @@ class ShortLists:
         return states
 
     def _confirm(self, i1: int, i2: int, prefix: list[int]) -> Witness | None:
-        xs1, xs2 = self.elements_of(i1), self.elements_of(i2)
-        ys = [self.elements[j] for j in prefix]
-        h1, h2 = fold(self.loop, xs1, self.params, self.dim), fold(self.loop, xs2, self.params, self.dim)
-        if not states_close(h1, h2):
+        """The witness the float search proposes, once the exact fold confirms it."""
+        xs1, xs2 = self.exact_of(i1), self.exact_of(i2)
+        ys = [self.exact[j] for j in prefix]
+        if not confirm_exact(self.loop, xs1, xs2, ys, "right", self.exact_params, self.dim):
             return None
-        g1 = fold(self.loop, ys + xs1, self.params, self.dim)
-        g2 = fold(self.loop, ys + xs2, self.params, self.dim)
-        if not states_far(g1, g2):
-            return None
-        return Witness(to_plain(self.loop, xs1), to_plain(self.loop, xs2), to_plain(self.loop, ys),
-                       "right", {k: _plain_value(v) for k, v in self.params.items()})
+        return Witness(exact_plain(self.loop, xs1), exact_plain(self.loop, xs2), exact_plain(self.loop, ys),
+                       "right", {d.name: reals.plain(self.exact_params[d.name], d.type)
+                                 for d in self.loop.params if d.name in self.exact_params})
+
+    def exact_of(self, i: int) -> list[tuple]:
+        """The exact elements of list i."""
+        out = []
+        while i > 0:
+            out.append(self.exact[self.last[i]])
+            i = self.parent[i]
+        return out[::-1]
+
+
+def exact_plain(loop: Loop, xs: list[tuple]) -> list:
+    """Exact element tuples as spec-style list elements (`reals.plain`)."""
+    if len(loop.elements) == 1:
+        return [reals.plain(e[0], loop.elements[0].type) for e in xs]
+    return [[reals.plain(v, d.type) for v, d in zip(e, loop.elements)] for e in xs]
 
 
 # --- plain values ---------------------------------------------------------------------
@@ -572,9 +647,37 @@ def vec_dim(loop: Loop, xs: list[tuple], params: dict) -> int:
 
 
 def show(v) -> str:
-    """A plain value as a witness prints it: whole floats without ".0"."""
+    """A plain value as a witness prints it: whole floats without ".0", other exact
+    values as p/q or SymPy's spelling (sqrt(2))."""
     if isinstance(v, list):
         return "[" + ", ".join(show(x) for x in v) + "]"
     if isinstance(v, float) and v == int(v) and math.isfinite(v):
         return str(int(v))
-    return str(v)
+    if isinstance(v, (bool, int, float, np.generic)):
+        return str(v)
+    return reals.text(v)
+
+
+def json_lists(v):
+    """A witness (or its parameters) for JSON: every number as the nearest float (±inf
+    as "inf"/"-inf"), the side as is."""
+    if isinstance(v, (list, tuple)):
+        return [json_lists(x) for x in v]
+    if isinstance(v, dict):
+        return {k: json_lists(x) for k, x in v.items()}
+    if isinstance(v, (bool, str, int)) or v is None:
+        return v
+    f = float(v)
+    return ("inf" if f > 0 else "-inf") if math.isinf(f) else f
+
+
+def exact_lists(v):
+    """A witness (or its parameters) for JSON, exactly: every Real as a string that
+    denotes it ("-2/3", "1/2", "sqrt(2)"), Ints and Bools as they are, the side as is."""
+    if isinstance(v, (list, tuple)):
+        return [exact_lists(x) for x in v]
+    if isinstance(v, dict):
+        return {k: exact_lists(x) for k, x in v.items()}
+    if isinstance(v, (bool, str, int)) or v is None:
+        return v
+    return reals.text(v)

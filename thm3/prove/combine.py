@@ -15,6 +15,7 @@ from thm3.ir import Fn, Loop, Type
 from thm3.prove import laws as prove
 from thm3.semantics import critical
 from thm3.semantics.equality import LAW, rows_close
+from thm3.semantics.evaluate import NUMPY_REALS
 from thm3.semantics.samples import (Domain, Triples, batch_combine, batch_fold, batch_init, plain,
                                     stack_elements)
 from thm3.status import Status, Verdict
@@ -168,9 +169,10 @@ def _pairs(loop: Loop, params: dict, elements: list[tuple]) -> Triples:
         xs = [_positions(a, 0) for a, _ in pairs]
         ys = [_positions(b, la) for _, b in pairs]
         rows = len(pairs)
-        a = batch_fold(loop, stack_elements(loop, xs), params, batch_init(loop, rows, 3))
-        c = batch_fold(loop, stack_elements(loop, ys), params, a)
-        b = batch_fold(loop, stack_elements(loop, ys), params, batch_init(loop, rows, 3))
+        # the proofs' division: a law fails only on lists that have states in the reals
+        a = batch_fold(loop, stack_elements(loop, xs), params, batch_init(loop, rows, 3), NUMPY_REALS)
+        c = batch_fold(loop, stack_elements(loop, ys), params, a, NUMPY_REALS)
+        b = batch_fold(loop, stack_elements(loop, ys), params, batch_init(loop, rows, 3), NUMPY_REALS)
         parts.append((a, b, c))
     a, b, c = (tuple(np.concatenate(cols, axis=0) for cols in zip(*(p[i] for p in parts))) for i in range(3))
     return Triples(params, a, b, c)

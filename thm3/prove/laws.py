@@ -411,6 +411,10 @@ def _on_path(terms: tuple, eqs: list) -> tuple | None:
     eqs = list(eqs[:8])
     while eqs:
         eq = eqs.pop(0)
+        if _undefined(eq):
+            # x/0 inside a path equality (Z3's division is total, SymPy's gives zoo):
+            # no information, and above all no contradiction
+            continue
         if eq.is_number:
             if eq != 0 and eq.is_zero is False:
                 return None
@@ -427,6 +431,10 @@ def _on_path(terms: tuple, eqs: list) -> tuple | None:
     return terms
 
 
+def _undefined(e) -> bool:
+    return isinstance(e, sp.Basic) and e.has(sp.zoo, sp.nan, sp.oo, -sp.oo)
+
+
 def _linear_solution(eq, x) -> list | None:
     """[the x with eq = 0] when eq = k·x + rest with k a nonzero number and rest free of
     x (what `sp.solve` gives there, without its general machinery); else None."""
@@ -440,25 +448,75 @@ def _linear_solution(eq, x) -> list | None:
     return [-rest / k]
 
 
-def sympy_zero(d, eqs, tried: bool = False) -> bool:
-    """d == 0 on a path with equalities eqs (`tried`: d alone is known not to be 0)."""
+def _linear_form(eq, x) -> tuple | None:
+    """(k, rest) with eq = k·x + rest, k and rest free of x and k not 0; else None (x
+    under a function, a power or a denominator: no substitution is valid everywhere)."""
+    e = sp.expand(eq)
+    k = e.coeff(x)
+    if k == 0 or k.has(x):
+        return None
+    rest = sp.expand(e - k * x)
+    if rest.has(x):
+        return None
+    return k, rest
+
+
+def sympy_zero(d, eqs, tried: bool = False, case_k_zero=None) -> bool:
+    """d == 0 on a path with equalities eqs (`tried`: d alone is known not to be 0).
+
+    An equality eq = k·s + rest (linear in s) gives s = -rest / k, which holds on the
+    path only where k != 0.  With k a nonzero number the substitution is exact.  With k
+    a term, the path splits: where k != 0 the substitution decides, and the case k == 0
+    must be proved apart by `case_k_zero(k)` (Z3 on the path and k == 0; vacuous where
+    the path already gives k != 0); without it, or where it fails, the substitution
+    proves nothing.  Equations that are not linear in s (s * s == t, exp(s) == t,
+    t * s == t solved "s = 1" though s is free where t == 0) are never solved:
+    `sp.solve` drops the solutions that vanish a denominator or a factor, and a root it
+    gives need not be the real one."""
     if not tried and _is_zero(d):
         return True
     for eq in eqs[:8]:
+        if _undefined(eq):
+            continue
         free = sorted(eq.free_symbols, key=str)
         for s in free:
-            sol = _linear_solution(eq, s)
-            if sol is None:
-                try:
-                    sol = sp.solve(eq, s, dict=False)
-                except (NotImplementedError, TypeError, ValueError):
-                    continue
-            if len(sol) == 1:
-                d = d.subs(s, sol[0])
-                if _is_zero(d):
-                    return True
-                break
+            form = _linear_form(eq, s)
+            if form is None:
+                continue
+            k, rest = form
+            if not (k.is_number or case_k_zero is not None and case_k_zero(k)):
+                continue
+            d = d.subs(s, -rest / k)
+            if _is_zero(d):
+                return True
+            break
     return False
+
+
+def _sympy_to_z3(e, by_key: dict):
+    """A polynomial SymPy term (symbols, rationals, + * and integer powers) as a Z3 term
+    over the path's constants (`by_key`: SymPy symbol name to Z3 constant); else None."""
+    if e.is_Rational:
+        return z3.RealVal(str(e))
+    if e.is_Symbol:
+        return by_key.get(e.name)
+    if isinstance(e, sp.Pow) and e.exp.is_Integer and e.exp > 0:
+        base = _sympy_to_z3(e.base, by_key)
+        if base is None:
+            return None
+        out = base
+        for _ in range(int(e.exp) - 1):
+            out = out * base
+        return out
+    if isinstance(e, (sp.Add, sp.Mul)):
+        args = [_sympy_to_z3(a, by_key) for a in e.args]
+        if any(a is None for a in args):
+            return None
+        out = args[0]
+        for a in args[1:]:
+            out = out + a if isinstance(e, sp.Add) else out * a
+        return out
+    return None
 
 
 def values_equal(ex: Explorer, l, r, syms: Symbols, eqs=None):
@@ -487,7 +545,16 @@ def values_equal(ex: Explorer, l, r, syms: Symbols, eqs=None):
             on_path = _on_path((d,), path_eqs)
             if on_path is None or _is_zero(on_path[0]):
                 return True
-        if sympy_zero(d, path_eqs, tried=True):
+        by_key = {key: syms.z3_of[name] for name in syms.sympy_of
+                  for key in [name.replace(".", "_")]}
+
+        def case_k_zero(k):
+            # the other side of the split s = -rest / k: where k == 0 on the path, l == r
+            # by Z3 (vacuous where the path gives k != 0)
+            kz = _sympy_to_z3(k, by_key)
+            return kz is not None and ex.valid(z3.Implies(kz == 0, l.z3 == r.z3)) is True
+
+        if sympy_zero(d, path_eqs, tried=True, case_k_zero=case_k_zero):
             return True
     return ex.valid(l.z3 == r.z3) is True
 

@@ -8,7 +8,9 @@ The values come from the loop's own terms, with the state at its initial value a
 loop parameters at the values given: the roots of each comparison (lhs - rhs = 0, max
 and min included), the roots of each arm of a field's new value against the field's
 initial value, each constant compared against, a value on either side of each root and
-two inside each interval the roots bound."""
+two inside each interval the roots bound.  The values are exact (SymPy numbers: -2/3,
+sqrt(2)), so that a witness built on a root folds exactly to the state it claims;
+`element_values` gives them as floats for the samples."""
 from __future__ import annotations
 
 import math
@@ -70,7 +72,8 @@ def _arms(e):
     return [e]
 
 
-def _roots(d, x) -> list[float]:
+def _roots(d, x) -> list:
+    """The real roots of d in x, exactly (SymPy numbers: rationals, surds)."""
     if not isinstance(d, sp.Expr) or x not in d.free_symbols or d.has(sp.oo, -sp.oo, sp.zoo, sp.nan):
         return []
     if sp.count_ops(d) > _MAX_OPS or len(d.free_symbols) > 1:
@@ -86,7 +89,8 @@ def _roots(d, x) -> list[float]:
         except (TypeError, ValueError):
             continue
         if abs(v.imag) < 1e-12 and math.isfinite(v.real):
-            out.append(float(v.real))
+            # an exact real root where SymPy says it is real, else its float's rational
+            out.append(s if s.is_real else sp.Rational(float(v.real)))
     return out
 
 
@@ -101,57 +105,70 @@ def _constants_compared(loop: Loop) -> list[float]:
     return out
 
 
-def roots(loop: Loop, params: dict | None = None) -> dict[str, list[float]]:
+def exact_roots(loop: Loop, params: dict | None = None) -> dict[str, list]:
     """Per scalar element parameter, the values at which a comparison switches or a
-    field's new value equals its initial value, in order of appearance."""
+    field's new value equals its initial value, exactly (SymPy numbers), in order of
+    appearance; the compared constants as the rationals they denote."""
     memo, symbols = _values(loop, params or {})
     diffs = _switches(loop, memo)
-    out: dict[str, list[float]] = {}
+    out: dict[str, list] = {}
     for d in loop.elements:
         if d.type not in (Type.REAL, Type.INT) or d.index:
             continue
-        vals: list[float] = []
+        vals: list = []
         for diff in diffs:
             for r in _roots(diff, symbols[d.name]):
                 if d.type is Type.INT:
-                    vals += [float(math.floor(r)), float(math.ceil(r))]
+                    vals += [sp.floor(r), sp.ceiling(r)]
                 else:
                     vals.append(r)
-        vals += _constants_compared(loop)
-        out[d.name] = list(dict.fromkeys(v + 0.0 for v in vals))
+        vals += [sympy_const(c, Type.REAL) for c in _constants_compared(loop)]
+        out[d.name] = list(dict.fromkeys(vals))
     return out
 
 
-def around(values: list[float], integer: bool) -> list[float]:
+def around_exact(values: list, integer: bool) -> list:
     """The values, one on either side of each, and two inside each interval they bound
-    (integers where the element is an Int)."""
+    (integers where the element is an Int), exactly."""
     if not values:
         return []
-    step = 1.0 if integer else 0.5
+    step = sp.Integer(1) if integer else sp.Rational(1, 2)
     out = list(values)
     for v in values:
         out += [v - step, v + step]
-    ordered = sorted(set(values))
+    ordered = sorted(set(values), key=lambda v: (float(v), sp.default_sort_key(v)))
     for lo, hi in zip(ordered, ordered[1:]):
         mid = (lo + hi) / 2
-        out.append(float(math.floor(mid)) if integer else mid)
+        out.append(sp.floor(mid) if integer else sp.radsimp(mid))
     # a second value inside each interval, after all the others: one value alone in an
     # interval such as 0 < alpha < 1 makes alpha**n a function of n, so a state that
     # keeps only the length looks as good as one that keeps the product
     for lo, hi in zip(ordered, ordered[1:]):
         quarter = lo + (hi - lo) / 4
         if not integer:
-            out.append(quarter)
+            out.append(sp.radsimp(quarter))
         elif hi - lo > 2:
-            out.append(float(math.floor(quarter)))
-    return list(dict.fromkeys(v + 0.0 for v in out))
+            out.append(sp.floor(quarter))
+    return list(dict.fromkeys(out))
+
+
+def around(values: list[float], integer: bool) -> list[float]:
+    """`around_exact` on floats (each the binary number it is), as floats."""
+    return list(dict.fromkeys(float(v) + 0.0 for v in around_exact([sp.Rational(v) for v in values], integer)))
+
+
+def exact_element_values(loop: Loop, params: dict | None = None) -> dict[str, list]:
+    """Per scalar element parameter: the roots first, then their sides and interiors,
+    exactly (SymPy numbers)."""
+    by_name = exact_roots(loop, params)
+    types = {d.name: d.type for d in loop.elements}
+    return {name: around_exact(vals, types[name] is Type.INT) for name, vals in by_name.items()}
 
 
 def element_values(loop: Loop, params: dict | None = None) -> dict[str, list[float]]:
-    """Per scalar element parameter: the roots first, then their sides and interiors."""
-    by_name = roots(loop, params)
-    types = {d.name: d.type for d in loop.elements}
-    return {name: around(vals, types[name] is Type.INT) for name, vals in by_name.items()}
+    """`exact_element_values` as floats."""
+    return {name: list(dict.fromkeys(float(v) + 0.0 for v in vals))
+            for name, vals in exact_element_values(loop, params).items()}
 
 
 def counter_length(loop: Loop) -> int:

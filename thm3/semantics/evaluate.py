@@ -99,6 +99,28 @@ NUMPY: dict = {
 }
 
 
+def _real_div(a, b):
+    # In the reals of the proofs x / 0 has no value (`thm3.semantics.symbolic` makes it
+    # NaN, as inf - inf): a list whose fold divides by zero has no state.
+    with quiet():
+        return np.where(np.asarray(b) == 0, np.nan, np.true_divide(a, b))
+
+
+def _real_pow(a, n):
+    # a ** -k is 1 / a ** k: no value at a == 0, as in the proofs
+    if n >= 0:
+        return _pow(a, n)
+    with quiet():
+        return np.where(np.asarray(a) == 0, np.nan, _pow(a, n))
+
+
+# NUMPY with the proofs' division: x / 0 (and 0 ** -k) is NaN, not ±inf.  The folds that
+# stand for the proofs' semantics use it: the witness search, the synthesis samples and
+# the lists that refute an unproved law, so that a combine correct in the reals is not
+# rejected because IEEE's 1 / 0 = inf collides with an infinite default.
+NUMPY_REALS: dict = NUMPY | {Op.DIV: _real_div, Op.POW: _real_pow}
+
+
 # Comparisons mean the same on every kind of value that has them (Python and NumPy
 # numbers, Z3 terms); the tables share this one.
 COMPARE = {

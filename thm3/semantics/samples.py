@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from thm3.semantics.evaluate import NUMPY, compiled, evaluate, quiet
+from thm3.semantics.evaluate import NUMPY, NUMPY_REALS, compiled, evaluate, quiet
 from thm3.ir import Fn, Loop, Op, Type, initial_state
 
 # Small values first: ties, zeros and signs are where wrong combines show.
@@ -225,18 +225,20 @@ def batch_init(loop: Loop, rows: int, dim: int) -> tuple:
                  for f, v in zip(loop.fields, init_state(loop, dim)))
 
 
-def batch_step(fn: Fn, state: tuple, element: tuple, params: dict) -> tuple:
+def batch_step(fn: Fn, state: tuple, element: tuple, params: dict, table: dict = NUMPY) -> tuple:
     names = [n for n, _ in fn.inputs]
     k, m = len(state), len(element)
     env = dict(zip(names[:k], state)) | dict(zip(names[k:k + m], element)) | params
     with quiet():
         return tuple(np.broadcast_to(np.asarray(v), s.shape).copy() if np.ndim(v) < 2 else np.asarray(v)
-                     for v, s in zip(compiled(fn.outputs, NUMPY)(env), state))
+                     for v, s in zip(compiled(fn.outputs, table)(env), state))
 
 
-def batch_fold(loop: Loop, steps: list[tuple], params: dict, state: tuple) -> tuple:
+def batch_fold(loop: Loop, steps: list[tuple], params: dict, state: tuple, table: dict = NUMPY) -> tuple:
+    """The states after `steps`; `table` NUMPY (IEEE) or NUMPY_REALS (the proofs'
+    division: a list that divides by zero gets NaN, as in the proofs)."""
     for e in steps:
-        state = batch_step(loop.left, state, e, params)
+        state = batch_step(loop.left, state, e, params, table)
     return state
 
 
@@ -263,10 +265,13 @@ def _concat(states: list[tuple]) -> tuple:
 
 
 def make_triples(loop: Loop, *, seed: int = 0, rows: int = 24, max_len: int = 5,
-                 param_sets: int = 3, dim: int = 3) -> list[Triples]:
+                 param_sets: int = 3, dim: int = 3, table: dict = NUMPY_REALS) -> list[Triples]:
     """Pairs of lists of every length combination up to `max_len` (empty lists
     included), small integer-like values and general reals mixed.  An `Index`
-    parameter is part of the element: ys keep their positions in xs + ys."""
+    parameter is part of the element: ys keep their positions in xs + ys.  The folds
+    use the proofs' division by default (x / 0 is NaN, as the laws read it; a
+    candidate combine is held to the semantics it will be proved in); `table=NUMPY` gives
+    IEEE states (stability, which is about the emitted code)."""
     from thm3.semantics.critical import counter_length
     rng = np.random.default_rng(seed)
     dom = Domain(loop, dim)
@@ -285,9 +290,9 @@ def make_triples(loop: Loop, *, seed: int = 0, rows: int = 24, max_len: int = 5,
             xs = dom.random_lists(rng, params, rows, la, small)
             ys = dom.random_lists(rng, params, rows, lb, small, start=la)
             init = batch_init(loop, rows, dim)
-            a = batch_fold(loop, stack_elements(loop, xs), params, init)
-            c = batch_fold(loop, stack_elements(loop, ys), params, a)
-            b = batch_fold(loop, stack_elements(loop, ys), params, batch_init(loop, rows, dim))
+            a = batch_fold(loop, stack_elements(loop, xs), params, init, table)
+            c = batch_fold(loop, stack_elements(loop, ys), params, a, table)
+            b = batch_fold(loop, stack_elements(loop, ys), params, batch_init(loop, rows, dim), table)
             parts_a.append(a)
             parts_b.append(b)
             parts_c.append(c)
