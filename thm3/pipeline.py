@@ -15,14 +15,14 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from thm3.analysis.bird import bird_check
-from thm3.errors import BackendUnavailable, SolverTimeout, UsageError
+from thm3.errors import BackendUnavailable, UsageError
 from thm3.analysis.invariants import infer
 from thm3.analysis.stability import stability
 from thm3.ir import Fn, Loop, Type
 from thm3.prove.laws import Setting
 from thm3.semantics.critical import division_guards
 from thm3.prove.combine import LAWS, prove_combine, verdict_of
-from thm3.semantics.evaluate import NUMPY, evaluate, numpy_value, quiet
+from thm3.semantics.evaluate import NUMPY, evaluate, quiet
 from thm3.semantics.samples import make_triples, plain
 from thm3.status import Status, Verdict
 from thm3.analysis.witness import exact_lists, find_witness, json_lists

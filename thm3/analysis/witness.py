@@ -26,7 +26,7 @@ from thm3.semantics.evaluate import DTYPES, NUMPY, NUMPY_REALS, evaluate, numpy_
 from thm3.ir import Loop, Op, Type, free_vars, walk
 from thm3.semantics import critical, reals
 from thm3.semantics.equality import ROUND_OFF_NO_NAN, apart, close
-from thm3.semantics.samples import Domain, init_state, step
+from thm3.semantics.samples import Domain, init_state
 
 # Two states "differ" only by a clear margin, never by round-off; they are "equal"
 # when they agree to about nine digits (and, preferably, exactly).
