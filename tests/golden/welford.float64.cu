@@ -39,6 +39,13 @@ __host__ __device__ __forceinline__ auto thm3_max(A a, B b) -> decltype(a + b) {
 template <class A, class B>
 __host__ __device__ __forceinline__ auto thm3_min(A a, B b) -> decltype(a + b) { return (a < b || a != a) ? a : b; }
 template <class T> __host__ __device__ __forceinline__ T thm3_abs(T a) { return a < 0 ? -a : a; }
+// thread t's share of `count` items in order, [t * per, (t + 1) * per) cut at count, for
+// the one-block passes that combine the first pass's partials
+__host__ __device__ __forceinline__ void thm3_thread_slice(int count, int threads, int t, int* begin, int* end) {
+    const int per = (count + threads - 1) / threads;
+    *begin = t * per;
+    *end = *begin + per < count ? *begin + per : count;
+}
 template <class T> __host__ __device__ __forceinline__ T thm3_powi(T x, int n) {
     T r = 1;
     for (int k = 0; k < n; ++k) r *= x;
@@ -262,9 +269,8 @@ extern "C" __global__ void __launch_bounds__(THM3_BLOCK)
 thm3_reduce_partials(const State* __restrict__ partial, int count, long long* __restrict__ out_n,
                      double* __restrict__ out_mean, double* __restrict__ out_M2,
                      double* __restrict__ out_result) {
-    const int per = (count + THM3_BLOCK - 1) / THM3_BLOCK;
-    const int begin = threadIdx.x * per;
-    const int end = begin + per < count ? begin + per : count;
+    int begin, end;
+    thm3_thread_slice(count, THM3_BLOCK, threadIdx.x, &begin, &end);
     State s = thm3_identity();
     for (int j = begin; j < end; ++j) s = thm3_combine(s, partial[j]);
     s = thm3_combine_warps(thm3_warp_reduce(s, 32));
