@@ -105,7 +105,7 @@ def _fail(message: str, as_json: bool, line: int | None = None, col: int | None 
 
 
 def _load(path: str, timeout: float, lift: bool = True, as_json: bool = False,
-          accept_tested: bool = False, memory: int = MEMORY_DEFAULT):
+          accept_tested: bool = False, memory: int = MEMORY_DEFAULT, lift_unknown: bool = False):
     """The loop file at `path` analysed within --timeout and --memory; a bad file exits 2,
     an analysis stopped by either bound prints "unknown" and exits 1."""
     from thm3.syntax.frontend import parse_file
@@ -115,7 +115,7 @@ def _load(path: str, timeout: float, lift: bool = True, as_json: bool = False,
         _fail(err.message if as_json else str(err), as_json, err.line, err.col, err.path, err.hint)
     except OSError as err:
         _fail(f"{path}: cannot read the file: {err.strerror or err}", as_json, path=path)
-    got = _analyse(loop, timeout, lift, accept_tested, memory, as_json)
+    got = _analyse(loop, timeout, lift, accept_tested, memory, as_json, lift_unknown)
     if not isinstance(got, _Stopped):
         return got
     if got.why == "deep":
@@ -148,7 +148,8 @@ class _Stopped:
                 f"--memory {memory} MiB bound aborts); a larger --memory may give an answer")
 
 
-def _analyse(loop, timeout: float, lift: bool, accept_tested: bool, memory: int, quiet: bool):
+def _analyse(loop, timeout: float, lift: bool, accept_tested: bool, memory: int, quiet: bool,
+             lift_unknown: bool = False):
     """The analysis, or `_Stopped`.  On Linux it runs in a forked child under the memory
     bound, so that a native library that aborts when an allocation fails (Z3 starting a
     timer thread, OpenBLAS) ends the child, not the command; elsewhere in this process
@@ -157,21 +158,23 @@ def _analyse(loop, timeout: float, lift: bool, accept_tested: bool, memory: int,
     from thm3.prove.budget import within
     hard = timeout + max(2.0, 0.1 * timeout)
     if not sys.platform.startswith("linux"):
-        return _analysis(loop, timeout, hard, lift, accept_tested, None, quiet)
+        return _analysis(loop, timeout, hard, lift, accept_tested, None, quiet, lift_unknown)
     try:
         return within(time.monotonic() + hard + 5.0, _analysis, loop, timeout, hard, lift, accept_tested,
-                      memory, quiet, daemon=False)
+                      memory, quiet, lift_unknown, daemon=False)
     except SolverTimeout as err:
         return _Stopped("ended" if "without an answer" in str(err) else "timeout")
 
 
-def _analysis(loop, timeout: float, hard: float, lift: bool, accept_tested: bool, memory, quiet: bool):
+def _analysis(loop, timeout: float, hard: float, lift: bool, accept_tested: bool, memory, quiet: bool,
+              lift_unknown: bool = False):
     from thm3.pipeline import analyze_loop
     from thm3.prove.budget import memory_bound
     steps = _Steps(quiet=quiet)
     try:
         with steps, _hard_deadline(hard), memory_bound(memory):
-            return analyze_loop(loop, timeout=timeout, lift=lift, accept_tested=accept_tested, progress=steps)
+            return analyze_loop(loop, timeout=timeout, lift=lift, accept_tested=accept_tested, progress=steps,
+                                lift_unknown=lift_unknown)
     except RecursionError:                  # a last resort: the frontend bounds depth
         return _Stopped("deep", steps.current)
     except _PastTimeout:
@@ -302,9 +305,11 @@ def analyze(file, sample, as_json, timeout, no_lift, accept_tested, memory):
 @TIMEOUT
 @MEMORY
 def lift(file, sample, output, timeout, memory):
-    """Add auxiliary state to FILE's loop so that a combine exists, and print the lifted loop."""
+    """Add auxiliary state to FILE's loop so that a combine exists, and print the lifted loop.
+    A loop whose verdict is "unknown" is searched too: each candidate goes to the prover,
+    so that takes up to --timeout."""
     path = _path(file, sample)
-    a = _load(path, timeout, lift=True, memory=memory)
+    a = _load(path, timeout, lift=True, memory=memory, lift_unknown=True)
     if a.verdict == "homomorphism":
         click.echo(f"{path}: already a homomorphism; nothing to add.")
         sys.exit(0)

@@ -734,3 +734,17 @@ def test_other_float_calls_are_refused(spelling):
                      f'class State(NamedTuple):\n    m: Real = 0\n\n\n'
                      f'def left(acc: State, x: Real) -> State:\n    return State(acc.m + {spelling})\n')
     assert err.value.line == 11
+
+
+def test_a_title_of_two_lines_is_one_title():
+    """The title is the docstring's first paragraph, its lines joined; the doc is what
+    follows the blank line, so a lifted loop renders the docstring as it was written
+    (not with a blank line cut into the first sentence)."""
+    from thm3.syntax.loopfile import loop_text
+    src = ('"""Sign changes with the last element (the first sign\n'
+           'follows from the parity of the count).\n\nSource: Parsynt."""\n'
+           + "\n".join(KITCHEN.split('"""', 2)[2].splitlines()[1:]))
+    loop = parse_source(src)
+    assert loop.title == "Sign changes with the last element (the first sign follows from the parity of the count)."
+    assert loop.doc == "Source: Parsynt."
+    assert loop_text(loop).startswith('"""' + loop.title + "\n\nSource: Parsynt.")

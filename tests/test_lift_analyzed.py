@@ -80,3 +80,30 @@ def test_majority_has_no_small_lift():
     assert a.to_json()["lifted_combine"] is None
     step = next(st for st in a.steps if st.name == "lift")
     assert step.status == "none" and "no lift" in step.detail
+
+
+@pytest.mark.slow
+def test_an_unknown_loop_is_lifted_to_a_proved_homomorphism():
+    """sign_changes has a combine that needs the parity of its count (the IR has no
+    modulo), so its verdict is "unknown" with no witness.  `thm3 lift` searches it all
+    the same, every candidate going to the prover: the lift it returns is a proved
+    homomorphism whose old fields fold as the original's do."""
+    import time as _time
+    from pathlib import Path
+
+    from thm3.lift import lift
+    from thm3.pipeline import lift_prover
+    path = Path(__file__).resolve().parents[1] / "bench" / "corpus" / "sign_changes.py"
+    loop = thm3.parse_file(path)
+    assert lift(loop, timeout=5.0, prove=lift_prover(_time.monotonic() + 5.0)).loop is None   # not unasked
+    res = lift(loop, timeout=90.0, prove=lift_prover(_time.monotonic() + 90.0), without_witness=True)
+    assert res.loop is not None, res.reason
+    assert res.proof.verdict == "homomorphism" and all(res.proof.proofs[k] == "proved"
+                                                       for k in ("identity", "associativity", "homomorphism"))
+    rng = np.random.default_rng(5)
+    dom = Domain(loop)
+    for _ in range(30):
+        params = dom.params(rng)
+        xs = dom.random_list(rng, params, int(rng.integers(0, 12)))
+        k = len(loop.fields)
+        assert states_close(fold_left(loop, xs, params), fold_left(res.loop, xs, params)[:k])

@@ -258,6 +258,7 @@ class Context:
     deadline: float
     lift: bool
     accept_tested: bool = False
+    lift_unknown: bool = False      # lift an "unknown" loop too (nothing prunes the search then)
 
 
 @dataclass(frozen=True)
@@ -312,7 +313,8 @@ def lift_prover(deadline: float):
 def lift_state(ctx: Context, a: Analysis) -> Done:
     """The lifting search with this analyzer as prover; the lifted loop gets the right
     fold its proved combine gives, and its text is rendered once, here."""
-    res = lift(ctx.loop, timeout=max(1.0, ctx.deadline - time.monotonic()), prove=lift_prover(ctx.deadline))
+    res = lift(ctx.loop, timeout=max(1.0, ctx.deadline - time.monotonic()), prove=lift_prover(ctx.deadline),
+               without_witness=ctx.lift_unknown)
     if res.loop is None:
         return Done(Status.NONE, res.reason)
     text = loop_text(with_right_fold(res.loop, res.proof.combine_fn, res.proof.invariant_exprs))
@@ -412,7 +414,8 @@ STEPS: tuple[PipelineStep, ...] = (
     PipelineStep("invariants", infer_invariants),
     PipelineStep("bird", check_bird),
     PipelineStep("witness", search_witness),
-    PipelineStep("lift", lift_state, lambda ctx, a: ctx.lift and a.witness is not None),
+    PipelineStep("lift", lift_state, lambda ctx, a: ctx.lift and (
+        a.witness is not None or (ctx.lift_unknown and a.verdict is Verdict.UNKNOWN))),
     PipelineStep("synthesize", synthesize_combine, lambda ctx, a: a.witness is None),
     PipelineStep("prove", prove_laws, lambda ctx, a: bool(a.candidates)),
     PipelineStep("transport", find_transport, lambda ctx, a: a.combine_fn is not None),
@@ -421,13 +424,15 @@ STEPS: tuple[PipelineStep, ...] = (
 
 
 def analyze_loop(loop: Loop, *, timeout: float = 60.0, lift: bool = True, accept_tested: bool = False,
-                 progress=None) -> Analysis:
-    """Run `STEPS` on `loop` within `timeout` seconds; `lift=False` skips lifting;
-    `accept_tested` lets laws only tested on lists make a homomorphism.
+                 progress=None, lift_unknown: bool = False) -> Analysis:
+    """Run `STEPS` on `loop` within `timeout` seconds; `lift=False` skips lifting, which
+    otherwise runs for a loop with a witness, and with `lift_unknown` for an "unknown"
+    one as well (every candidate then goes to the prover: slower, and what `thm3 lift`
+    does); `accept_tested` lets laws only tested on lists make a homomorphism.
     `progress(name, step)`, where given, is called as each step starts (step None) and
     ends (its `Step`)."""
     t_start = time.monotonic()
-    ctx = Context(loop, timeout, t_start + timeout, lift, accept_tested)
+    ctx = Context(loop, timeout, t_start + timeout, lift, accept_tested, lift_unknown)
     a = Analysis(loop)
     for step in STEPS:
         if not step.applies(ctx, a):

@@ -74,14 +74,21 @@ class _Aux:
     group: str = ""
 
 
-def lift(loop: Loop, *, timeout: float = 10.0, prove=None) -> Lift:
+def lift(loop: Loop, *, timeout: float = 10.0, prove=None, without_witness: bool = False) -> Lift:
     """Search for the smallest lift of `loop`: the fewest added fields, from at most
     `MAX_ADDED` candidate units.
 
     `prove`, where given, is called on each lifted loop (IR) that has no witness and
     must return a true value (kept as `Lift.proof`) only if a combine was synthesized
     and proved; without it, the absence of a witness on the larger budget is what
-    accepts a lift."""
+    accepts a lift.
+
+    A loop with no witness (its verdict "unknown": no combine found, none proved
+    impossible) is searched too when `without_witness` is set and a prover is given:
+    nothing prunes the candidates then, and a lift counts only when the prover proves
+    the lifted loop, so the search gives the user a loop that is a proved homomorphism
+    and computes the same fields (sign changes: the first element carries the sign that
+    the parity of the count would otherwise have to give)."""
     t0 = time.monotonic()
     deadline = t0 + timeout * 0.95
 
@@ -89,12 +96,17 @@ def lift(loop: Loop, *, timeout: float = 10.0, prove=None) -> Lift:
         return Lift(lifted, tuple(added), reason, time.monotonic() - t0, witness, proof)
 
     first = find_witnesses(loop, timeout=min(5.0, timeout / 2), limit=8)
-    if not first:
+    if not first and (prove is None or not without_witness):
         return done(None, [], "no witness: no two lists with equal state were told apart, "
                               "so there is nothing to lift")
     search = _LiftSearch(loop, first, deadline, prove)
     found = search.run()
-    witness = first[0]
+    witness = first[0] if first else None
+    if found is None and witness is None:
+        return done(None, [], f"no lift with up to {MAX_ADDED} added units among {len(search.cands)} candidates "
+                              f"({search.tested} lifted loops checked"
+                              + (", time ran out" if search.timed_out else "") + "), and no witness "
+                              "that no combine over the state exists")
     if found is None:
         reason = (f"no lift with up to {MAX_ADDED} added units among {len(search.cands)} candidates "
                   f"({search.tested} lifted loops checked"
@@ -120,7 +132,7 @@ class _LiftSearch:
         self.refused_names: list[list[str]] = []
         self.prover_errors: list[str] = []
         self.timed_out = False
-        self.first_witness = witnesses[0]
+        self.first_witness = witnesses[0] if witnesses else None
         self.cands = _Candidates(loop, self.rng).build()
         self.mega = _with_fields(loop, self.cands)
         self.keys = [c.key for c in self.cands]
@@ -298,8 +310,12 @@ class _LiftSearch:
         mapping = {f"acc.{c.key}": var(f"acc.{names[c.key]}", c.type) for c in cands}
         named = [replace(c, key=names[c.key], update=u)
                  for c, u in zip(cands, substitute([c.update for c in cands], mapping))]
-        lines = [f"Lifted by thm3: no combine over ({', '.join(loop.field_names)}) exists, since",
-                 f"  {self.first_witness.describe()}."]
+        if self.first_witness is not None:
+            lines = [f"Lifted by thm3: no combine over ({', '.join(loop.field_names)}) exists, since",
+                     f"  {self.first_witness.describe()}."]
+        else:
+            lines = [f"Lifted by thm3: no combine over ({', '.join(loop.field_names)}) was found (and none "
+                     "was proved impossible); over the added fields one is proved."]
         lines += [textwrap.fill(f"Added {names[c.key]}: {c.comment}; {c.why}.", 88, subsequent_indent="  ")
                   for c in cands]
         doc = (loop.doc + "\n\n" if loop.doc else "") + "\n".join(lines)

@@ -233,13 +233,15 @@ class _Module:
             result_type = declared or outputs[0].type
 
         doc = inspect.cleandoc(self.docstring).strip() if self.docstring else ""
+        # the title is the first paragraph (its lines joined), the doc what follows it
+        paragraph = doc.split("\n\n", 1)[0].splitlines() if doc else []
         return Loop(
-            name=self.name, title=doc.splitlines()[0].strip() if doc else self.name,
+            name=self.name, title=" ".join(line.strip() for line in paragraph) if doc else self.name,
             path=self.src.path, source=self.src.text,
             fields=tuple(self.fields), elements=tuple(elements), params=tuple(self.params.values()),
             left=left_fn, right=right_fn, result=result_fn, result_type=result_type,
             preconditions=tuple(body.preconditions),
-            doc="\n".join(doc.splitlines()[1:]).strip("\n"), param_comments=dict(self.param_comments))
+            doc="\n".join(doc.splitlines()[len(paragraph):]).strip("\n"), param_comments=dict(self.param_comments))
 
     def bounded(self, fn: ast.FunctionDef, outputs: tuple[Expr, ...]) -> tuple[Expr, ...]:
         """`outputs`, unless they are deeper or larger than every later stage can take."""
