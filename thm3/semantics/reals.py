@@ -218,22 +218,9 @@ def _exp(base):
     return f
 
 
-def _log(base):
-    def f(a):
-        if _is_inf(a):
-            return INF if a > 0 else UNDEFINED
-        s = sign(a)
-        if isinstance(s, Hole):
-            return s
-        if s == 0:
-            return NINF
-        if s < 0:
-            return UNDEFINED
-        return _norm(sp.log(_sp(a)) if base is None else sp.log(_sp(a), 2))
-    return f
-
-
-def _sqrt(a):
+def _over_nonnegatives(a, at_zero, value):
+    """`value(a)` where a > 0 (`at_zero` where a == 0, if given); +inf at +inf; no value
+    (UNDEFINED) below 0 or at -inf; a Hole where the sign is not decided."""
     if _is_inf(a):
         return INF if a > 0 else UNDEFINED
     s = sign(a)
@@ -241,7 +228,17 @@ def _sqrt(a):
         return s
     if s < 0:
         return UNDEFINED
-    return _norm(sp.sqrt(_sp(a)))
+    if s == 0 and at_zero is not None:
+        return at_zero
+    return _norm(value(_sp(a)))
+
+
+def _log(base):
+    return lambda a: _over_nonnegatives(a, NINF, sp.log if base is None else (lambda v: sp.log(v, 2)))
+
+
+def _sqrt(a):
+    return _over_nonnegatives(a, None, sp.sqrt)
 
 
 def _comparison(test):
