@@ -49,7 +49,7 @@ def _reductions():
             yield pytest.param(sample.name, dtype, id=f"{sample.name}-{dtype}", marks=marks)
 
 
-@pytest.mark.parametrize("name, dtype", _reductions())
+@pytest.mark.parametrize("name, dtype", list(_reductions()))
 def test_reduction_machine_code(name, dtype):
     a = analysis(str(SAMPLES_DIR / f"{name}.py"))
     spec = R.make_spec(a.loop, a.combine_fn, dtype, _dim(a))
