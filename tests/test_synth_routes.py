@@ -385,3 +385,33 @@ def test_exact_samples_beyond_float64_leave_the_float_fit():
     loop = thm3.parse_source(SQUARING)
     assert all(e.op is Op.EQ for e, _ in equality_invariants(loop))
     assert thm3.analyze_source(SQUARING, timeout=10, lift=False).verdict == "not-homomorphism"
+
+
+SQUARING_MAX = '''"""u' = max(2, u) * max(3, u): exact samples beyond float64 after a few steps"""
+from typing import NamedTuple
+from thm3.lang import Real
+
+
+class State(NamedTuple):
+    u: Real = 0
+
+
+def left(acc: State, x: Real) -> State:
+    return State((max(2, acc.u) * max(3, acc.u)))
+'''
+
+
+def test_transport_leaves_exact_samples_beyond_float64_out_of_its_float_fit():
+    """Fuzzer seed 407920: transport's additive-map search read the exact rows with
+    float(), which raises OverflowError on a Fraction beyond float64; the rows now leave
+    the float fit (exact_rows' as_float) and the loop gets a verdict."""
+    from thm3.synth.exact import as_float
+    from fractions import Fraction
+    assert as_float(Fraction(10**400, 3)) == math.inf and as_float(Fraction(-10**400, 3)) == -math.inf
+    loop = thm3.parse_source(SQUARING_MAX)
+    try:
+        transport.synthesize(loop, time.monotonic() + 10)
+    except transport.Failed:
+        pass
+    assert thm3.analyze_source(SQUARING_MAX, timeout=10, lift=False).verdict in ("unknown", "homomorphism",
+                                                                                  "not-homomorphism")

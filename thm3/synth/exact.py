@@ -6,6 +6,7 @@ A loop whose `left` leaves the rationals (exp, log, sqrt, an infinite default, a
 has no exact samples; `exact_rows` says why."""
 from __future__ import annotations
 
+import math
 import operator
 from dataclasses import dataclass
 from fractions import Fraction
@@ -79,6 +80,16 @@ EXACT: dict = {
     Op.WHERE: lambda c, a, b: a if c else b,
     Op.DOT: _not_rational("dot"),
 }
+
+
+def as_float(x) -> float:
+    """An exact value as a float, +-inf where it is beyond float64 (float() of a Fraction
+    whose quotient overflows raises instead): the float fits drop such rows, the exact
+    checks still read them."""
+    try:
+        return float(x)
+    except OverflowError:
+        return math.inf if x > 0 else -math.inf
 
 
 @dataclass(frozen=True)

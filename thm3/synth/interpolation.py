@@ -13,7 +13,6 @@ states (n * mean = sum, a compensation term that stays 0)."""
 from __future__ import annotations
 
 import itertools
-import math
 import time
 from dataclasses import dataclass
 from fractions import Fraction
@@ -22,7 +21,7 @@ import numpy as np
 
 from thm3.ir import COMPARISONS, Expr, Fn, Loop, Op, Type, const, promote, substitute, var, walk
 from thm3.semantics.evaluate import Compiled
-from thm3.synth.exact import EXACT, NotRational, Row, exact_rows, rational_loop_reason, with_sentinel
+from thm3.synth.exact import EXACT, NotRational, Row, as_float, exact_rows, rational_loop_reason, with_sentinel
 
 MAX_DEGREE = 4
 MAX_DENOMINATOR_DEGREE = 1
@@ -130,8 +129,8 @@ def fit_rows(exact: list[list[Fraction]], target: list[Fraction], nvars: int,
     """The smallest ansatz c * Q = P (deg P <= max_degree) that holds exactly on all
     rows, or None."""
     n = len(target)
-    cols = np.array([[_to_float(x) for x in r] for r in exact]) if exact else np.zeros((0, nvars))
-    t = np.array([_to_float(x) for x in target])
+    cols = np.array([[as_float(x) for x in r] for r in exact]) if exact else np.zeros((0, nvars))
+    t = np.array([as_float(x) for x in target])
     if all(x == target[0] for x in target):     # a constant on these rows
         return Fit({tuple([0] * nvars): target[0]}, {tuple([0] * nvars): Fraction(1)})
     for dq in range(MAX_DENOMINATOR_DEGREE + 1):
@@ -575,22 +574,13 @@ def _zero_at_init(rel: dict, loop: Loop, nparams: int) -> bool:
     return bool(total.free_symbols) and rational_is_zero(total) is True
 
 
-def _to_float(x) -> float:
-    """An exact value as a float, +-inf where it is beyond float64 (a Fraction whose
-    quotient overflows raises instead)."""
-    try:
-        return float(x)
-    except OverflowError:
-        return math.inf if x > 0 else -math.inf
-
-
 def _relations(points: list[list], nvars: int, degree: int) -> list[dict]:
     """The exact linear relations among the monomials (degree <= `degree`) on the points:
     each monomial that depends on the earlier ones, with its coefficients."""
     if not points:
         return []
     monos = monomials(nvars, degree)
-    cols = np.array([[_to_float(x) for x in s] for s in points])
+    cols = np.array([[as_float(x) for x in s] for s in points])
     m = monomial_values(monos, cols)
     m = m[np.isfinite(m).all(axis=1)]       # points whose monomials overflow say nothing here
     if not len(m):

@@ -22,7 +22,7 @@ import sympy as sp
 from thm3.errors import SolverTimeout
 from thm3.ir import Expr, Fn, Loop, Op, Type, var
 from thm3.prove.budget import within
-from thm3.synth.exact import NotRational, exact_rows, rational_loop_reason
+from thm3.synth.exact import NotRational, as_float, exact_rows, rational_loop_reason
 from thm3.synth.interpolation import DENOMINATOR_LIMIT, exact_monomial_value, monomial_values, monomials
 
 MAX_DEGREE = 5
@@ -39,11 +39,14 @@ def _sym(side: str, name: str) -> sp.Symbol:
 def additive(rows, k: int, degree: int) -> list[dict]:
     """Polynomials in the k fields (monomial -> Fraction) additive on every row."""
     monos = [m for m in monomials(k, degree) if sum(m) > 0]
-    a = np.array([[float(x) for x in r.a] for r in rows])
-    b = np.array([[float(x) for x in r.b] for r in rows])
-    c = np.array([[float(x) for x in r.c] for r in rows])
-    mc = monomial_values(monos, c)
-    m = mc - monomial_values(monos, a) - monomial_values(monos, b)
+    a = np.array([[as_float(x) for x in r.a] for r in rows])
+    b = np.array([[as_float(x) for x in r.b] for r in rows])
+    c = np.array([[as_float(x) for x in r.c] for r in rows])
+    with np.errstate(all="ignore"):
+        mc = monomial_values(monos, c)
+        m = mc - monomial_values(monos, a) - monomial_values(monos, b)
+    finite = np.isfinite(m).all(axis=1) & np.isfinite(mc).all(axis=1)
+    mc, m = mc[finite], m[finite]       # rows beyond float64 leave the float fit (the exact check reads them)
     # scaled by the monomials' own size: a column that is 0 (additive) must stay small
     scale = np.abs(mc).max(axis=0)
     scale[scale == 0] = 1
