@@ -18,7 +18,7 @@ from collections import defaultdict
 
 import sympy as sp
 
-from thm3.ir import COMPARISONS, Loop, Op, Type, walk
+from thm3.ir import COMPARISONS, Expr, Loop, Op, Type, transform, walk
 from thm3.semantics.evaluate import Memo
 from thm3.semantics.sympy_table import SYMPY, sympy_const
 
@@ -56,20 +56,38 @@ def _switches(loop: Loop, memo: Memo) -> list:
         init = sympy_const(f.default, f.type) if f.type in (Type.REAL, Type.INT) else None
         if init is None:
             continue
-        for arm in _arms(out_e):
-            v = memo.get(arm)
+        for arm in [out_e] + _arms(out_e):
+            v = memo.value(arm)
             if v is not None:
                 out.append(v - init)
     return out
 
 
-def _arms(e):
-    """The values a selected term can take: through WHERE, MAX and MIN to their operands."""
-    if e.op is Op.WHERE:
-        return _arms(e.src[1]) + _arms(e.src[2])
-    if e.op in (Op.MAX, Op.MIN):
-        return [e] + _arms(e.src[0]) + _arms(e.src[1])
-    return [e]
+_SELECTIONS = (Op.WHERE, Op.MAX, Op.MIN, Op.ABS)
+_MAX_ARMS = 16
+
+
+def _arms(e) -> list:
+    """The terms that `e` equals on some inputs: each selection inside it (WHERE, MAX,
+    MIN, ABS, at any depth: `min(x, 0) + 3` is `x + 3` or `3`) replaced by one of its
+    operands, at most `_MAX_ARMS` of them."""
+    sel = next((x for x in walk([e]) if x.op in _SELECTIONS), None)
+    if sel is None:
+        return [e]
+    match sel.op:
+        case Op.WHERE:
+            options = [sel.src[1], sel.src[2]]
+        case Op.ABS:
+            options = [sel.src[0], Expr(Op.NEG, sel.type, (sel.src[0],))]
+        case _:
+            options = list(sel.src)
+    out: list = []
+    for o in options:
+        replaced = transform([e], lambda x, go, _s=sel, _o=o: _o if x is _s else None)[0]
+        out += _arms(replaced)
+        if len(out) >= _MAX_ARMS:
+            break
+    return list(dict.fromkeys(out))[:_MAX_ARMS]
 
 
 def _roots(d, x) -> list:
