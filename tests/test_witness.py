@@ -259,3 +259,28 @@ def test_two_values_inside_an_open_interval_tell_a_product_from_a_length():
     assert w is not None and check_witness(loop, w)
     alphas = {e[1] for xs in (w.xs1, w.xs2, w.ys) for e in to_elements(loop, xs)}
     assert len(alphas) >= 2, w.describe()
+
+
+MIN_PLUS_THREE = '''"""u' = min(x, 0) + 3: the state is back at its initial 0 for x = -3 only"""
+from typing import NamedTuple
+from thm3.lang import Real
+
+
+class State(NamedTuple):
+    u: Real = 0
+
+
+def left(acc: State, x: Real) -> State:
+    return State((min(x, 0) + 3))
+'''
+
+
+def test_a_selection_inside_a_term_gives_its_arms_roots():
+    """Fuzzer seed 400266: min(x, 0) + 3 equals the initial 0 at x = -3, which only the
+    arm x + 3 of the selection inside the sum shows; the witness search needs that value
+    (h([]) == h([-3]) but h([0]) != h([0, -3]))."""
+    from thm3.semantics.critical import element_values
+    loop = parse_source(MIN_PLUS_THREE)
+    assert -3.0 in element_values(loop)["x"]
+    w = find_witness(loop, timeout=5.0)
+    assert w is not None and check_witness(loop, w), w
