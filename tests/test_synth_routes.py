@@ -415,3 +415,25 @@ def test_transport_leaves_exact_samples_beyond_float64_out_of_its_float_fit():
         pass
     assert thm3.analyze_source(SQUARING_MAX, timeout=10, lift=False).verdict in ("unknown", "homomorphism",
                                                                                   "not-homomorphism")
+
+
+SQUARING_PAIR = '''"""u grows as u * max(2, u): the targets outgrow int64 while the terms stay small"""
+from typing import NamedTuple
+from thm3.lang import Real
+
+
+class State(NamedTuple):
+    u: Real = 1
+    w: Real = 0
+
+
+def left(acc: State, x: Real) -> State:
+    return State(((acc.u if acc.u >= -1 else acc.w) * max(2, acc.u)), ((acc.u - -1) if 1 <= acc.u else acc.u))
+'''
+
+
+def test_an_extremum_fit_on_targets_beyond_int64_is_no_fit():
+    """Fuzzer seed 412369: interpolation's max/min fit scaled the exact targets to int64
+    and raised OverflowError; a target beyond int64 is beyond every term, so no fit."""
+    assert thm3.analyze_source(SQUARING_PAIR, timeout=10, lift=False).verdict in ("unknown", "homomorphism",
+                                                                                   "not-homomorphism")

@@ -273,7 +273,10 @@ class Extrema:
         row and together reach it on each; None when no such S exists."""
         if not self.ok or not idx:
             return None
-        t = np.array([int(Fraction(x) * self.den) for x in target], dtype=np.int64)
+        scaled = [int(Fraction(x) * self.den) for x in target]
+        if any(abs(x) >= 2 ** 62 for x in scaled):
+            return None         # beyond int64, and beyond every term (those are below 2**40 here)
+        t = np.array(scaled, dtype=np.int64)
         v = self.values[:, idx]
         for op, bounded in ((Op.MAX, np.all(v <= t, axis=1)), (Op.MIN, np.all(v >= t, axis=1))):
             bound = np.flatnonzero(bounded)
