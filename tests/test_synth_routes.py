@@ -435,5 +435,13 @@ def left(acc: State, x: Real) -> State:
 def test_an_extremum_fit_on_targets_beyond_int64_is_no_fit():
     """Fuzzer seed 412369: interpolation's max/min fit scaled the exact targets to int64
     and raised OverflowError; a target beyond int64 is beyond every term, so no fit."""
+    from fractions import Fraction
+
+    from thm3.ir import Type
+    from thm3.synth.interpolation import Extrema
+    ext = Extrema([[Fraction(1), Fraction(2)], [Fraction(3), Fraction(1)]], [[Fraction(10) ** 30]] * 2,
+                  [("a.u", Type.REAL), ("b.u", Type.REAL)])
+    assert ext.ok and ext.fit([0, 1], [Fraction(10) ** 30] * 2) is None
+    assert ext.fit([0, 1], [Fraction(2), Fraction(3)]) is not None     # max(a.u, b.u) still fits
     assert thm3.analyze_source(SQUARING_PAIR, timeout=10, lift=False).verdict in ("unknown", "homomorphism",
                                                                                    "not-homomorphism")

@@ -251,8 +251,9 @@ def test_two_values_inside_an_open_interval_tell_a_product_from_a_length():
     """With one value of alpha in (0, 1), alpha**n is a function of the length n and
     (y, n) would look like a homomorphism; a second value in the interval gives the
     witness (and the lifting search, which proves each candidate, skips this one)."""
-    from thm3.semantics.critical import around
-    inside = [v for v in around([0.0, 1.0], integer=False) if 0 < v < 1]
+    import sympy as sp
+    from thm3.semantics.critical import around_exact
+    inside = [v for v in around_exact([sp.Integer(0), sp.Integer(1)], integer=False) if 0 < v < 1]
     assert len(inside) >= 2
     loop = parse_source(EMA_WITH_LENGTH)
     w = find_witness(loop, timeout=5.0)

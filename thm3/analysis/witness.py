@@ -95,8 +95,8 @@ def find_witnesses(loop: Loop, *, timeout: float = 1.0, rng_seed=0, max_lists: i
         except (TypeError, ValueError, NotImplementedError, RecursionError):
             exact_values = {}
         hints = exact_hints(exact_values)
-        floats = {name: list(dict.fromkeys(float(v) + 0.0 for v in vals)) for name, vals in exact_values.items()}
-        for elements in (element_domain(loop, params, rng), critical_domain(loop, params, floats)):
+        for elements in (element_domain(loop, params, rng),
+                         critical_domain(loop, params, critical.as_floats(exact_values))):
             if not elements or time.monotonic() > deadline:
                 continue
             search = ShortLists(loop, params, elements, max_lists, max_len, hints)
@@ -202,13 +202,6 @@ def to_elements(loop: Loop, xs: list) -> list[tuple]:
     return [tuple(from_plain(v, d.type) for v, d in zip(x, loop.elements, strict=True)) for x in xs]
 
 
-def to_plain(loop: Loop, xs: list[tuple]) -> list:
-    """Tuples of values to spec-style list elements."""
-    if len(loop.elements) == 1:
-        return [_plain_value(e[0]) for e in xs]
-    return [[_plain_value(v) for v in e] for e in xs]
-
-
 # --- the domain ------------------------------------------------------------------
 
 def loop_constants(loop: Loop) -> list[float]:
@@ -271,11 +264,12 @@ def element_domain(loop: Loop, params: dict, rng: np.random.Generator) -> list[t
     per = {1: 7, 2: 4}.get(len(loop.elements), 3)
     whole = [int(c) for c in consts if math.isfinite(c) and c == int(c)]
     ints = [0, 1, -1] + whole + [2] + [c + s for c in whole for s in (1, -1)] + list(_INTS)
-    reals = [0.0, 1.0, -1.0] + consts + [2.0]
-    reals += [c + s for c in consts for s in (1.0, -1.0)] + list(_REALS)
+    real_values = [0.0, 1.0, -1.0] + consts + [2.0]
+    real_values += [c + s for c in consts for s in (1.0, -1.0)] + list(_REALS)
     # Preconditions on one parameter filter its own column first, so that a bits-only
     # element keeps exactly {0, 1} before the column is cut to size.
-    tuples = _tuples(loop, params, per, [_column(d, max(per - 1, 3), per, ints, reals) for d in loop.elements])
+    tuples = _tuples(loop, params, per, [_column(d, max(per - 1, 3), per, ints, real_values)
+                                          for d in loop.elements])
     if not tuples:
         draw = Domain(loop, dim=_DIM)
         try:
@@ -286,13 +280,11 @@ def element_domain(loop: Loop, params: dict, rng: np.random.Generator) -> list[t
     return tuples
 
 
-def critical_domain(loop: Loop, params: dict, values: dict | None = None) -> list[tuple]:
+def critical_domain(loop: Loop, params: dict, values: dict) -> list[tuple]:
     """A second domain, from the loop's own comparisons: for each scalar element the
     values that make a comparison or a field's value switch, a value on either side and
     two inside each interval (`thm3.semantics.critical`), with 0 and 1; empty when the
     loop has no such values beyond the first domain's."""
-    if values is None:
-        values = critical.element_values(loop, params)
     if not any(values.values()):
         return []
     per = {1: 10, 2: 6}.get(len(loop.elements), 4)
@@ -300,7 +292,7 @@ def critical_domain(loop: Loop, params: dict, values: dict | None = None) -> lis
                                                values.get(d.name, []) + [0.0, 1.0]) for d in loop.elements])
 
 
-def _column(d, vecs: int, positions: int, ints: list, reals: list) -> list:
+def _column(d, vecs: int, positions: int, ints: list, real_values: list) -> list:
     """The candidate values of element parameter `d`: both Bools, the first `vecs`
     vectors, positions 0 .. positions-1 for an `Index` (never negative at run time),
     else the given Int or Real values, each once, in order."""
@@ -314,7 +306,7 @@ def _column(d, vecs: int, positions: int, ints: list, reals: list) -> list:
         case Type.INT:
             return [np.int64(v) for v in dict.fromkeys(ints)]
         case _:
-            return [np.float64(v) for v in dict.fromkeys(reals)]
+            return [np.float64(v) for v in dict.fromkeys(real_values)]
 
 
 def _tuples(loop: Loop, params: dict, per: int, columns: list) -> list[tuple]:
@@ -501,13 +493,6 @@ class ShortLists:
             blocks.append(np.concatenate(parts, axis=0))
         return blocks
 
-    def elements_of(self, i: int) -> list[tuple]:
-        out = []
-        while i > 0:
-            out.append(self.elements[self.last[i]])
-            i = self.parent[i]
-        return out[::-1]
-
     def witnesses(self, prefix_len: int, limit: int, deadline: float):
         matrix = batch_matrix(self.states)
         nan_rows = np.any(np.isnan(matrix), axis=1)
@@ -596,7 +581,7 @@ class ShortLists:
 
     def _confirm(self, i1: int, i2: int, prefix: list[int]) -> Witness | None:
         """The witness the float search proposes, once the exact fold confirms it."""
-        xs1, xs2 = self.exact_of(i1), self.exact_of(i2)
+        xs1, xs2 = self.exact_list(i1), self.exact_list(i2)
         ys = [self.exact[j] for j in prefix]
         if not confirm_exact(self.loop, xs1, xs2, ys, "right", self.exact_params, self.dim):
             return None
@@ -604,7 +589,7 @@ class ShortLists:
                        "right", {d.name: reals.plain(self.exact_params[d.name], d.type)
                                  for d in self.loop.params if d.name in self.exact_params})
 
-    def exact_of(self, i: int) -> list[tuple]:
+    def exact_list(self, i: int) -> list[tuple]:
         """The exact elements of list i."""
         out = []
         while i > 0:
@@ -621,13 +606,6 @@ def exact_plain(loop: Loop, xs: list[tuple]) -> list:
 
 
 # --- plain values ---------------------------------------------------------------------
-
-def _plain_value(v):
-    arr = np.asarray(v)
-    if arr.ndim:
-        return [_plain_value(x) for x in arr]
-    return arr.item()
-
 
 def from_plain(v, type_: Type):
     """A spec-style plain value back to the NumPy value the interpreter uses."""

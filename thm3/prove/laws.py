@@ -420,10 +420,10 @@ def _on_path(terms: tuple, eqs: list) -> tuple | None:
                 return None
             continue
         for x in sorted(eq.free_symbols, key=str):
-            k = sp.expand(eq).coeff(x)                  # eq = k·x + rest, rest free of x
-            rest = sp.expand(eq - k * x)
-            if not k.is_number or k == 0 or rest.has(x):
+            form = _linear_form(eq, x)                  # eq = k·x + rest, rest free of x
+            if form is None or not form[0].is_number:
                 continue
+            k, rest = form
             sol = -rest / k
             terms = tuple(t.subs(x, sol) for t in terms)
             eqs = [sp.expand(e.subs(x, sol)) for e in eqs]
@@ -433,19 +433,6 @@ def _on_path(terms: tuple, eqs: list) -> tuple | None:
 
 def _undefined(e) -> bool:
     return isinstance(e, sp.Basic) and e.has(sp.zoo, sp.nan, sp.oo, -sp.oo)
-
-
-def _linear_solution(eq, x) -> list | None:
-    """[the x with eq = 0] when eq = k·x + rest with k a nonzero number and rest free of
-    x (what `sp.solve` gives there, without its general machinery); else None."""
-    e = sp.expand(eq)
-    k = e.coeff(x)
-    if not k.is_number or k == 0:
-        return None
-    rest = sp.expand(e - k * x)
-    if rest.has(x):
-        return None
-    return [-rest / k]
 
 
 def _linear_form(eq, x) -> tuple | None:
@@ -545,12 +532,10 @@ def values_equal(ex: Explorer, l, r, syms: Symbols, eqs=None):
             on_path = _on_path((d,), path_eqs)
             if on_path is None or _is_zero(on_path[0]):
                 return True
-        by_key = {key: syms.z3_of[name] for name in syms.sympy_of
-                  for key in [name.replace(".", "_")]}
-
         def case_k_zero(k):
             # the other side of the split s = -rest / k: where k == 0 on the path, l == r
             # by Z3 (vacuous where the path gives k != 0)
+            by_key = {name.replace(".", "_"): syms.z3_of[name] for name in syms.sympy_of}
             kz = _sympy_to_z3(k, by_key)
             return kz is not None and ex.valid(z3.Implies(kz == 0, l.z3 == r.z3)) is True
 

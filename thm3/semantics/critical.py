@@ -56,7 +56,7 @@ def _switches(loop: Loop, memo: Memo) -> list:
         init = sympy_const(f.default, f.type) if f.type in (Type.REAL, Type.INT) else None
         if init is None:
             continue
-        for arm in [out_e] + _arms(out_e):
+        for arm in dict.fromkeys([out_e] + _arms(out_e)):     # out_e once (it is its own arm)
             v = memo.value(arm)
             if v is not None:
                 out.append(v - init)
@@ -128,7 +128,7 @@ def exact_roots(loop: Loop, params: dict | None = None) -> dict[str, list]:
     field's new value equals its initial value, exactly (SymPy numbers), in order of
     appearance; the compared constants as the rationals they denote."""
     memo, symbols = _values(loop, params or {})
-    diffs = _switches(loop, memo)
+    diffs = list(dict.fromkeys(_switches(loop, memo)))      # each difference solved once
     out: dict[str, list] = {}
     for d in loop.elements:
         if d.type not in (Type.REAL, Type.INT) or d.index:
@@ -170,11 +170,6 @@ def around_exact(values: list, integer: bool) -> list:
     return list(dict.fromkeys(out))
 
 
-def around(values: list[float], integer: bool) -> list[float]:
-    """`around_exact` on floats (each the binary number it is), as floats."""
-    return list(dict.fromkeys(float(v) + 0.0 for v in around_exact([sp.Rational(v) for v in values], integer)))
-
-
 def exact_element_values(loop: Loop, params: dict | None = None) -> dict[str, list]:
     """Per scalar element parameter: the roots first, then their sides and interiors,
     exactly (SymPy numbers)."""
@@ -185,8 +180,12 @@ def exact_element_values(loop: Loop, params: dict | None = None) -> dict[str, li
 
 def element_values(loop: Loop, params: dict | None = None) -> dict[str, list[float]]:
     """`exact_element_values` as floats."""
-    return {name: list(dict.fromkeys(float(v) + 0.0 for v in vals))
-            for name, vals in exact_element_values(loop, params).items()}
+    return as_floats(exact_element_values(loop, params))
+
+
+def as_floats(values: dict[str, list]) -> dict[str, list[float]]:
+    """Exact critical values (per element parameter) as floats, each once, in order."""
+    return {name: list(dict.fromkeys(float(v) + 0.0 for v in vals)) for name, vals in values.items()}
 
 
 def counter_length(loop: Loop) -> int:
