@@ -636,26 +636,30 @@ def show(v) -> str:
     return reals.text(v)
 
 
+def _numbers_mapped(v, leaf):
+    """A witness (or its parameters) with every Real replaced by `leaf(Real)`: lists,
+    tuples and dicts kept in shape; Bools, Ints, strings (the side) and None as they are."""
+    if isinstance(v, (list, tuple)):
+        return [_numbers_mapped(x, leaf) for x in v]
+    if isinstance(v, dict):
+        return {k: _numbers_mapped(x, leaf) for k, x in v.items()}
+    if isinstance(v, (bool, str, int)) or v is None:
+        return v
+    return leaf(v)
+
+
+def _nearest_float(v):
+    f = float(v)
+    return ("inf" if f > 0 else "-inf") if math.isinf(f) else f
+
+
 def json_lists(v):
     """A witness (or its parameters) for JSON: every number as the nearest float (±inf
     as "inf"/"-inf"), the side as is."""
-    if isinstance(v, (list, tuple)):
-        return [json_lists(x) for x in v]
-    if isinstance(v, dict):
-        return {k: json_lists(x) for k, x in v.items()}
-    if isinstance(v, (bool, str, int)) or v is None:
-        return v
-    f = float(v)
-    return ("inf" if f > 0 else "-inf") if math.isinf(f) else f
+    return _numbers_mapped(v, _nearest_float)
 
 
 def exact_lists(v):
     """A witness (or its parameters) for JSON, exactly: every Real as a string that
     denotes it ("-2/3", "1/2", "sqrt(2)"), Ints and Bools as they are, the side as is."""
-    if isinstance(v, (list, tuple)):
-        return [exact_lists(x) for x in v]
-    if isinstance(v, dict):
-        return {k: exact_lists(x) for k, x in v.items()}
-    if isinstance(v, (bool, str, int)) or v is None:
-        return v
-    return reals.text(v)
+    return _numbers_mapped(v, reals.text)
