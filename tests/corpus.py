@@ -489,9 +489,8 @@ TWINS = [(e.name, e.twin) for e in CORPUS if e.twin]
 # the completeness test is xfail(strict=True) for these.  Measured with
 # tests/test_corpus.py; remove an entry when thm3 solves the loop.
 UNSOLVED: dict[str, str] = {
-    "sign_changes": "unknown: the combine needs the first sign of b, the parity of c times the sign of "
-                    "b.last, and the IR has no operation for parity; no bounded weak right inverse either "
-                    "(c reaches 4 on the samples, but 3 elements give c <= 3)",
+    # sign_changes was here until the sketch read conditions on b's first element off its
+    # fields (with the parity of a count, `%`): its combine is found and proved now.
 }
 
 # Loops thm3 solves and proves within the 30 s budget on a quiet machine, close to it

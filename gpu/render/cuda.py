@@ -141,6 +141,20 @@ def _pow(p, e, args):
     return Operand(f"{one} / thm3_powi({args[0].text}, {-e.arg})", _MULTIPLICATIVE, e.type)
 
 
+def _mod(p, e, args):
+    # C's % truncates toward zero; the IR's remainder is floored, in [0, m).  For an Int
+    # and m a power of two the low bits of the two's complement are that remainder.
+    m = e.arg
+    if _scalar(e.type) is Type.REAL:
+        # as Python and NumPy: fmod, then m added to a negative remainder (one rounding)
+        lit = p.literal(float(m), Type.REAL)
+        r = f"fmod{p.real.fn}({args[0].text}, {lit})"
+        return Operand(f"({r} < 0 ? {r} + {lit} : {r})", _ATOM, e.type)
+    if m & (m - 1) == 0:
+        return Operand(f"({_wrap(args[0], _ATOM)} & {m - 1}LL)", _ATOM, e.type)
+    return Operand(f"(({_wrap(args[0], _MULTIPLICATIVE)} % {m}LL + {m}LL) % {m}LL)", _ATOM, e.type)
+
+
 def _where(p, e, args):
     cond, then, other = args
     return Operand(f"{_wrap(cond, _LOR)} ? {_wrap(then, _LOR)} : {_wrap(other, _TERNARY)}",
@@ -177,6 +191,7 @@ CUDA: dict = {
     Op.MUL: _Infix("*", _MULTIPLICATIVE),
     Op.DIV: _Infix("/", _MULTIPLICATIVE),
     Op.POW: _pow,
+    Op.MOD: _mod,
     Op.MAX: _Helper("thm3_max"),
     Op.MIN: _Helper("thm3_min"),
     Op.LT: _Compare("<", _RELATIONAL),

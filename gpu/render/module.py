@@ -97,6 +97,8 @@ def numpy_lines(outputs, names: dict[str, str], *, ops=NUMPY_OPS, typed: bool = 
                 base = text(e.src[0])
                 out = (f"np.power(np.asarray({base}, dtype=DTYPE), {e.arg})" if typed and e.arg < 0
                        else f"({base} ** {e.arg})")
+            case Op.MOD:
+                out = f"np.mod({text(e.src[0])}, {e.arg})"
             case _:
                 out = ops[e.op].format(*(text(s) for s in e.src))
         if uses.get(id(e), 0) > 1 and e.op not in (Op.CONST, Op.VAR):

@@ -194,6 +194,34 @@ def infinite_default_scaled(choose) -> FuzzLoop:
                           lang=("inf",)), None)
 
 
+def remainder(choose) -> FuzzLoop:
+    """Counts modulo m, sums modulo m, sign changes (whose combine needs the parity of b's
+    count: b's first condition is its last one flipped that many times), and random
+    expressions taken modulo m (the oracle decides those)."""
+    op, c = choose(COMPARES), choose(CONSTANTS)
+    m = choose((2, 3, 4))
+    match choose(("count", "sum", "changes", "changes_parity", "random")):
+        case "random":
+            step = _real_expr(choose, ["u"], 2)
+            body = [f"return State(({step}) % {m})"]
+            return FuzzLoop("remainder", _file(f"remainder: {body[-1]}", [("u", "Real", "0")], body), None)
+        case "count":
+            fields = [("k", "Int", "0")]
+            body = [f"return State((acc.k + (1 if x {op} {_num(c)} else 0)) % {m})"]
+            why = f"(k1 + k2) % {m}"
+        case "sum":
+            fields = [("r", "Real", "0")]
+            body = [f"return State((acc.r + x) % {m})"]
+            why = f"(r1 + r2) % {m}"
+        case kind:
+            count = "acc.n + 1 if flip else acc.n" if kind == "changes" else "(acc.n + (1 if flip else 0)) % 2"
+            fields = [("n", "Int", "0"), ("last", "Real", "0"), ("seen", "Bool", "False")]
+            body = [f"flip = acc.seen and (x {op} {_num(c)}) != (acc.last {op} {_num(c)})",
+                    f"return State({count}, x, True)"]
+            why = "changes add, with one more where b's first condition, its last flipped n times, differs"
+    return FuzzLoop("remainder", _file(f"remainder: {body[-1]}", fields, body), "homomorphism", why)
+
+
 FAMILIES = (reciprocal, infinite_default_scaled, sum_of_predicate, extremum_with_count, first_or_last_with_flag, affine_map,
             rescaled_sum, prefix_suffix_max, forgetful, flag_by_comparison,
             counter_with_constant, product_with_init)
@@ -231,13 +259,18 @@ def generate(choose) -> FuzzLoop:
 
 
 def from_seed(seed: int) -> FuzzLoop:
+    """The loop of a seed.  One seed in 16 (seed % 16 == 7) draws a loop with remainders:
+    that family came after seeds were cited in results and tests, and every other seed
+    draws the loop it always drew."""
     rng = random.Random(seed)
-    return generate(lambda options: rng.choice(list(options)))
+    choose = lambda options: rng.choice(list(options))  # noqa: E731
+    return remainder(choose) if seed % 16 == 7 else generate(choose)
 
 
 @st.composite
 def loops(draw) -> FuzzLoop:
-    return generate(lambda options: draw(st.sampled_from(list(options))))
+    choose = lambda options: draw(st.sampled_from(list(options)))  # noqa: E731
+    return choose((generate, generate, generate, remainder))(choose)
 
 
 def scripted(*values):

@@ -112,6 +112,14 @@ def candidates(loop: Loop) -> list[Expr]:
                 if f is not g and loop.fields.index(f) < loop.fields.index(g):
                     out.append(_or(_not(_field(b)), _cmp(Op.EQ, _field(f), _field(g))))
                     out.append(_or(_field(b), _cmp(Op.EQ, _field(f), _field(g))))
+    # A field that is a remainder (k < 3), or keeps a remainder of another (odd == n % 2),
+    # for the moduli `left` uses.
+    for m in sorted({e.arg for e in walk(loop.left.outputs) if e.op is Op.MOD}):
+        for f in numeric:
+            out.append(_cmp(Op.LT, _field(f), const(m if f.type is Type.INT else float(m), f.type)))
+            for g in numeric:
+                if f is not g:
+                    out.append(_cmp(Op.EQ, _field(f), Expr(Op.MOD, g.type, (_field(g),), m)))
     out += _comparison_facts(loop, numeric)
     return out
 

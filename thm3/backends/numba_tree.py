@@ -276,6 +276,8 @@ class _Body:
                 text = f"({base} ** {e.arg})"
                 if e.arg < 0 and e.src[0].type is not Type.VEC:
                     text = f"_rpow({args[0]}, {e.arg})"
+            case Op.MOD:
+                text = f"({args[0]} % np.int64({e.arg}))"       # floored, as in Python
             case Op.DOT:
                 text = f"np.sum({args[0]} * {args[1]})"
             case _ if e.type is Type.VEC:

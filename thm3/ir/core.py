@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from thm3.ir.ops import BINARY, COMPARISONS, TRANSCENDENTAL, UNARY, Op, Type
+from thm3.ir.ops import BINARY, COMPARISONS, TRANSCENDENTAL, UNARY, WITH_ARG, Op, Type
 from thm3.ir.printer import to_text
 
-__all__ = ["BINARY", "COMPARISONS", "Expr", "FieldDecl", "Fn", "Loop", "Op", "ParamDecl", "TRANSCENDENTAL", "Type", "UNARY", "as_real", "const", "initial_state", "free_vars", "promote", "same", "substitute", "transform", "uses", "var", "walk"]
+__all__ = ["BINARY", "COMPARISONS", "Expr", "FieldDecl", "Fn", "Loop", "Op", "ParamDecl", "TRANSCENDENTAL", "Type", "UNARY", "WITH_ARG", "as_real", "const", "initial_state", "free_vars", "promote", "same", "substitute", "transform", "uses", "var", "walk"]
 
 
 @dataclass(frozen=True, eq=False)

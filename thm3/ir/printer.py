@@ -34,6 +34,7 @@ SYNTAX: dict[Op, tuple[str, str | None, int]] = {
     Op.MUL: ("infix", "*", _PRODUCT),
     Op.DIV: ("infix", "/", _PRODUCT),
     Op.POW: ("power", "**", _POWER),
+    Op.MOD: ("modulo", "%", _PRODUCT),
     Op.MAX: ("call", "max", _ATOM),
     Op.MIN: ("call", "min", _ATOM),
     Op.LT: ("compare", "<", _COMPARE),
@@ -94,6 +95,8 @@ def _render_node(e: Expr) -> tuple[str, int]:
             return f"{_operand(e.src[0], strength + 1)} {token} {_operand(e.src[1], strength + 1)}", strength
         case "power":
             return f"{_operand(e.src[0], _ATOM)} ** {e.arg}", strength
+        case "modulo":
+            return f"{_operand(e.src[0], _PRODUCT)} % {e.arg}", strength
         case "where":
             cond, then, other = (_operand(s, _OR) for s in e.src)
             return f"({then} if {cond} else {other})", strength

@@ -18,7 +18,7 @@ from collections import defaultdict
 
 import sympy as sp
 
-from thm3.ir import COMPARISONS, Expr, Loop, Op, Type, transform, walk
+from thm3.ir import COMPARISONS, Expr, Loop, Op, Type, const, transform, walk
 from thm3.semantics.evaluate import Memo
 from thm3.semantics.sympy_table import SYMPY, sympy_const
 
@@ -63,14 +63,14 @@ def _switches(loop: Loop, memo: Memo) -> list:
     return out
 
 
-_SELECTIONS = (Op.WHERE, Op.MAX, Op.MIN, Op.ABS)
+_SELECTIONS = (Op.WHERE, Op.MAX, Op.MIN, Op.ABS, Op.MOD)
 _MAX_ARMS = 16
 
 
 def _arms(e) -> list:
     """The terms that `e` equals on some inputs: each selection inside it (WHERE, MAX,
     MIN, ABS, at any depth: `min(x, 0) + 3` is `x + 3` or `3`) replaced by one of its
-    operands, at most `_MAX_ARMS` of them."""
+    operands, and a remainder `t % m` by t - k m for small k, at most `_MAX_ARMS` of them."""
     sel = next((x for x in walk([e]) if x.op in _SELECTIONS), None)
     if sel is None:
         return [e]
@@ -79,6 +79,11 @@ def _arms(e) -> list:
             options = [sel.src[1], sel.src[2]]
         case Op.ABS:
             options = [sel.src[0], Expr(Op.NEG, sel.type, (sel.src[0],))]
+        case Op.MOD:
+            t = sel.src[0]
+            options = [t] + [Expr(Op.SUB, sel.type, (t, const(k * sel.arg if sel.type is Type.INT
+                                                              else float(k * sel.arg), sel.type)))
+                             for k in (1, -1, 2)]
         case _:
             options = list(sel.src)
     out: list = []
@@ -92,7 +97,7 @@ def _arms(e) -> list:
 
 def _roots(d, x) -> list:
     """The real roots of d in x, exactly (SymPy numbers: rationals, surds)."""
-    if not isinstance(d, sp.Expr) or x not in d.free_symbols or d.has(sp.oo, -sp.oo, sp.zoo, sp.nan):
+    if not isinstance(d, sp.Expr) or x not in d.free_symbols or d.has(sp.oo, -sp.oo, sp.zoo, sp.nan, sp.Mod):
         return []
     if sp.count_ops(d) > _MAX_OPS or len(d.free_symbols) > 1:
         return []

@@ -17,7 +17,7 @@ import operator
 
 import numpy as np
 
-from thm3.ir import Expr, Fn, Op, Type, walk
+from thm3.ir import WITH_ARG, Expr, Fn, Op, Type, walk
 
 
 def evaluate(exprs, env: dict, table: dict) -> list:
@@ -63,6 +63,11 @@ def _pow(a, n):
     return np.power(np.asarray(a, dtype=np.float64), n) if n < 0 else a ** n
 
 
+def _mod(a, m):
+    # floored, as Python's %: the value lies in [0, m) for every integer a
+    return np.mod(a, m)
+
+
 def _dot(u, v):
     # Vectors carry their lanes on the last axis; batched scalars are kept as shape
     # (..., 1) so that scalar-vector arithmetic broadcasts.
@@ -84,6 +89,7 @@ NUMPY: dict = {
     Op.MUL: np.multiply,
     Op.DIV: _div,
     Op.POW: _pow,
+    Op.MOD: _mod,
     Op.MAX: _max,
     Op.MIN: _min,
     Op.LT: np.less,
@@ -221,6 +227,7 @@ PYTHON: dict = {
     Op.MUL: operator.mul,
     Op.DIV: _py_div,
     Op.POW: _py_pow,
+    Op.MOD: lambda a, m: _mod(a, m) if isinstance(a, np.ndarray) else a % m,
     Op.MAX: _py_max,
     Op.MIN: _py_min,
     **COMPARE,
@@ -233,7 +240,7 @@ PYTHON: dict = {
 
 # -- the evaluator ------------------------------------------------------------------
 # One rule gives a node its value from its children's values and the table: a constant
-# through table[CONST], a variable from the environment, POW with its integer exponent,
+# through table[CONST], a variable from the environment, POW and MOD with their integer,
 # every other op as table[op] of its operands.  Two drivers apply it: `Compiled` fixes
 # the schedule of one DAG for many environments (a fold calls it once per element);
 # `Memo` keeps every node's value under one environment across calls (candidate terms
@@ -256,8 +263,8 @@ class Compiled:
                 steps.append((_CONST, table[Op.CONST](e.arg, e.type), ()))
             elif op is Op.VAR:
                 steps.append((_VAR, e.arg, ()))
-            elif op is Op.POW:
-                steps.append((table[Op.POW], e.arg, (slot[id(e.src[0])],)))
+            elif op in WITH_ARG:
+                steps.append((table[op], e.arg, (slot[id(e.src[0])],)))
             else:
                 steps.append((table[op], _NO_ARG, tuple(slot[id(s)] for s in e.src)))
         self._steps = steps
@@ -273,7 +280,7 @@ class Compiled:
                 push(arg)
             elif arg is _NO_ARG:
                 push(f(*[vals[i] for i in srcs]))
-            else:                               # POW and its exponent
+            else:                               # POW or MOD and its constant
                 push(f(vals[srcs[0]], arg))
         return [vals[i] for i in self._outputs]
 
@@ -314,8 +321,8 @@ class Memo:
                 v = table[Op.CONST](e.arg, e.type)
             elif op is Op.VAR:
                 v = env[e.arg]
-            elif op is Op.POW:
-                v = table[Op.POW](memo[id(e.src[0])][1], e.arg)
+            elif op in WITH_ARG:
+                v = table[op](memo[id(e.src[0])][1], e.arg)
             else:
                 v = table[op](*[memo[id(s)][1] for s in e.src])
             memo[id(e)] = (e, v)
@@ -344,7 +351,8 @@ def rows(table: dict, count: int) -> dict:
     values on every row are computed together, each shared node once."""
     out = {op: (lambda *args, _f=f: [_f(*a) for a in zip(*args)]) for op, f in table.items()}
     out[Op.CONST] = lambda value, type_, _c=table[Op.CONST]: [_c(value, type_)] * count
-    out[Op.POW] = lambda a, n, _p=table[Op.POW]: [_p(x, n) for x in a]
+    for op in WITH_ARG:
+        out[op] = lambda a, n, _p=table[op]: [_p(x, n) for x in a]
     return out
 
 

@@ -61,8 +61,8 @@ class Fold:
                     self.globals[f"c{k}"] = value
                     slot[id(e)] = f"c{k}"
                     continue
-                case Op.POW:
-                    self.globals[f"f{k}"] = table[Op.POW]
+                case Op.POW | Op.MOD:
+                    self.globals[f"f{k}"] = table[e.op]
                     self.globals[f"n{k}"] = e.arg
                     text = f"f{k}({slot[id(e.src[0])]}, n{k})"
                 case _:

@@ -188,6 +188,19 @@ def _pow(a, n):
     return _arith(lambda u, _: u ** n, a, a)
 
 
+def _mod(a, m):
+    # the floored remainder, in [0, m); an infinity has none
+    if isinstance(a, Hole):
+        return a
+    if isinstance(a, tuple):
+        return tuple(_mod(v, m) for v in a)
+    if _is_inf(a):
+        return UNDEFINED
+    if isinstance(a, (int, Fraction)):
+        return a % m
+    return _arith(lambda u, _: sp.Mod(u, m), a, a)
+
+
 def _abs(a):
     if _is_inf(a):
         return INF
@@ -293,6 +306,7 @@ REALS: dict = {
     Op.MUL: _holes(_mul),
     Op.DIV: _holes(_div),
     Op.POW: _pow,
+    Op.MOD: _mod,
     Op.MAX: _holes(_maxmin(True)),
     Op.MIN: _holes(_maxmin(False)),
     Op.LT: _holes(_comparison(lambda c: c < 0)),

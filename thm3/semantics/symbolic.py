@@ -78,6 +78,31 @@ class Explorer:
         self.side: list = []          # axioms about uninterpreted exp/log/sqrt instances
         self._side_ids: set = set()
         self.unknown = False          # some feasibility check timed out (then both sides kept)
+        # the variables the hypotheses say are integers (an Int field is a Z3 Real with IsInt)
+        self.integers = {h.arg(0).decl().name() for h in self.base
+                         if z3.is_app_of(h, z3.Z3_OP_IS_INT) and z3.is_const(h.arg(0))}
+        self._integral: dict[int, bool] = {}
+
+    def integral(self, t) -> bool:
+        """Whether the term is an integer by its shape: integer numerals and variables,
+        sums, differences, products and selections of such, and Z3's integer mod."""
+        key = t.get_id()
+        got = self._integral.get(key)
+        if got is None:
+            if z3.is_rational_value(t):
+                got = t.denominator_as_long() == 1
+            elif z3.is_int(t) or z3.is_to_real(t):
+                got = True
+            elif z3.is_const(t):
+                got = t.decl().name() in self.integers
+            elif z3.is_add(t) or z3.is_sub(t) or z3.is_mul(t) or z3.is_app_of(t, z3.Z3_OP_UMINUS):
+                got = all(self.integral(c) for c in t.children())
+            elif z3.is_app_of(t, z3.Z3_OP_ITE):
+                got = self.integral(t.arg(1)) and self.integral(t.arg(2))
+            else:
+                got = False
+            self._integral[key] = got
+        return got
 
     def _tick(self):
         if time.monotonic() > self.deadline:
@@ -305,6 +330,20 @@ class SymbolicTable(dict):
         for _ in range(n - 1):
             z = z * a.z3
         return Fin(S(lambda x: x ** n, a.sp), z)
+
+    def op_mod(self, a, m):
+        # the floored remainder a - m * floor(a / m), in [0, m); Z3's to_int is the floor
+        if isnan(a) or isinstance(a, Inf):
+            return NAN
+        n = _fin_num(a)
+        if n is not None:
+            r = sp.Mod(n, m)
+            return Fin(r, z3.RealVal(str(r))) if r.is_Rational else Fin(r, a.z3 - m * z3.ToReal(z3.ToInt(a.z3 / m)))
+        if self.ex.integral(a.z3):
+            z = z3.ToReal(z3.ToInt(a.z3) % m)       # an Int: Z3's integer mod, which it decides best
+        else:
+            z = a.z3 - m * z3.ToReal(z3.ToInt(a.z3 / m))
+        return Fin(S(lambda x: sp.Mod(x, m), a.sp), z)
 
     def op_abs(self, a):
         if isnan(a):

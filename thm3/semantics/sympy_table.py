@@ -59,6 +59,7 @@ SYMPY = {
     Op.MUL: _binary(lambda a, b: a * b),
     Op.DIV: _binary(lambda a, b: a / b),
     Op.POW: lambda a, n: None if a is None else a ** n,
+    Op.MOD: lambda a, m: None if a is None else sp.Mod(a, m),
     Op.MAX: _binary(sp.Max),
     Op.MIN: _binary(sp.Min),
     Op.WHERE: lambda c, a, b: None,
@@ -70,7 +71,7 @@ SYMPY = {
 
 def to_ir(x, types: dict, *, back: dict | None = None, want: Type = Type.REAL):
     """A SymPy expression (sums, products, integer powers, square roots, exp and log,
-    rationals, symbols) back in the IR: the one converter, read by the tidy spelling, the
+    an Int's remainder modulo a positive integer, rationals, symbols) back in the IR: the one converter, read by the tidy spelling, the
     weak right inverse and transport.  A symbol is `back[symbol]` when given there, else
     the variable `types` names, by its own name or with `__` read as `.` (the spelling the
     SymPy readers give `a.f`).  An integer is an Int constant when `want` is Int.  Raises
@@ -119,6 +120,10 @@ def to_ir(x, types: dict, *, back: dict | None = None, want: Type = Type.REAL):
             return Expr(Op.POW, base.type, (base,), int(x.exp))
         if x.is_Pow and x.exp == sp.Rational(1, 2):
             return Expr(Op.SQRT, Type.REAL, (go(x.base),))
+        if isinstance(x, sp.Mod) and x.args[1].is_Integer and x.args[1] > 0:
+            inner = to_ir(x.args[0], types, back=back, want=Type.INT)
+            if inner.type is Type.INT:
+                return Expr(Op.MOD, Type.INT, (inner,), int(x.args[1]))
         for f, op in ((sp.exp, Op.EXP), (sp.log, Op.LOG)):
             if isinstance(x, f) and len(x.args) == 1:
                 return Expr(op, Type.REAL, (go(x.args[0]),))

@@ -38,7 +38,8 @@ HINT_STATEMENT = ("assignment to a local name (tuple unpacking too), if/elif/els
                   "`return State(...)`, `return acc._replace(...)`, `return acc`, `pass`, "
                   "and `assert` as the first statements of left")
 HINT_EXPRESSION = ("numbers, inf, True, False, local names, parameters, acc.<field>, "
-                   "+ - * /, ** with a constant integer exponent, comparisons, and, or, not, "
+                   "+ - * /, ** with a constant integer exponent, % by a positive integer constant, "
+                   "comparisons, and, or, not, "
                    "a if c else b, and calls to " + ", ".join(CALLS))
 HINT_CALL = ", ".join(CALLS) + " (all but max, min, abs imported from thm3.lang)"
 HINT_TYPE = "Real, Int, Bool, Vec (and Index for an element parameter)"
@@ -817,9 +818,12 @@ class _Body(ast.NodeVisitor):
 
     def binary(self, node: ast.AST, op: ast.operator, a: Expr, right: ast.expr) -> Expr:
         """`a op right`, for a BinOp and for an augmented assignment."""
+        if isinstance(op, ast.Mod):
+            return self.modulo(node, a, right)
         if type(op) not in ARITHMETIC:
             raise self.error(node, f"unsupported construct: operator `{_operator(node)}`",
-                             "+ - * /, and ** with a constant integer exponent")
+                             "+ - * /, ** with a constant integer exponent, "
+                             "and % by a positive integer constant")
         code, token = ARITHMETIC[type(op)]
         if code is Op.POW:
             return self.power(node, a, right)
@@ -833,6 +837,16 @@ class _Body(ast.NodeVisitor):
         self.numeric(base, node, "**")
         type_ = base.type if base.type is Type.VEC or (base.type is Type.INT and n >= 0) else Type.REAL
         return Expr(Op.POW, type_, (as_real(base) if type_ is not Type.INT else base,), n)
+
+    def modulo(self, node: ast.AST, a: Expr, modulus: ast.expr) -> Expr:
+        m = self.module.literal(modulus) if not isinstance(modulus, ast.Name) else None
+        if not isinstance(m, int) or isinstance(m, bool) or not 0 < m < 2 ** 31:
+            raise self.error(modulus, "`%` needs a positive integer constant (below 2**31) on its right",
+                             "c % 2, x % 3: a positive integer literal")
+        if a.type not in (Type.INT, Type.REAL):
+            raise self.error(node, f"`%` takes an Int or a Real on its left, not a {a.type.value}",
+                             "c % 2 with c a number: a field, a local or an element")
+        return Expr(Op.MOD, a.type, (a,), m)
 
     def numeric(self, e: Expr, node: ast.AST, token: str) -> None:
         if e.type is Type.BOOL:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from thm3.semantics.evaluate import DTYPES, NUMPY, evaluate, quiet
-from thm3.ir import UNARY, Expr, Loop, Op, Type, const, promote, var, walk
+from thm3.ir import UNARY, WITH_ARG, Expr, Loop, Op, Type, const, promote, var, walk
 from thm3.semantics.equality import rows_close
 from thm3.semantics.samples import Triples
 
@@ -62,6 +62,8 @@ def result_type(op: Op, arg, kids: tuple[Type, ...]) -> Type | None:
             if kids[0] in (Type.BOOL, Type.VEC):
                 return None if kids[0] is Type.BOOL else Type.VEC
             return Type.INT if kids[0] is Type.INT and arg >= 0 else Type.REAL
+        case Op.MOD:
+            return kids[0] if kids[0] in SCALARS else None
         case Op.ADD | Op.SUB | Op.MUL | Op.MAX | Op.MIN:
             return promote(*kids) if all(k in NUMBERS for k in kids) else None
         case Op.DIV:
@@ -282,7 +284,7 @@ class _Search:
 
     def splits(self, op: Op, size: int):
         """Child buckets whose sizes add up to size - 1 (unordered for commutative ops)."""
-        arity = 3 if op is Op.WHERE else 1 if op in UNARY or op is Op.POW else 2
+        arity = 3 if op is Op.WHERE else 1 if op in UNARY or op in WITH_ARG else 2
         order = {k: n for n, k in enumerate(sorted(self.buckets, key=lambda k: (k[1], k[0].value)))}
         by_size: dict[int, list] = {}
         for key in order:
@@ -321,7 +323,7 @@ class _Search:
                     vals = self.buckets[key].values
                     args.append(vals[part] if j == batch else vals[pools[j][pos[j]]][None])
                 with quiet():
-                    got = fn(args[0], arg) if op is Op.POW else fn(*args)
+                    got = fn(args[0], arg) if op in WITH_ARG else fn(*args)
                 got = np.asarray(got)
                 if got.shape[0] != len(part):
                     got = np.broadcast_to(got, (len(part),) + got.shape[1:])
@@ -418,8 +420,8 @@ def _grammar(loop: Loop) -> list[tuple[Op, object]]:
     nodes = walk([e for f in fns for e in f.outputs] + list(loop.preconditions))
     used = {e.op for e in nodes}
     ops: list[tuple[Op, object]] = [(op, None) for op in BASE_OPS]
-    ops += [(op, None) for op in LOOP_OPS if op in used and op is not Op.POW]
-    ops += sorted({(Op.POW, e.arg) for e in nodes if e.op is Op.POW}, key=lambda p: p[1])
+    ops += [(op, None) for op in LOOP_OPS if op in used and op not in WITH_ARG]
+    ops += sorted({(e.op, e.arg) for e in nodes if e.op in WITH_ARG}, key=lambda p: (p[0].value, p[1]))
     return ops
 
 

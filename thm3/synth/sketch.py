@@ -6,11 +6,16 @@ field, in the order the fields depend on each other, the sketch is `left`'s term
 with acc.f read as a.f and holes where the element shows: each hole is filled by a
 field of b (or keeps a constant), a summand that involves the element may be
 weighted by a field of b, the whole term may be folded with b's field by its own
-monoid operation, and an empty side may be passed through.  Every completion is
+monoid operation, and an empty side may be passed through.  Where no completion
+agrees, a condition on the element may also be read off b's summary as the condition on
+b's first element: the condition on a field of b that holds an element, or that flipped
+by the parity of a count of b (the sign changes of a list fix its first sign from its
+last one).  Every completion is
 checked at once on batched reachable states (h(xs), h(ys)) against h(xs + ys); the
 survivors are ranked by size and handed to the prover.  No table of known loops."""
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import time
@@ -20,7 +25,7 @@ import numpy as np
 
 from thm3.errors import SolverTimeout
 from thm3.ir.simplify import simplify
-from thm3.ir import Expr, Fn, Loop, Op, Type, const, initial_state, var, walk
+from thm3.ir import Expr, Fn, Loop, Op, Type, const, initial_state, same, substitute, transform, var, walk
 from thm3.semantics.evaluate import NUMPY, Memo, evaluate, quiet, rows
 from thm3.semantics.equality import SAMPLED, close, rows_close
 from thm3.semantics.samples import Triples, batch_combine
@@ -80,6 +85,24 @@ def _mk(op: Op, type_: Type, *src: Expr) -> Expr:
     return Expr(op, type_, tuple(src))
 
 
+# A fold of a sketch term V with b's field: op(V, b.g) for an Op, or for (Op.ADD, m) the
+# sum taken modulo m, (V + b.g) % m: the monoid of a field that `left` keeps as a remainder.
+@functools.lru_cache(maxsize=None)
+def _fold_fn(op):
+    if isinstance(op, tuple):
+        m = op[1]
+        return lambda a, b: np.mod(np.add(a, b), m)
+    return NUMPY[op]
+
+
+def _fold(op, type_: Type, v: Expr, bg: Expr) -> Expr:
+    if isinstance(op, tuple):
+        if v.op is Op.MOD and v.arg == op[1]:
+            v = v.src[0]            # (v % m + b.g) % m is (v + b.g) % m
+        return Expr(Op.MOD, type_, (_mk(Op.ADD, type_, v, bg),), op[1])
+    return _mk(op, type_, v, bg)
+
+
 class Sketch:
     def __init__(self, loop: Loop):
         self.loop = loop
@@ -87,6 +110,36 @@ class Sketch:
         self.info = _deps(loop.left.outputs)
         self.outputs = loop.left.outputs
         self.field_of_output = {id(e): i for i, e in enumerate(self.outputs)}
+        self.elements = {d.name for d in loop.elements}
+        self.first = False          # also read conditions on b's first element off b's fields
+
+    def first_reads(self, node: Expr) -> list[Expr]:
+        """Conditions on b's fields that may stand for the condition `node` on b's first
+        element: `node` on a field of b that holds an element or a term of one (a field
+        whose new value is that term: last = x - y; for a condition on one element
+        parameter, any number field: first, a running max), and each of these flipped
+        once for each count a number field of b has made (`(b.last > 0) == (b.c % 2 ==
+        0)`: a count of sign changes fixes the first sign from the last)."""
+        elements = {e.arg for e in walk([node]) if e.op is Op.VAR and e.arg in self.elements}
+        if not elements:
+            return []
+        numeric = (Type.REAL, Type.INT)
+        reads: list[Expr] = []
+        for f, out in zip(self.loop.fields, self.outputs):
+            if f.type is Type.VEC or self.info[id(out)][0] or out.op is Op.CONST:
+                continue            # a field whose new value is a term of the element alone
+            got = transform([node], lambda e, go, out=out, f=f: _b(f) if same(e, out) else None)[0]
+            if got is not node and not elements & {e.arg for e in walk([got]) if e.op is Op.VAR}:
+                reads.append(got)
+        if len(elements) == 1:
+            (x,) = elements
+            x_type = next(d.type for d in self.loop.elements if d.name == x)
+            reads += [substitute([node], {x: _b(f)})[0] for f in self.loop.fields
+                      if (f.type in numeric if x_type in numeric else f.type is x_type)]
+        unique = list({repr(r): r for r in reads}.values())
+        evens = [_mk(Op.EQ, Type.BOOL, Expr(Op.MOD, g.type, (_b(g),), 2), const(0, g.type))
+                 for g in self.loop.fields if g.type in numeric]
+        return unique + [_mk(Op.EQ, Type.BOOL, r, even) for r in unique for even in evens]
 
     def holes_for(self, node: Expr) -> list[Expr]:
         """What may stand where `node`, free of the state, sits in `left`."""
@@ -99,6 +152,8 @@ class Sketch:
         if node.type is Type.BOOL:
             # a condition on the element may hold for the whole right part, or never
             alts += [const(True), const(False)]
+            if self.first and el:
+                alts += self.first_reads(node)
         return alts
 
     def alternatives(self, node: Expr, field: int, chosen: dict[int, Expr], summand: bool) -> list[Expr]:
@@ -164,7 +219,10 @@ class Sketch:
         af, bf = _a(f), _b(f)
         monoid = {Type.BOOL: (Op.OR, Op.AND), Type.INT: (Op.ADD, Op.MAX, Op.MIN, Op.MUL),
                   Type.REAL: (Op.ADD, Op.MAX, Op.MIN, Op.MUL), Type.VEC: (Op.ADD, Op.MAX, Op.MIN)}[f.type]
-        plain = [bf, af] + [_mk(op, f.type, af, bf) for op in monoid]
+        if self.outputs[i].op is Op.MOD:
+            # a remainder: its sums are taken modulo m too ((k1 + k2) % 3)
+            monoid = ((Op.ADD, self.outputs[i].arg),) + monoid
+        plain = [bf, af] + [_fold(op, f.type, af, bf) for op in monoid]
         folds = [(op, _b(g)) for op in monoid for g in self.loop.fields
                  if _compatible(f.type, g.type) or f.type is g.type]
         guards = []
@@ -268,79 +326,95 @@ def synthesize(loop: Loop, triples: list[Triples], *, limit: int = 3,
                 got = spelled[id(e)] = (e, simplify(guard_for_stability(e, loop, g_memo), arithmetic=False, memo=f_memo))
             return got[1]
 
-        found: list[tuple[int, Expr]] = []
         seen: set[str] = set()
-        # stage 1: plain terms and the sketch itself
+
         def tick():
             if deadline is not None and time.monotonic() > deadline:
                 raise SolverTimeout()
 
-        # the terms in chunks, each chunk compared on the probe rows at once
-        todo = plain + base
-        for start in range(0, len(todo), FOLD_CHUNK):
-            fresh = []
-            for e in todo[start:start + FOLD_CHUNK]:
-                tick()
-                g = spell(e)
-                key = repr(g)
-                if key in seen:
-                    continue
-                seen.add(key)
-                tried += 1
-                fresh.append(g)
-            for g, ok in zip(fresh, check.small.agrees_many([check.small.values(g) for g in fresh])):
-                if ok and check.agrees(check.values(g)):
-                    found.append((_size(g), g))
-        stage = "sketch from left"
-        # stage 2: folds; stage 3: pass-throughs of an empty side
-        if not found:
-            stage = "sketch from left, folded with a field of b"
-            # the terms in chunks, each chunk's folds checked on the probe rows at once
-            for start in range(0, len(base), FOLD_CHUNK):
-                terms = []
-                for e in base[start:start + FOLD_CHUNK]:
+        def complete(plain: list[Expr], base: list[Expr], reading: str) -> tuple[list, str]:
+            """Stages 1-3 over the sketch terms `base`: the first stage that agrees."""
+            nonlocal tried
+            found: list[tuple[int, Expr]] = []
+            # stage 1: plain terms and the sketch itself
+            # the terms in chunks, each chunk compared on the probe rows at once
+            todo = plain + base
+            for start in range(0, len(todo), FOLD_CHUNK):
+                fresh = []
+                for e in todo[start:start + FOLD_CHUNK]:
                     tick()
                     g = spell(e)
-                    vals = check.small.values(g)
-                    if vals is not None:
-                        terms.append((g, vals))
-                hits_of = check.small.fold_hits_many([v for _, v in terms], folds)
-                for (g, _), hits in zip(terms, hits_of):
-                    tried += len(folds)
-                    for j in hits:
-                        op, bg = folds[j]
-                        if check.agrees(check.apply(op, check.values(g), bg)):
-                            found.append((_size(g) + 2, _mk(op, f.type, g, bg)))
+                    key = repr(g)
+                    if key in seen:
+                        continue
+                    seen.add(key)
+                    tried += 1
+                    fresh.append(g)
+                for g, ok in zip(fresh, check.small.agrees_many([check.small.values(g) for g in fresh])):
+                    if ok and check.agrees(check.values(g)):
+                        found.append((_size(g), g))
+            stage = "sketch from left" + reading
+            # stage 2: folds; stage 3: pass-throughs of an empty side
+            if not found:
+                stage = "sketch from left, folded with a field of b" + reading
+                # the terms in chunks, each chunk's folds checked on the probe rows at once
+                for start in range(0, len(base), FOLD_CHUNK):
+                    terms = []
+                    for e in base[start:start + FOLD_CHUNK]:
+                        tick()
+                        g = spell(e)
+                        vals = check.small.values(g)
+                        if vals is not None:
+                            terms.append((g, vals))
+                    hits_of = check.small.fold_hits_many([v for _, v in terms], folds)
+                    for (g, _), hits in zip(terms, hits_of):
+                        tried += len(folds)
+                        for j in hits:
+                            op, bg = folds[j]
+                            if check.agrees(check.apply(op, check.values(g), bg)):
+                                found.append((_size(g) + 2, _fold(op, f.type, g, bg)))
+                        if len(found) >= limit:
+                            break
                     if len(found) >= limit:
                         break
-                if len(found) >= limit:
-                    break
-        if not found:
-            stage = "sketch from left, with an empty side passed through"
-            small = check.small
-            passing = small.guard_hits(guards)      # None: compare each selection whole
-            for e in plain + base[:400]:
-                tick()
-                g = spell(e)
-                vals = small.values(g)
-                if vals is None:
-                    continue
-                terms = [g] + [_mk(op, f.type, g, bg) for op, bg in folds]
-                if passing is not None:
-                    hits_of = passing([small.row_ok(vals)] + small.fold_rows(vals, folds))
-                else:
-                    shapes = [vals] + [small.apply(op, vals, bg) for op, bg in folds]
-                    hits_of = [[k for k, (cond, other) in enumerate(guards)
-                                if small.agrees(small.select(cond, other, tv))] for tv in shapes]
-                for term, hits in zip(terms, hits_of):
-                    tried += len(guards)
-                    for k in hits:
-                        cond, other = guards[k]
-                        whole = _mk(Op.WHERE, f.type, cond, other, term)
-                        if check.agrees(check.values(whole)):
-                            found.append((_size(term) + 4, whole))
-                if len(found) >= limit:
-                    break
+            if not found:
+                stage = "sketch from left, with an empty side passed through" + reading
+                small = check.small
+                passing = small.guard_hits(guards)      # None: compare each selection whole
+                for e in plain + base[:400]:
+                    tick()
+                    g = spell(e)
+                    vals = small.values(g)
+                    if vals is None:
+                        continue
+                    terms = [g] + [_fold(op, f.type, g, bg) for op, bg in folds]
+                    if passing is not None:
+                        hits_of = passing([small.row_ok(vals)] + small.fold_rows(vals, folds))
+                    else:
+                        shapes = [vals] + [small.apply(op, vals, bg) for op, bg in folds]
+                        hits_of = [[k for k, (cond, other) in enumerate(guards)
+                                    if small.agrees(small.select(cond, other, tv))] for tv in shapes]
+                    for term, hits in zip(terms, hits_of):
+                        tried += len(guards)
+                        for k in hits:
+                            cond, other = guards[k]
+                            whole = _mk(Op.WHERE, f.type, cond, other, term)
+                            if check.agrees(check.values(whole)):
+                                found.append((_size(term) + 4, whole))
+                    if len(found) >= limit:
+                        break
+            return found, stage
+
+        found, stage = complete(plain, base, "")
+        if not found and any(sk.info[id(e)] == (False, True) and e.type is Type.BOOL
+                             for e in walk([sk.outputs[i]])):
+            # again, with conditions on the element read as conditions on b's first element
+            sk.first = True
+            known = {repr(e) for e in base}
+            more = [e for e in sorted(sk.alternatives(sk.outputs[i], i, chosen, f.type in (Type.REAL, Type.VEC)),
+                                      key=_size) if repr(e) not in known]
+            sk.first = False
+            found, stage = complete([], more, ", reading b's first element off its fields")
         if not found and with_enumeration:
             # stage 4: a combine of another shape, by bottom-up enumeration (enumerate.py)
             from thm3.synth.enumeration import FIELD_SECONDS, enumerate_field
@@ -413,7 +487,7 @@ class Checker:
                     want = t.c[self.field]
                     try:
                         ops = self._operands(folds, op, js, t_i, want.shape)
-                        got = NUMPY[op](np.broadcast_to(v, want.shape)[:, None], ops)
+                        got = _fold_fn(op)(np.broadcast_to(v, want.shape)[:, None], ops)
                         same = close(got, np.broadcast_to(want[:, None], got.shape), SAMPLED)
                     except (ValueError, TypeError):
                         ok[:] = False
@@ -458,7 +532,7 @@ class Checker:
         if vals is None:
             return None
         with quiet():
-            return [NUMPY[op](v, w) for v, w in zip(vals, self.leaf(operand))]
+            return [_fold_fn(op)(v, w) for v, w in zip(vals, self.leaf(operand))]
 
     def select(self, cond: Expr, other: Expr, vals):
         if vals is None:
@@ -545,7 +619,7 @@ class Checker:
                     want = t.c[self.field]
                     try:
                         ops = self._operands(folds, op, js, t_i, want.shape)
-                        got = NUMPY[op](np.broadcast_to(np.asarray(vals[t_i]), want.shape)[:, None], ops)
+                        got = _fold_fn(op)(np.broadcast_to(np.asarray(vals[t_i]), want.shape)[:, None], ops)
                         same = close(got, np.broadcast_to(want[:, None], got.shape), SAMPLED)
                     except (ValueError, TypeError):
                         break
@@ -585,7 +659,7 @@ class Checker:
                         try:
                             vs = np.stack([_shaped(vals_list[i][t_i], want.shape) for i in idx])
                             ops = self._operands(folds, op, js, t_i, want.shape)
-                            got = NUMPY[op](vs[:, :, None], ops[None])
+                            got = _fold_fn(op)(vs[:, :, None], ops[None])
                             same = close(got, np.broadcast_to(want[None, :, None], got.shape), SAMPLED)
                         except (ValueError, TypeError):
                             ok[:] = False
