@@ -82,29 +82,19 @@ def test_majority_has_no_small_lift():
     assert step.status == "none" and "no lift" in step.detail
 
 
-# The sign changes counted in a Real: the combine reads the count's parity, which holds
-# only on integer counts, and no invariant says the count is one, so its associativity is
-# only tested and the verdict is "unknown" (with an Int count it is proved).
-REAL_COUNT_SIGN_CHANGES = '''"""Sign changes, counted as a Real, with the last element."""
-from typing import NamedTuple
-from thm3.lang import Real
-
-
-class State(NamedTuple):
-    c: Real = 0      # sign changes so far
-    last: Real = 0   # last element (0 while empty)
-
-
-def left(acc: State, x: Real) -> State:
-    assert x != 0
-    flip = acc.last != 0 and (x > 0) != (acc.last > 0)
-    return State(acc.c + 1 if flip else acc.c, x)
-'''
+# The sign changes of bench/corpus/ counted in a Real: the combine reads the count's parity,
+# which holds only on integer counts, and no invariant says the count is one, so its
+# associativity is only tested and the verdict is "unknown" (with the Int count it is proved).
+def _real_count_sign_changes() -> str:
+    from pathlib import Path
+    text = (Path(__file__).resolve().parents[1] / "bench" / "corpus" / "sign_changes.py").read_text()
+    assert "    c: Int = 0" in text
+    return text.replace("    c: Int = 0", "    c: Real = 0")
 
 
 @pytest.mark.slow
 def test_an_unknown_loop_is_lifted_to_a_proved_homomorphism():
-    """The Real-count sign changes end "unknown" with no witness.  `thm3 lift` searches
+    """The sign changes with a Real count end "unknown" with no witness.  `thm3 lift` searches
     them all the same, every candidate going to the prover: the lift it returns is a
     proved homomorphism whose old fields fold as the original's do."""
     import time as _time
@@ -112,7 +102,7 @@ def test_an_unknown_loop_is_lifted_to_a_proved_homomorphism():
     from thm3.lift import lift
     from thm3.pipeline import analyze_loop, lift_prover
     from thm3.syntax.frontend import parse_source
-    loop = parse_source(REAL_COUNT_SIGN_CHANGES, "real_count_sign_changes.py")
+    loop = parse_source(_real_count_sign_changes(), "real_count_sign_changes.py")
     assert analyze_loop(loop, timeout=30.0).verdict == "unknown"
     assert lift(loop, timeout=5.0, prove=lift_prover(_time.monotonic() + 5.0)).loop is None   # not unasked
     res = lift(loop, timeout=90.0, prove=lift_prover(_time.monotonic() + 90.0), without_witness=True)

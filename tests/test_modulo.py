@@ -290,3 +290,25 @@ def test_cuda_spells_the_floored_remainder():
 def _sign():
     a = thm3.analyze(SIGN_CHANGES, timeout=30)
     return a.loop, a.combine_fn
+
+
+def test_emitted_numpy_functions_compute_the_remainder(sign_changes):
+    """The emitted module's NumPy `_left` and `_combine` (what it checks the GPU against)
+    read `%` as the loop does: folding halves with `_left` and joining them with
+    `_combine` gives the sequential state."""
+    from thm3.gpu.render.module import numpy_source
+    a = sign_changes
+    ns = {"np": np, "DTYPE": np.float64}
+    exec(compile(numpy_source(a.loop, a.combine_fn), "<emitted>", "exec"), ns)   # thm3's own output
+    rng = np.random.default_rng(9)
+    for n in (0, 1, 2, 5, 40):
+        x = rng.choice([-1.0, 1.0], n) * rng.uniform(0.5, 2.0, n)
+        k = int(rng.integers(0, n + 1))
+        parts = []
+        for chunk in (x[:k], x[k:]):
+            s = (np.int64(0), np.float64(0.0))
+            for v in chunk:
+                s = ns["_left"](*s, np.float64(v))
+            parts.append(s)
+        got = ns["_combine"](*parts[0], *parts[1])
+        assert tuple(map(float, got)) == tuple(map(float, fold_left(a.loop, [(v,) for v in x], {}))), (n, k)
