@@ -382,6 +382,9 @@ CORPUS: list[Entry] = [
     _hom("sign_changes", PARSYNT,
          "the first sign is the last sign flipped c times, so changes add up with one more "
          "where last1 and first2 differ", _sign_changes, domain="nonzero"),
+    _hom("sign_changes_real_count", PARSYNT, "as sign_changes: the count is an integer kept in a "
+         "Real (invariant c % 1 == 0), so its parity is read the same way", _sign_changes,
+         domain="nonzero"),
     # --- Synduce ------------------------------------------------------------------------
     _hom("synduce_mpps", SYNDUCE, "the later prefix wins only when strictly better", _mpps),
     _hom("synduce_mbo_lifted", SYNDUCE, "best = max(best1, best2, cur1 + lead2)", _mbo_lifted,

@@ -82,19 +82,19 @@ def test_majority_has_no_small_lift():
     assert step.status == "none" and "no lift" in step.detail
 
 
-# The sign changes of bench/corpus/ counted in a Real: the combine reads the count's parity,
-# which holds only on integer counts, and no invariant says the count is one, so its
-# associativity is only tested and the verdict is "unknown" (with the Int count it is proved).
-def _real_count_sign_changes() -> str:
+# The sign changes of bench/corpus/ with each change counted twice: b's first sign is its
+# last flipped c / 2 times, a parity the sketch does not read (it reads c % 2), and no
+# other route finds the combine, so the verdict is "unknown" with no witness.
+def _sign_changes_counted_twice() -> str:
     from pathlib import Path
     text = (Path(__file__).resolve().parents[1] / "bench" / "corpus" / "sign_changes.py").read_text()
-    assert "    c: Int = 0" in text
-    return text.replace("    c: Int = 0", "    c: Real = 0")
+    assert "acc.c + 1 if flip" in text
+    return text.replace("acc.c + 1 if flip", "acc.c + 2 if flip")
 
 
 @pytest.mark.slow
 def test_an_unknown_loop_is_lifted_to_a_proved_homomorphism():
-    """The sign changes with a Real count end "unknown" with no witness.  `thm3 lift` searches
+    """The sign changes counted twice end "unknown" with no witness.  `thm3 lift` searches
     them all the same, every candidate going to the prover: the lift it returns is a
     proved homomorphism whose old fields fold as the original's do."""
     import time as _time
@@ -102,7 +102,7 @@ def test_an_unknown_loop_is_lifted_to_a_proved_homomorphism():
     from thm3.lift import lift
     from thm3.pipeline import analyze_loop, lift_prover
     from thm3.syntax.frontend import parse_source
-    loop = parse_source(_real_count_sign_changes(), "real_count_sign_changes.py")
+    loop = parse_source(_sign_changes_counted_twice(), "sign_changes_twice.py")
     assert analyze_loop(loop, timeout=30.0).verdict == "unknown"
     assert lift(loop, timeout=5.0, prove=lift_prover(_time.monotonic() + 5.0)).loop is None   # not unasked
     res = lift(loop, timeout=90.0, prove=lift_prover(_time.monotonic() + 90.0), without_witness=True)

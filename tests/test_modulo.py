@@ -312,3 +312,23 @@ def test_emitted_numpy_functions_compute_the_remainder(sign_changes):
             parts.append(s)
         got = ns["_combine"](*parts[0], *parts[1])
         assert tuple(map(float, got)) == tuple(map(float, fold_left(a.loop, [(v,) for v in x], {}))), (n, k)
+
+
+def test_a_count_kept_in_a_real_is_an_integer():
+    """A Real field that starts at an integer and steps by integers gets the invariant
+    c % 1 == 0 (one with a step of 0.5 does not), which the parity in the combine of
+    the Real-count sign changes needs; laws whose terms have no `%` do not assume it."""
+    from thm3.analysis.invariants import _integer_counts
+    from thm3.prove.laws import Law, Setting
+    path = ROOT / "bench" / "corpus" / "sign_changes_real_count.py"
+    a = thm3.analyze(path, timeout=30)
+    assert a.verdict == "homomorphism", a.reason
+    assert "c % 1 == 0" in a.invariants
+    half = parse_source(path.read_text().replace("acc.c + 1 if flip", "acc.c + 0.5 if flip"))
+    assert _integer_counts(half) == []
+    assert [repr(i) for i in _integer_counts(a.loop)] == ["acc.c % 1 == 0.0"]
+    setting = Setting(a.loop, a.setting.invariants)
+    plain = Law(setting, ["s"], ["x"], time.monotonic() + 5, (a.loop.left.outputs[1],))
+    assert not any("%" in repr(i) for i in plain.invariants) and plain.integers == []
+    with_mod = Law(setting, ["a"], [], time.monotonic() + 5, a.combine_fn.outputs)
+    assert with_mod.integers == ["c"]

@@ -17,6 +17,7 @@ import numpy as np
 from thm3.semantics.evaluate import NUMPY, evaluate, quiet
 from thm3.ir import Expr, Loop, Op, Type, const, initial_state, var, walk
 from thm3.prove.laws import Setting, preserved_atoms
+from thm3.semantics.critical import arms
 from thm3.semantics.samples import batch_init
 from thm3.synth.interpolation import equality_invariants
 
@@ -215,16 +216,56 @@ def infer(loop: Loop, triples, deadline: float) -> tuple[list[Expr], bool]:
         for i, (e, size) in enumerate(exact):
             keep[first + i] = keep[first + i] or _nearly_zero(e.src[0], size, [t.a, t.b, t.c], loop, t.params)
     alive = [a for a, k in zip(atoms, keep) if k]
+    base, timed_out = _houdini(loop, [], alive, deadline)
+    if timed_out:
+        return [], True
+    # Integer counts kept in a Real (c % 1 == 0), with the survivors above assumed: a
+    # separate round, so that no other invariant's proof carries integers.
+    whole = _integer_counts(loop)
+    whole = [a for a, k in zip(whole, _holds(whole, states, loop, triples[0].params if triples else {})) if k]
+    counts, timed_out = _houdini(loop, base, whole, deadline) if whole else ([], False)
+    return _prune(base) + ([] if timed_out else counts), False
+
+
+def _houdini(loop: Loop, assumed: list[Expr], atoms: list[Expr], deadline: float) -> tuple[list[Expr], bool]:
+    """The largest subset of `atoms` that, with `assumed` (already inductive), is preserved
+    by one `left` step; and whether the search ran out of time."""
+    alive = list(atoms)
     while alive:
         if time.monotonic() > deadline:
             return [], True
-        flags, timed_out = preserved_atoms(Setting(loop, alive), alive, deadline)
+        flags, timed_out = preserved_atoms(Setting(loop, assumed + alive), alive, deadline)
         if timed_out:
             return [], True
         if all(flags):
-            return _prune(alive), False
+            return alive, False
         alive = [a for a, ok in zip(alive, flags) if ok]
     return [], False
+
+
+def _integer_counts(loop: Loop) -> list[Expr]:
+    """`f % 1 == 0` for each Real field that starts at an integer and whose new value is,
+    on every branch, an integer or the field plus or minus an integer (a count kept in a
+    Real): the parity of such a count is what a combine may read."""
+    def integer(e: Expr) -> bool:
+        return e.op is Op.CONST and e.type is not Type.BOOL and math.isfinite(float(e.arg)) \
+            and float(e.arg) == int(float(e.arg))
+
+    out = []
+    for f, new in zip(loop.fields, loop.left.outputs):
+        if f.type is not Type.REAL or not math.isfinite(float(f.default)) or float(f.default) != int(f.default):
+            continue
+        x = _field(f)
+
+        def counts(arm: Expr) -> bool:
+            if integer(arm) or (arm.op is Op.VAR and arm.arg == x.arg):
+                return True
+            return arm.op in (Op.ADD, Op.SUB) and any(s.op is Op.VAR and s.arg == x.arg for s in arm.src) \
+                and all(integer(s) or (s.op is Op.VAR and s.arg == x.arg) for s in arm.src)
+        branches = arms(new)
+        if any(a.op is not Op.VAR for a in branches) and all(counts(a) for a in branches):
+            out.append(_cmp(Op.EQ, Expr(Op.MOD, Type.REAL, (x,), 1), const(0.0)))
+    return out
 
 
 def _prune(atoms: list[Expr]) -> list[Expr]:

@@ -88,6 +88,15 @@ class Law:
         self.elements = elements
         self.deadline = deadline
         self.lazy = not _uses_transcendental(exprs_for_mode)
+        # An invariant with a remainder (c % 1 == 0: the count is an integer) is assumed
+        # only where the terms have one: elsewhere it would only burden Z3 with integers.
+        with_mod = any(e.op is Op.MOD for e in walk(exprs_for_mode))
+        self.invariants = [i for i in setting.invariants
+                           if with_mod or not any(e.op is Op.MOD for e in walk([i]))]
+        # `f % 1 == 0` is told to Z3 as IsInt(f), which its integer reasoning reads best
+        self.integers = [i.src[0].src[0].arg[4:] for i in self.invariants
+                         if i.op is Op.EQ and i.src[0].op is Op.MOD and i.src[0].arg == 1
+                         and i.src[0].src[0].op is Op.VAR and i.src[1].op is Op.CONST and i.src[1].arg == 0]
         self.empty: tuple | None = None     # (field, value, {field: value}) while split on emptiness
         self.check_ms = CHECK_MS            # Z3's limit per check on a path
 
@@ -177,12 +186,14 @@ class Law:
                 for d in self.loop.params:
                     env[d.name] = syms.real(d.name, d.type)
                 hyps = list(syms.hyps)
+                hyps += [z3.IsInt(env[f"{prefix}.{name}"].z3) for prefix in self.operands for name in self.integers
+                         if isinstance(env.get(f"{prefix}.{name}"), Fin)]
                 feasible = True
                 pre_ex = Explorer([], self.deadline)
                 pre_table = SymbolicTable(pre_ex, lazy=True)
                 params = {d.name: env[d.name] for d in self.loop.params}     # n <= cap
                 facts = [({f"acc.{f.name}": env[f"{prefix}.{f.name}"] for f in self.loop.fields} | params,
-                          self.setting.invariants) for prefix in self.operands]
+                          self.invariants) for prefix in self.operands]
                 facts += [({d.name: env[f"{prefix}.{d.name}"] for d in self.loop.elements} | params,
                            self.loop.preconditions) for prefix in self.elements]
                 for fenv, conds in facts:
@@ -664,7 +675,7 @@ def preserved_atoms(setting: Setting, atoms: list[Expr], deadline: float) -> tup
                 alive[i] = False
         return True
 
-    out = Law(setting, ["s"], ["x"], deadline, loop.left.outputs).run(build, check)
+    out = Law(setting, ["s"], ["x"], deadline, tuple(loop.left.outputs) + tuple(atoms)).run(build, check)
     return alive, out.status == "timeout"
 
 

@@ -56,7 +56,7 @@ def _switches(loop: Loop, memo: Memo) -> list:
         init = sympy_const(f.default, f.type) if f.type in (Type.REAL, Type.INT) else None
         if init is None:
             continue
-        for arm in dict.fromkeys([out_e] + _arms(out_e)):     # out_e once (it is its own arm)
+        for arm in dict.fromkeys([out_e] + arms(out_e)):     # out_e once (it is its own arm)
             v = memo.value(arm)
             if v is not None:
                 out.append(v - init)
@@ -67,7 +67,7 @@ _SELECTIONS = (Op.WHERE, Op.MAX, Op.MIN, Op.ABS, Op.MOD)
 _MAX_ARMS = 16
 
 
-def _arms(e) -> list:
+def arms(e) -> list:
     """The terms that `e` equals on some inputs: each selection inside it (WHERE, MAX,
     MIN, ABS, at any depth: `min(x, 0) + 3` is `x + 3` or `3`) replaced by one of its
     operands, and a remainder `t % m` by t - k m for small k, at most `_MAX_ARMS` of them."""
@@ -89,7 +89,7 @@ def _arms(e) -> list:
     out: list = []
     for o in options:
         replaced = transform([e], lambda x, go, _s=sel, _o=o: _o if x is _s else None)[0]
-        out += _arms(replaced)
+        out += arms(replaced)
         if len(out) >= _MAX_ARMS:
             break
     return list(dict.fromkeys(out))[:_MAX_ARMS]
