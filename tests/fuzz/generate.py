@@ -200,7 +200,7 @@ def remainder(choose) -> FuzzLoop:
     expressions taken modulo m (the oracle decides those)."""
     op, c = choose(COMPARES), choose(CONSTANTS)
     m = choose((2, 3, 4))
-    match choose(("count", "sum", "changes", "changes_parity", "random")):
+    match choose(("count", "sum", "changes", "changes_real", "changes_parity", "random")):
         case "random":
             step = _real_expr(choose, ["u"], 2)
             body = [f"return State(({step}) % {m})"]
@@ -214,8 +214,9 @@ def remainder(choose) -> FuzzLoop:
             body = [f"return State((acc.r + x) % {m})"]
             why = f"(r1 + r2) % {m}"
         case kind:
-            count = "acc.n + 1 if flip else acc.n" if kind == "changes" else "(acc.n + (1 if flip else 0)) % 2"
-            fields = [("n", "Int", "0"), ("last", "Real", "0"), ("seen", "Bool", "False")]
+            count = "(acc.n + (1 if flip else 0)) % 2" if kind == "changes_parity" else "acc.n + 1 if flip else acc.n"
+            fields = [("n", "Real" if kind == "changes_real" else "Int", "0"), ("last", "Real", "0"),
+                      ("seen", "Bool", "False")]
             body = [f"flip = acc.seen and (x {op} {_num(c)}) != (acc.last {op} {_num(c)})",
                     f"return State({count}, x, True)"]
             why = "changes add, with one more where b's first condition, its last flipped n times, differs"
