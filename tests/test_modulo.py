@@ -332,3 +332,23 @@ def test_a_count_kept_in_a_real_is_an_integer():
     assert not any("%" in repr(i) for i in plain.invariants) and plain.integers == []
     with_mod = Law(setting, ["a"], [], time.monotonic() + 5, a.combine_fn.outputs)
     assert with_mod.integers == ["c"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("arch", ["sm_90", "sm_80"])
+def test_remainder_kernels_compile(arch, sign_changes):
+    from thm3.gpu.render import cuda as render
+    from thm3.gpu.render.scan import render_scan
+    from thm3.gpu.runtime import nvrtc
+    if not nvrtc.available():
+        pytest.skip("cuda-bindings (NVRTC) is not installed")
+    m = analyze_loop(parse_source(MODULI, "moduli.py"), timeout=30)
+    for a in (sign_changes, m):
+        for dtype in ("float32", "float64"):
+            ptx = nvrtc.compile_cuda(render.render(a.loop, a.combine_fn, dtype=dtype, dim=4), arch,
+                                     f"{a.loop.name}.cu").decode()
+            assert ".entry thm3_reduce_blocks(" in ptx
+            assert "ld.local" not in ptx and "st.local" not in ptx
+            scan = nvrtc.compile_cuda(render_scan(a.loop, a.combine_fn, dtype=dtype, dim=4), arch,
+                                      f"{a.loop.name}_scan.cu").decode()
+            assert ".entry thm3_scan_blocks(" in scan
