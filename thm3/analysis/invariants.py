@@ -15,7 +15,7 @@ import time
 import numpy as np
 
 from thm3.semantics.evaluate import NUMPY, evaluate, quiet
-from thm3.ir import Expr, Loop, Op, Type, const, initial_state, var, walk
+from thm3.ir import COMPARISONS, Expr, Loop, Op, Type, const, free_vars, initial_state, var, walk
 from thm3.prove.laws import Setting, preserved_atoms
 from thm3.semantics.critical import arms
 from thm3.semantics.samples import batch_init
@@ -251,6 +251,14 @@ def _integer_counts(loop: Loop) -> list[Expr]:
         return e.op is Op.CONST and e.type is not Type.BOOL and math.isfinite(float(e.arg)) \
             and float(e.arg) == int(float(e.arg))
 
+    # Only where a combine may read a parity: `left` takes a remainder, or tests a
+    # condition on the element alone (whose value on b's first element the sketch reads
+    # off b's last one and the parity of a count); elsewhere the round costs a proof.
+    elements = {d.name for d in loop.elements}
+    nodes = walk(loop.left.outputs)
+    if not any(e.op is Op.MOD or (e.op in COMPARISONS and (names := free_vars([e])) & elements
+                                  and not any(n.startswith("acc.") for n in names)) for e in nodes):
+        return []
     out = []
     for f, new in zip(loop.fields, loop.left.outputs):
         if f.type is not Type.REAL or not math.isfinite(float(f.default)) or float(f.default) != int(f.default):
