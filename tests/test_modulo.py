@@ -352,3 +352,21 @@ def test_remainder_kernels_compile(arch, sign_changes):
             scan = nvrtc.compile_cuda(render_scan(a.loop, a.combine_fn, dtype=dtype, dim=4), arch,
                                       f"{a.loop.name}_scan.cu").decode()
             assert ".entry thm3_scan_blocks(" in scan
+
+
+def test_only_a_term_that_is_an_integer_by_its_shape_gets_z3s_integer_mod():
+    """The integer encoding floors first, so it is sound only on integers: a Real, a
+    quotient or an unknown function of Int values never gets it."""
+    syms = Symbols()
+    n, k = syms.real("acc.n", Type.INT), syms.real("acc.k", Type.INT)
+    r = syms.real("acc.r", Type.REAL)
+    ex = Explorer(syms.hyps, time.monotonic() + 30)
+    assert ex.integral(n.z3) and ex.integral((n.z3 + 1) * k.z3 - 3) and ex.integral(z3.If(r.z3 > 0, n.z3, k.z3))
+    assert not ex.integral(r.z3) and not ex.integral(n.z3 / 2) and not ex.integral(n.z3 + z3.RealVal("1/2"))
+    assert not ex.integral(z3.If(r.z3 > 0, n.z3, r.z3)) and not ex.integral(z3.Function("f", z3.RealSort(), z3.RealSort())(n.z3))
+    # the same remainder on the Real side still means the floored remainder of a real
+    t = SymbolicTable(ex, lazy=True)
+    half = t.op_mod(t.op_add(r, t.op_const(0.5, Type.REAL)), 2)
+    s = z3.Solver()
+    s.add(r.z3 == 0, half.z3 != z3.RealVal("1/2"))
+    assert s.check() == z3.unsat

@@ -240,7 +240,7 @@ PYTHON: dict = {
 
 # -- the evaluator ------------------------------------------------------------------
 # One rule gives a node its value from its children's values and the table: a constant
-# through table[CONST], a variable from the environment, POW and MOD with their integer,
+# through table[CONST], a variable from the environment, POW and MOD with their constant integer,
 # every other op as table[op] of its operands.  Two drivers apply it: `Compiled` fixes
 # the schedule of one DAG for many environments (a fold calls it once per element);
 # `Memo` keeps every node's value under one environment across calls (candidate terms

@@ -81,27 +81,28 @@ class Explorer:
         # the variables the hypotheses say are integers (an Int field is a Z3 Real with IsInt)
         self.integers = {h.arg(0).decl().name() for h in self.base
                          if z3.is_app_of(h, z3.Z3_OP_IS_INT) and z3.is_const(h.arg(0))}
-        self._integral: dict[int, bool] = {}
+        self._integral: dict[int, tuple] = {}     # id -> (term, answer): the term kept, so its id stays its own
 
     def integral(self, t) -> bool:
         """Whether the term is an integer by its shape: integer numerals and variables,
         sums, differences, products and selections of such, and Z3's integer mod."""
         key = t.get_id()
-        got = self._integral.get(key)
-        if got is None:
-            if z3.is_rational_value(t):
-                got = t.denominator_as_long() == 1
-            elif z3.is_int(t) or z3.is_to_real(t):
-                got = True
-            elif z3.is_const(t):
-                got = t.decl().name() in self.integers
-            elif z3.is_add(t) or z3.is_sub(t) or z3.is_mul(t) or z3.is_app_of(t, z3.Z3_OP_UMINUS):
-                got = all(self.integral(c) for c in t.children())
-            elif z3.is_app_of(t, z3.Z3_OP_ITE):
-                got = self.integral(t.arg(1)) and self.integral(t.arg(2))
-            else:
-                got = False
-            self._integral[key] = got
+        kept = self._integral.get(key)
+        if kept is not None and kept[0].eq(t):
+            return kept[1]
+        if z3.is_rational_value(t):
+            got = t.denominator_as_long() == 1
+        elif z3.is_int(t) or z3.is_to_real(t):
+            got = True
+        elif z3.is_const(t):
+            got = t.decl().name() in self.integers
+        elif z3.is_add(t) or z3.is_sub(t) or z3.is_mul(t) or z3.is_app_of(t, z3.Z3_OP_UMINUS):
+            got = all(self.integral(c) for c in t.children())
+        elif z3.is_app_of(t, z3.Z3_OP_ITE):
+            got = self.integral(t.arg(1)) and self.integral(t.arg(2))
+        else:
+            got = False
+        self._integral[key] = (t, got)
         return got
 
     def _tick(self):
