@@ -78,9 +78,7 @@ class Explorer:
         self.side: list = []          # axioms about uninterpreted exp/log/sqrt instances
         self._side_ids: set = set()
         self.unknown = False          # some feasibility check timed out (then both sides kept)
-        # the variables the hypotheses say are integers (an Int field is a Z3 Real with IsInt)
-        self.integers = {h.arg(0).decl().name() for h in self.base
-                         if z3.is_app_of(h, z3.Z3_OP_IS_INT) and z3.is_const(h.arg(0))}
+        self._integers: set[str] | None = None     # read off the hypotheses on first use
         self._integral: dict[int, tuple] = {}     # id -> (term, answer): the term kept, so its id stays its own
 
     def integral(self, t) -> bool:
@@ -95,7 +93,10 @@ class Explorer:
         elif z3.is_int(t) or z3.is_to_real(t):
             got = True
         elif z3.is_const(t):
-            got = t.decl().name() in self.integers
+            if self._integers is None:     # the variables the hypotheses say are integers (IsInt)
+                self._integers = {h.arg(0).decl().name() for h in self.base
+                                  if z3.is_app_of(h, z3.Z3_OP_IS_INT) and z3.is_const(h.arg(0))}
+            got = t.decl().name() in self._integers
         elif z3.is_add(t) or z3.is_sub(t) or z3.is_mul(t) or z3.is_app_of(t, z3.Z3_OP_UMINUS):
             got = all(self.integral(c) for c in t.children())
         elif z3.is_app_of(t, z3.Z3_OP_ITE):
