@@ -30,6 +30,13 @@ DOMAINS = ("real", "int", "bits", "digits", "pm1", "nonzero", "pair")
 
 INF = math.inf
 
+# The classes of issue 21, each solved by a theorem (composition of the step read as a map):
+# "semiring" (a step linear in the state over a semiring: a matrix), "finite" (a finite state
+# space: a transition table), "finite-linear" (finite control with linear data), "powers"
+# (powers and reciprocals: c**n, 2**-k, harmonic means, checksums), "big-state" (k smallest,
+# many-field runs, clamps), "int-real" (a homomorphism over Int and not over Real).
+CLASSES = ("", "semiring", "finite", "finite-linear", "powers", "big-state", "int-real")
+
 
 @dataclass(frozen=True)
 class Entry:
@@ -42,6 +49,8 @@ class Entry:
     domain: str = "real"
     params: tuple = ({},)           # loop-parameter settings the tests use
     twin: str | None = None         # the branch-form twin: same function, other spelling
+    klass: str = ""                 # the class a theorem solves it by (issue 21): one of CLASSES, or ""
+    lift: int | None = None         # non-homomorphisms: fields the smallest lift adds (None: not catalogued)
 
     @property
     def path(self) -> Path:
@@ -56,6 +65,8 @@ class Entry:
         assert self.domain in DOMAINS, self.name
         assert (self.combine is not None) == (self.truth == "homomorphism"), self.name
         assert (self.witness is not None) == (self.truth == "not-homomorphism"), self.name
+        assert self.klass in CLASSES, self.name
+        assert self.lift is None or self.truth == "not-homomorphism", self.name
 
 
 def _hom(name, source, why, combine, **kw) -> Entry:
@@ -480,6 +491,13 @@ CORPUS: list[Entry] = [
          domain="real", params=({"cap": 3}, {"cap": 0})),
     _hom("length_reached", ISSUES, "n adds; reached iff n1 + n2 >= 9", _reached),
 ]
+
+# The loops of issue 21's classes, one module a class family (each lists `ENTRIES`).
+from corpus_semiring import ENTRIES as _SEMIRING  # noqa: E402  (they import Entry from here)
+from corpus_finite import ENTRIES as _FINITE  # noqa: E402
+from corpus_bigstate import ENTRIES as _BIGSTATE  # noqa: E402
+
+CORPUS += _SEMIRING + _FINITE + _BIGSTATE
 
 _BY_NAME = {e.name: e for e in CORPUS}
 assert len(_BY_NAME) == len(CORPUS), "duplicate corpus names"
