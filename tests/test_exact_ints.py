@@ -110,3 +110,61 @@ def left(acc: State, x: Int) -> State:
     return State(max(acc.s, x, -9223372036854775808))
 """)
     assert wide_int_literal(loop, "the CUDA kernel") is None
+
+
+# -- the CUDA kernels: checked int64 arithmetic, a flag the launcher reads ------------------
+
+def test_kernels_check_int_arithmetic_and_compile():
+    pytest.importorskip("thm3.gpu.api")
+    from thm3.gpu.render import cuda as R
+    from thm3.gpu.runtime import nvrtc
+    a = thm3.analyze_source(SUM, lift=False, timeout=30)
+    text = R.render(a.loop, a.combine_fn, dtype="float32")
+    assert "r.s = thm3_add_ll(acc.s, x, 1);" in text and "r.s = thm3_add_ll(a.s, b.s, 1);" in text
+    assert "__device__ int thm3_int_overflow" in text
+    if not nvrtc.available():
+        pytest.skip("NVRTC is not installed")
+    for arch in ("sm_90", "sm_80"):
+        nvrtc.compile_cubin(text, arch=arch)
+
+
+def test_a_loop_without_int_arithmetic_has_no_overflow_flag():
+    pytest.importorskip("thm3.gpu.api")
+    from thm3.gpu.render import cuda as R
+    from catalog import SAMPLES_DIR
+    loop = thm3.parse_file(SAMPLES_DIR / "argmax.py")
+    a = thm3.analyze(SAMPLES_DIR / "argmax.py", lift=False, timeout=30)
+    assert "thm3_int_overflow" not in R.render(loop, a.combine_fn)
+
+
+def test_the_checked_helpers_on_the_host(tmp_path):
+    """The helpers of templates/int_checks.cu, built by g++, against Python's ints."""
+    import shutil
+    import subprocess
+    if shutil.which("g++") is None:
+        pytest.skip("no g++ to build host code")
+    from thm3.gpu.render import cuda as R
+    cases = [("add", 2**62, 2**62), ("add", -2**62, -2**62), ("add", -2**63, -1), ("sub", -2**63, 1),
+             ("sub", 0, -2**63), ("sub", -1, -2**63), ("mul", 2**32, 2**31), ("mul", 2**32, 2**32),
+             ("mul", -1, -2**63), ("mul", -2**63, -1), ("mul", -2**62, 2), ("mul", 0, -2**63),
+             ("neg", -2**63, 0), ("neg", 5, 0)]
+    calls = []
+    for op, x, y in cases:
+        args = f"{x}LL" if x != -2**63 else "THM3_LL_MIN"
+        if op != "neg":
+            args += ", " + (f"{y}LL" if y != -2**63 else "THM3_LL_MIN")
+        calls.append(f"thm3_int_overflow = 0; r = thm3_{op}_ll({args}, 7); "
+                     "printf(\"%lld %d\\n\", r, thm3_int_overflow);")
+    src = tmp_path / "checks.cpp"
+    src.write_text("#include <cstdio>\n#define __host__\n#define __device__\n#define __forceinline__ inline\n"
+                   + R.INT_CHECKS + "\nint main() { long long r;\n" + "\n".join(calls) + "\nreturn 0; }\n")
+    subprocess.run(["g++", "-std=c++17", "-fsanitize=undefined", "-fno-sanitize-recover=all", "-o",
+                    str(tmp_path / "checks"), str(src)], check=True)
+    lines = subprocess.run([str(tmp_path / "checks")], check=True, capture_output=True, text=True).stdout.split("\n")
+    for (op, x, y), line in zip(cases, lines):
+        exact = {"add": x + y, "sub": x - y, "mul": x * y, "neg": -x}[op]
+        r, flag = map(int, line.split())
+        fits = -2**63 <= exact < 2**63
+        assert flag == (0 if fits else 7), (op, x, y)
+        if fits:
+            assert r == exact, (op, x, y)
