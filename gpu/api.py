@@ -34,6 +34,7 @@ def emit(loop: Loop, combine: Fn, outdir, *, dtype: str = "float32",
          dim: int | None = None, exp_nonpositive: bool = False) -> tuple[Path, Path]:
     """Write DIR/NAME.cu and DIR/NAME.py for `loop` and its `combine`; returns both paths.
     `exp_nonpositive`: the stability certificate proved every exp argument <= 0."""
+    _refuse_wide_literals(loop)
     source = R.render(loop, combine, dtype=dtype, dim=dim, exp_nonpositive=exp_nonpositive)
     module = reduction_module(loop, combine, source, dtype=dtype, dim=dim)
     outdir = Path(outdir)
@@ -42,6 +43,13 @@ def emit(loop: Loop, combine: Fn, outdir, *, dtype: str = "float32",
     cu_path.write_text(source)
     py_path.write_text(module)
     return cu_path, py_path
+
+
+def _refuse_wide_literals(loop: Loop) -> None:
+    from thm3.syntax.frontend import wide_int_literal
+    err = wide_int_literal(loop, "the CUDA kernel")
+    if err is not None:
+        raise err
 
 
 def emit_attention(analysis, shape, outdir, *, dim: int) -> tuple[Path, Path]:
@@ -69,6 +77,7 @@ _modules: dict[str, types.ModuleType] = {}
 
 def emitted_module(loop: Loop, combine: Fn, *, dtype: str, dim: int | None, exp_nonpositive: bool = False):
     """The emitted reduction module of `loop` and `combine`, built in memory (cached per text)."""
+    _refuse_wide_literals(loop)
     source = R.render(loop, combine, dtype=dtype, dim=dim, exp_nonpositive=exp_nonpositive)
     text = reduction_module(loop, combine, source, dtype=dtype, dim=dim)
     mod = _modules.get(text)

@@ -372,6 +372,7 @@ class Printer:
     def __init__(self, spec: Spec, names: dict[str, str], lanes: bool = False, fast_exp: bool = False):
         self.spec, self.real, self.names, self.lanes = spec, spec.real, names, lanes
         self.fast_exp = fast_exp        # exp arguments proved <= 0: ex2.approx alone
+        self.int_checks: dict[int, int] = {}   # id(node) -> the field code its overflow sets
         self.locals: dict[int, str] = {}
         self.lines: list[str] = []
         taken = set(names.values())
@@ -410,6 +411,9 @@ class Printer:
             args = [self.convert(a, s, _scalar(e.type)) for a, s in zip(args, e.src)]
         elif e.op in _CONVERT_BRANCHES:
             args = [args[0]] + [self.convert(a, s, _scalar(e.type)) for a, s in zip(args[1:], e.src[1:])]
+        code = self.int_checks.get(id(e))
+        if code is not None:
+            return _checked_int(e, args, code)
         return CUDA[e.op](self, e, args)
 
     def convert(self, o: Operand, e: Expr, to: Type) -> Operand:
@@ -547,11 +551,55 @@ def _state_names(spec: Spec, prefix: str, var: str) -> dict[str, str]:
 
 
 def _body(spec: Spec, fn: Fn, names: dict[str, str], targets: list[tuple[str, Type]],
-          fast_exp: bool = False) -> list[str]:
+          fast_exp: bool = False, checked: bool = False) -> list[str]:
     p = Printer(spec, names, fast_exp=fast_exp)
-    for (target, t), e in zip(targets, p.prepare(fn.outputs)):
+    outputs = share(fn.outputs)
+    if checked:
+        p.int_checks = int_checks(outputs)
+    for (target, t), e in zip(targets, p.prepare(outputs)):
         p.assign(target, e, t)
     return p.lines
+
+
+# -- Int arithmetic in int64, checked -----------------------------------------------------
+# A sum, difference, product, negation or power of Ints in `left` or the combine is a
+# call of a helper of INT_CHECKS that computes it in two's complement and, where the exact
+# value leaves int64, stores the code of the field (1 + its index) whose new value reads
+# it in the device global `thm3_int_overflow`; the launcher reads it after the launch and
+# raises OverflowError naming that field.
+
+_CHECKED_INT = {Op.ADD: "thm3_add_ll", Op.SUB: "thm3_sub_ll", Op.MUL: "thm3_mul_ll",
+                Op.NEG: "thm3_neg_ll", Op.ABS: "thm3_neg_ll", Op.POW: "thm3_powi_ll"}
+
+
+def int_checks(outputs) -> dict[int, int]:
+    """id(node) -> 1 + the index of the first field whose output reads it, for each Int
+    operation of `outputs` (one per field, shared) that int64 can overflow."""
+    out: dict[int, int] = {}
+    for k, o in enumerate(outputs):
+        for e in walk([o]):
+            if e.op in _CHECKED_INT and e.type is Type.INT and all(x.type is Type.INT for x in e.src) \
+                    and not (e.op is Op.POW and e.arg < 0):
+                out.setdefault(id(e), k + 1)
+    return out
+
+
+def _checked_int(e: Expr, args, code: int) -> Operand:
+    texts = [a.text for a in args]
+    match e.op:
+        case Op.ABS:
+            return Operand(f"thm3_abs_ll({texts[0]}, {code})", _ATOM, e.type)
+        case Op.POW:
+            return Operand(f"thm3_powi_ll({texts[0]}, {e.arg}, {code})", _ATOM, e.type)
+    return Operand(f"{_CHECKED_INT[e.op]}({', '.join(texts)}, {code})", _ATOM, e.type)
+
+
+INT_CHECKS = cuda_text("int_checks.cu")
+
+
+def uses_int_checks(loop: Loop, combine: Fn) -> bool:
+    """Whether the rendered left or combine holds a checked Int operation."""
+    return bool(int_checks(share(loop.left.outputs)) or int_checks(share(combine.outputs)))
 
 
 def render_left(spec: Spec) -> str:
@@ -564,7 +612,7 @@ def render_left(spec: Spec) -> str:
                     else f"{spec.ctype(p.type)} {c_name(p.name)}")
     names.update({p.name: c_name(p.name) for p in loop.params})
     targets = [(f"r.{c_member(f.name)}", f.type) for f in loop.fields]
-    lines = ["State r;"] + _body(spec, loop.left, names, targets, spec.exp_nonpositive) + ["return r;"]
+    lines = ["State r;"] + _body(spec, loop.left, names, targets, spec.exp_nonpositive, checked=True) + ["return r;"]
     sig = c_signature("__host__ __device__ __forceinline__ State thm3_left", args + spec.param_decls())
     return _function(sig, lines, "left: one step of the sequential fold")
 
@@ -573,7 +621,7 @@ def render_combine(spec: Spec) -> str:
     names = {**_state_names(spec, "a", "a"), **_state_names(spec, "b", "b")}
     names.update({p.name: c_name(p.name) for p in spec.loop.params})
     targets = [(f"r.{c_member(f.name)}", f.type) for f in spec.loop.fields]
-    lines = ["State r;"] + _body(spec, spec.combine, names, targets, spec.exp_nonpositive) + ["return r;"]
+    lines = ["State r;"] + _body(spec, spec.combine, names, targets, spec.exp_nonpositive, checked=True) + ["return r;"]
     args = ["const State& a", "const State& b"] + spec.param_decls()
     return _function(c_signature("__host__ __device__ __forceinline__ State thm3_combine", args),
                      lines, "combine: h(xs + ys) from a = h(xs) and b = h(ys); a is the earlier part")
@@ -601,7 +649,8 @@ def render_functions(loop: Loop, combine: Fn, *, dtype: str = "float32", dim: in
     proved every exp argument of left and the combine <= 0 (their float32 exps then use
     ex2.approx alone; the result's keep exp2f)."""
     spec = make_spec(loop, combine, dtype, dim, exp_nonpositive)
-    parts = [_header(spec), _HELPERS, render_state(spec), render_identity(spec),
+    checks = INT_CHECKS if uses_int_checks(loop, combine) else ""
+    parts = [_header(spec), _HELPERS, checks, render_state(spec), render_identity(spec),
              render_left(spec), render_combine(spec), render_result(spec)]
     return "\n\n".join(p for p in parts if p) + "\n"
 

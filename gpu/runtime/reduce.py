@@ -34,15 +34,48 @@ RUN = 1024              # backend="numpy": elements a run folds with left
 _modules: dict = {}
 
 
-def _kernel(name: str, source: str | None = None):
-    """Kernel `name` of SOURCE (or of `source`, e.g. SCAN_SOURCE), compiled once a device."""
+def _module(source: str | None = None):
+    """SOURCE (or `source`, e.g. SCAN_SOURCE) compiled, once a device."""
     cupy = _cupy()
     source = SOURCE if source is None else source
     key = (_device(cupy), source)
     module = _modules.get(key)
     if module is None:
         module = _modules[key] = cupy.RawModule(code=source)
-    return module.get_function(name)
+    return module
+
+
+def _kernel(name: str, source: str | None = None):
+    """Kernel `name` of SOURCE (or of `source`, e.g. SCAN_SOURCE), compiled once a device."""
+    return _module(source).get_function(name)
+
+
+# An Int sum, difference, product, negation or power that leaves int64 in the kernels
+# stores 1 + its field's index in the device global thm3_int_overflow (a source without
+# such operations has none): zeroed before a launch, read after it.
+
+def _int_flag(source: str | None = None, zero: bool = True):
+    """The device global thm3_int_overflow of the source (zeroed, unless `zero` is
+    False: to read it after a launch); None where the source has none."""
+    source = SOURCE if source is None else source
+    if "thm3_int_overflow" not in source:
+        return None
+    cupy = _cupy()
+    flag = cupy.ndarray((1,), dtype=cupy.int32, memptr=_module(source).get_global("thm3_int_overflow"))
+    if zero:
+        flag.fill(0)
+    return flag
+
+
+def _check_ints(flag) -> None:
+    """OverflowError naming the field, where a launch since `_int_flag` overflowed."""
+    if flag is None:
+        return
+    code = int(flag.get()[0])
+    if code:
+        flag.fill(0)
+        raise OverflowError(f"{NAME}: the Int field {FIELDS[code - 1][0]} overflows int64 in the CUDA kernels "
+                            "(they compute Ints in int64)")
 
 
 def _real_type(type_: str):
@@ -212,10 +245,12 @@ def _reduce_numpy(arrays, params) -> list:
 
 def reduce_device(*arrays, **params) -> list:
     """Launch the reduction and return its outputs on the device without waiting: one
-    CuPy array of length 1 per field (1 x DIM for a Vec), then the result's."""
+    CuPy array of length 1 per field (1 x DIM for a Vec), then the result's.  (An Int
+    overflow is reported by `reduce` and `reduce_state`, which wait.)"""
     cupy = _cupy()
     xs, n = _length(arrays)
     ps = _params(params)
+    _int_flag()
     blocks = _kernel("thm3_reduce_blocks")
     tiles = -(-n // (32 * ITEMS))
     grid = max(1, min(tiles, _grid_cap(blocks)))
@@ -229,7 +264,9 @@ def reduce_device(*arrays, **params) -> list:
 def _reduce(arrays, params, backend):
     match backend:
         case "cupy":
-            return [o.get()[0] for o in reduce_device(*arrays, **params)]
+            values = [o.get()[0] for o in reduce_device(*arrays, **params)]
+            _check_ints(_int_flag(zero=False))
+            return values
         case "numpy":
             return _reduce_numpy(arrays, params)
         case _:
@@ -258,7 +295,9 @@ def _reduce_rows(arrays, params):
     ps = _params(params)
     outs = _outputs(rows)
     if rows:
+        flag = _int_flag()
         _kernel("thm3_reduce_rows")((rows,), (BLOCK,), (*xs, np.int64(n), *ps, *outs))
+        _check_ints(flag)
     return outs
 
 
@@ -292,12 +331,14 @@ def scan(*arrays, **params) -> tuple:
     outs = _scan_outputs((n,))
     if n == 0:
         return tuple(outs)
+    flag = _int_flag(SCAN_SOURCE)
     blocks = _kernel("thm3_scan_blocks", SCAN_SOURCE)
     grid = max(1, min(-(-n // SCAN_TILE), MAX_BLOCKS))
     partial = cupy.empty(grid * STATE_BYTES, dtype=cupy.uint8)
     blocks((grid,), (SCAN_BLOCK,), (*xs, np.int64(n), *ps, partial))
     _kernel("thm3_scan_partials", SCAN_SOURCE)((1,), (SCAN_BLOCK,), (partial, np.int32(grid), *ps))
     _kernel("thm3_scan_down", SCAN_SOURCE)((grid,), (SCAN_BLOCK,), (*xs, np.int64(n), *ps, partial, *outs))
+    _check_ints(flag)
     return tuple(outs)
 
 
@@ -311,7 +352,9 @@ def scan_rows(*arrays, **params) -> tuple:
     ps = _params(params)
     outs = _scan_outputs((rows, n))
     if rows and n:
+        flag = _int_flag(SCAN_SOURCE)
         _kernel("thm3_scan_rows", SCAN_SOURCE)((rows,), (SCAN_BLOCK,), (*xs, np.int64(n), *ps, *outs))
+        _check_ints(flag)
     return tuple(outs)
 
 

@@ -1,13 +1,18 @@
 """Numerical stability of the combine and the left step as emitted: every exp argument
 <= 0 on reachable states, no division by a value that can be 0 where its quotient is
 used, and no NaN from combining with the identity.  Proved, else checked on samples:
-"failed" with the value that breaks it, or "tested"."""
+"failed" with the value that breaks it, or "tested".
+
+An exp argument or a denominator is judged on the path where it is evaluated only: under
+the conditions of the selections (`where`, an if/else) that lead to it, as the
+hypothesis of the proof and as a filter on the sampled states, so that an if/else, a
+`where` and a `max` spelling of one step get one verdict."""
 from __future__ import annotations
 
 import numpy as np
 
 from thm3.prove import laws as prove
-from thm3.ir import Expr, Fn, Loop, Op, walk
+from thm3.ir import Expr, Fn, Loop, Op, Type, const, walk
 from thm3.prove.laws import Setting
 from thm3.semantics.evaluate import NUMPY, evaluate, quiet
 from thm3.semantics.samples import Domain, make_triples, stack_elements
@@ -54,7 +59,8 @@ def stability(loop: Loop, combine: Fn | None, setting: Setting, deadline: float)
         notes.append(f"{name}: " + (bad or f"not proved ({out.detail}); {sampled_note}"))
 
     for name, fn, ops, els in fns:
-        out = prove.exp_arguments_nonpositive(setting, fn, ops, els, args_for(name, ops, els), deadline)
+        out = prove.exp_arguments_nonpositive(setting, fn, ops, els, args_for(name, ops, els), deadline,
+                                              args=exp_arguments(fn))
         if out.status != "skipped":
             settle(out, name, fn, "every exp argument <= 0", _positive_exp_argument,
                    "no positive argument on sampled states", exp_status, exp_notes)
@@ -77,6 +83,10 @@ def stability(loop: Loop, combine: Fn | None, setting: Setting, deadline: float)
     if res_notes:
         notes["result_division"] = f"{_worst(res_status)}: " + "; ".join(res_notes)
     return verdicts, notes
+
+
+def _is_exp(e: Expr) -> bool:
+    return e.op in (Op.EXP, Op.EXP2)
 
 
 def _divides(e: Expr) -> bool:
@@ -105,22 +115,72 @@ def _numeric_inputs(loop: Loop, fns) -> dict:
     return out
 
 
+def paths_to(outputs, picked) -> list[tuple[Expr, tuple]]:
+    """Each node `picked(e)` selects, with the path to it through the selections
+    (`where`, an if/else) of `outputs`: the conditions (c, True) on a then-branch and
+    (c, False) on an else-branch, outermost first.  A node on two paths is there twice.
+    Past `_MAX_VISITS` the paths stop growing: a node is then judged on more paths than
+    its own, never on fewer."""
+    out: dict = {}
+    seen: set = set()
+
+    def visit(e: Expr, path: tuple, key: tuple):
+        if (id(e), key) in seen:
+            return
+        seen.add((id(e), key))
+        if picked(e):
+            out.setdefault((id(e), key), (e, path))
+        if e.op is Op.WHERE and len(seen) < _MAX_VISITS:
+            c, then, other = e.src
+            visit(c, path, key)
+            visit(then, path + ((c, True),), key + ((id(c), True),))
+            visit(other, path + ((c, False),), key + ((id(c), False),))
+            return
+        for s in e.src:
+            visit(s, path, key)
+
+    for o in outputs:
+        visit(o, (), ())
+    return list(out.values())
+
+
+_MAX_VISITS = 20000
+
+
+def under(path: tuple, term: Expr, neutral: float) -> Expr:
+    """`term` where the conditions of `path` hold, `neutral` elsewhere (nested `where`s,
+    so that each condition is evaluated only where the outer ones hold)."""
+    for c, taken in reversed(path):
+        other = const(int(neutral), Type.INT) if term.type is Type.INT else const(neutral, Type.REAL)
+        term = Expr(Op.WHERE, term.type, (c, term, other) if taken else (c, other, term))
+    return term
+
+
+def exp_arguments(fn: Fn) -> tuple[Expr, ...]:
+    """Each exp argument of `fn` where its path is taken, 0 (which is <= 0) elsewhere."""
+    return tuple(under(path, e.src[0], 0.0) for e, path in paths_to(fn.outputs, _is_exp))
+
+
 def _positive_exp_argument(fn: Fn, envs) -> str:
-    args = tuple(e.src[0] for e in walk(fn.outputs) if e.op in (Op.EXP, Op.EXP2))
+    from thm3.ir.printer import to_text
+    found = paths_to(fn.outputs, _is_exp)
+    terms = tuple(under(path, e.src[0], 0.0) for e, path in found)
     with quiet():
         for env in envs:
-            for arg, v in zip(args, evaluate(args, env, NUMPY)):
+            for (e, _), v in zip(found, evaluate(terms, env, NUMPY)):
                 v = np.asarray(v, dtype=np.float64)
                 if np.any(v > 0):
-                    from thm3.ir.printer import to_text
-                    return f"exp({to_text(arg)}) has argument {float(np.max(v)):.4g} > 0 on a sampled state"
+                    return (f"exp({to_text(e.src[0])}) has argument {float(np.max(v[v > 0])):.4g} > 0 "
+                            f"on a sampled state")
     return ""
 
 
 def _nan_output(fn: Fn, envs) -> str:
     """A sampled row with finite inputs where a denominator is 0 and an output is not
     finite (inf or NaN from the division)."""
-    dens = tuple(e.src[1] if e.op is Op.DIV else e.src[0] for e in walk(fn.outputs) if _divides(e))
+    # each denominator where its quotient's path is taken (1 elsewhere: no division there)
+    dens = tuple(under(path, e.src[1] if e.op is Op.DIV else e.src[0], 1.0)
+                 for e, path in paths_to(fn.outputs, _divides))
     with quiet():
         for env in envs:
             # batched inputs only (loop parameters are shared by every row)

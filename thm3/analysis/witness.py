@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from thm3.semantics.evaluate import DTYPES, NUMPY, NUMPY_REALS, evaluate, numpy_value, quiet
+from thm3.semantics.evaluate import DTYPES, INT64_MAX, INT64_MIN, NUMPY, NUMPY_REALS, evaluate, numpy_value, quiet
 from thm3.ir import Loop, Op, Type, free_vars, walk
 from thm3.semantics import critical, reals
 from thm3.semantics.equality import ROUND_OFF_NO_NAN, apart, close
@@ -303,8 +303,8 @@ def _column(d, vecs: int, positions: int, ints: list, real_values: list) -> list
             return [np.array(v) for v in _VECS[:vecs]]
         case Type.INT if d.index:
             return [np.int64(v) for v in range(positions)]
-        case Type.INT:
-            return [np.int64(v) for v in dict.fromkeys(ints)]
+        case Type.INT:      # an element is an int64 (a constant beyond it is no element)
+            return [np.int64(v) for v in dict.fromkeys(ints) if INT64_MIN <= v <= INT64_MAX]
         case _:
             return [np.float64(v) for v in dict.fromkeys(real_values)]
 

@@ -46,7 +46,15 @@ def run_numba(loop: Loop, combine: Fn, arrays, params: dict, *, n: int | None = 
     mod = compiled(loop, combine)
     args = _arguments(loop, data)
     reduce = mod.reduce if _threaded(threads, data.n) else mod.reduce_serial
-    return _state(loop, reduce(data.n, CHUNK, data.dim or 1, data.offset, *args), data.dim)
+    try:
+        state = reduce(data.n, CHUNK, data.dim or 1, data.offset, *args)
+    except SystemError:
+        # an exception raised in Numba's threads (an Int overflow) reaches Python as a
+        # SystemError without its message; the same chunks in one thread raise it whole
+        if reduce is mod.reduce_serial:
+            raise
+        state = mod.reduce_serial(data.n, CHUNK, data.dim or 1, data.offset, *args)
+    return _state(loop, state, data.dim)
 
 
 def scan_numba(loop: Loop, combine: Fn, arrays, params: dict, *, n: int | None = None,
@@ -63,7 +71,12 @@ def scan_numba(loop: Loop, combine: Fn, arrays, params: dict, *, n: int | None =
                           dtype=field_dtype(f.type, np.float64)) for f in loop.fields)
     starts = _start_values(loop, identity(loop, dim=data.dim) if start is None else start, data.dim)
     scan = mod.scan if _threaded(threads, data.n) else mod.scan_serial
-    scan(data.n, CHUNK, data.dim or 1, data.offset, *starts, *outs, *args)
+    try:
+        scan(data.n, CHUNK, data.dim or 1, data.offset, *starts, *outs, *args)
+    except SystemError:             # as in `run_numba`: the message of a threaded overflow
+        if scan is mod.scan_serial:
+            raise
+        mod.scan_serial(data.n, CHUNK, data.dim or 1, data.offset, *starts, *outs, *args)
     return outs
 
 
@@ -245,15 +258,36 @@ def _literal(value, type_: Type) -> str:
             return repr(v)
 
 
-class _Body:
-    """Straight-line statements computing `outputs` from named inputs, one temporary a node."""
+_CHECKED_INT = (Op.ADD, Op.SUB, Op.MUL, Op.NEG, Op.ABS, Op.POW)
+_LEAST = "-9223372036854775808"
 
-    def __init__(self, names: dict[str, str]):
+
+def _overflow_messages(fn_outputs, fields: list[str], where: str, loop_name: str) -> dict[int, str]:
+    """For each Int operation of the outputs (all operands Ints) that int64 can overflow,
+    the message naming the first field whose new value reads it."""
+    out: dict[int, str] = {}
+    for name, o in zip(fields, fn_outputs):
+        for e in walk([o]):
+            if e.op in _CHECKED_INT and e.type is Type.INT and all(x.type is Type.INT for x in e.src) \
+                    and id(e) not in out:
+                out[id(e)] = (f"{loop_name}: the Int field {name} overflows int64 in {where} "
+                              "(the Numba backend computes Ints in int64)")
+    return out
+
+
+class _Body:
+    """Straight-line statements computing `outputs` from named inputs, one temporary a node.
+    An Int operation is checked: where its exact value leaves int64 the code raises
+    OverflowError (with `overflow`'s message) instead of wrapping around."""
+
+    def __init__(self, names: dict[str, str], overflow=None):
         self.names = names
         self.lines: list[str] = []
+        self.overflow = overflow        # outputs -> {id(node): message}, or None
 
     def render(self, fn_outputs, targets: list[tuple[str, Type]]) -> list[str]:
         slot: dict[int, str] = {}
+        self.messages = self.overflow(fn_outputs) if self.overflow else {}
         for k, e in enumerate(walk(fn_outputs)):
             slot[id(e)] = self._node(e, k, slot)
         for (target, t), e in zip(targets, fn_outputs):
@@ -285,8 +319,34 @@ class _Body:
             case _:
                 text = _SCALAR[e.op].format(*args)
         name = f"t{k}"
+        message = self.messages.get(id(e))
+        if message is not None and e.op is Op.POW and e.arg >= 0:
+            # a ** n as n - 1 checked products (n is a literal)
+            prod = args[0]
+            self.lines.append(f"{name} = np.int64(1)" if e.arg == 0 else f"{name} = {args[0]}")
+            for j in range(max(e.arg - 1, 0)):
+                self.lines.append(f"{name}_{j} = {name} * {prod}")
+                self._check_mul(name, prod, f"{name}_{j}", message)
+                self.lines.append(f"{name} = {name}_{j}")
+            return name
         self.lines.append(f"{name} = {text}")
+        if message is not None:
+            a = args[0]
+            b = args[1] if len(args) > 1 else None
+            match e.op:
+                case Op.ADD:
+                    self.lines.append(f"if (({a} ^ {name}) & ({b} ^ {name})) < 0: raise OverflowError({message!r})")
+                case Op.SUB:
+                    self.lines.append(f"if (({a} ^ {b}) & ({a} ^ {name})) < 0: raise OverflowError({message!r})")
+                case Op.MUL:
+                    self._check_mul(a, b, name, message)
+                case Op.NEG | Op.ABS:
+                    self.lines.append(f"if {a} == {_LEAST}: raise OverflowError({message!r})")
         return name
+
+    def _check_mul(self, a: str, b: str, r: str, message: str) -> None:
+        self.lines.append(f"if {a} != 0 and ({r} // {a} != {b} or ({a} == -1 and {b} == {_LEAST})): "
+                          f"raise OverflowError({message!r})")
 
 
 def _convert(text: str, have: Type, want: Type) -> str:
@@ -381,7 +441,12 @@ def shifted_exponentials(outputs) -> tuple:
 
 
 def render(loop: Loop, combine: Fn) -> str:
-    """The module text: `left`, `combine`, the chunk fold, `reduce` and `scan`."""
+    """The module text: `left`, `combine`, the chunk fold, `reduce` and `scan`.  An Int
+    literal beyond int64 is refused (a `LoopError` at its position)."""
+    from thm3.syntax.frontend import wide_int_literal
+    err = wide_int_literal(loop, "the Numba backend")
+    if err is not None:
+        raise err
     F = len(loop.fields)
     fields = [f"s{k}" for k in range(F)]
     data = [p for p in loop.elements if not p.index]
@@ -405,7 +470,9 @@ def _rpow(a, n):
     # left(state, elements, params, dim)
     names = {f"acc.{f.name}": s for f, s in zip(loop.fields, fields)} | elem_names | param_names
     targets = [(f"n{k}", f.type) for k, f in enumerate(loop.fields)]
-    body = _Body(names).render(shifted_exponentials(loop.left.outputs), targets)
+    field_names = [f.name for f in loop.fields]
+    body = _Body(names, lambda outs: _overflow_messages(outs, field_names, "left", loop.name)).render(
+        shifted_exponentials(loop.left.outputs), targets)
     pnames = ", ".join(ps)
     sig = ", ".join(fields + [v for v, _ in element_vars] + ps + ["dim"])
     out.append(_function("left", sig, body, [t for t, _ in targets]))
@@ -414,7 +481,8 @@ def _rpow(a, n):
     b_names = [f"b{k}" for k in range(F)]
     names = ({f"a.{f.name}": v for f, v in zip(loop.fields, a_names)}
              | {f"b.{f.name}": v for f, v in zip(loop.fields, b_names)} | param_names)
-    body = _Body(names).render(shifted_exponentials(combine.outputs), targets)
+    body = _Body(names, lambda outs: _overflow_messages(outs, field_names, "the combine", loop.name)).render(
+        shifted_exponentials(combine.outputs), targets)
     out.append(_function("combine", ", ".join(a_names + b_names + ps + ["dim"]), body,
                          [t for t, _ in targets]))
     # identity(dim)

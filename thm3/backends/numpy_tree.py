@@ -47,13 +47,16 @@ CHUNK_LEVELS = 6            # tree levels done per chunk, while it is in the cac
 
 def run_sequential(loop: Loop, arrays, params: dict, *, n: int | None = None,
                    dim: int | None = None) -> tuple:
-    """The plain left fold, element by element, in float64: the meaning of the loop.
+    """The plain left fold, element by element, in float64 (Ints as Python ints, exact):
+    the meaning of the loop.
     It runs on Python floats through the PYTHON table (the NUMPY table's semantics,
     checked op by op in tests/test_tables.py), as one generated function
     (`semantics.fold.Fold`).  `arrays` holds one array per element parameter that is
     not an `Index` (shape (n,), or (n, D) for a Vec); returns the final state."""
     data, state = fold_sequential(loop, arrays, params, n=n, dim=dim)
-    return tuple(_scalar_value(v, f.type, np.float64, data.dim) for v, f in zip(state, loop.fields))
+    # an Int field is the Python int the fold computed: exact, also beyond int64
+    return tuple(v if f.type is Type.INT and isinstance(v, int) else _scalar_value(v, f.type, np.float64, data.dim)
+                 for v, f in zip(state, loop.fields))
 
 
 def fold_sequential(loop: Loop, arrays, params: dict, *, n: int | None = None, dim: int | None = None,
@@ -175,6 +178,7 @@ class Plan:
     def __init__(self, loop: Loop, data: Inputs, block: int, table: dict):
         self.loop, self.data, self.L = loop, data, block
         self.left = Compiled(loop.left.outputs, table)
+        self.table = table
         self.names = [f"acc.{f.name}" for f in loop.fields]
         self.real = table[Op.CONST](0.0, Type.REAL).dtype.type
 
@@ -210,10 +214,13 @@ class Plan:
             env.update(zip(self.names, state))
             for p, r in zip(loop.elements, rows):
                 env[p.name] = starts + j if p.index else r[:, j]
-            new = self.left(env)
-            if j >= last_len:                       # lane runs-1 is past the end: keep it
-                new = [np.where(padding, old, v) for old, v in zip(state, new)]
-            state = _conform(new, state)
+            try:
+                new = self.left(env)
+                if j >= last_len:                       # lane runs-1 is past the end: keep it
+                    new = [np.where(padding, old, v) for old, v in zip(state, new)]
+                state = _conform(new, state)
+            except OverflowError:
+                raise _overflow(loop, loop.left, env, self.table, "left") from None
             if record is not None:
                 for out, v in zip(record, state):
                     out[:, j] = v if out.ndim == 3 else v[:, 0]
@@ -226,6 +233,7 @@ class Tree:
     def __init__(self, loop: Loop, combine: Fn, data: Inputs, table: dict):
         self.loop, self.data = loop, data
         self.combine = Compiled(combine.outputs, table)
+        self.fn, self.table = combine, table
         self.a = [f"a.{f.name}" for f in loop.fields]
         self.b = [f"b.{f.name}" for f in loop.fields]
         self.real = table[Op.CONST](0.0, Type.REAL).dtype.type
@@ -256,19 +264,105 @@ class Tree:
         env = dict(self.data.params)
         env.update(zip(self.a, left))
         env.update(zip(self.b, right))
-        return _conform(self.combine(env), left)
+        try:
+            return _conform(self.combine(env), left)
+        except OverflowError:
+            raise _overflow(self.loop, self.fn, env, self.table, "the combine") from None
 
 
 # --- values ---------------------------------------------------------------------------
 
 def value_table(dtype) -> dict:
-    """NUMPY with Real constants in `dtype`, so that a float32 run stays in float32."""
+    """CHECKED with Real constants in `dtype`, so that a float32 run stays in float32."""
     if dtype is np.float64:
-        return NUMPY
-    base = NUMPY[Op.CONST]
-    table = dict(NUMPY)
+        return CHECKED
+    base = CHECKED[Op.CONST]
+    table = dict(CHECKED)
     table[Op.CONST] = lambda value, type_: dtype(value) if type_ is Type.REAL else base(value, type_)
     return table
+
+
+# -- Int arithmetic in int64, checked ------------------------------------------------------
+# An Int is an integer (Python ints in `a.combine` and `run_sequential`); here it is an
+# int64, and an operation whose exact result leaves int64 raises OverflowError (named
+# with the field by `_overflow`) instead of wrapping around.
+
+class IntOverflow(OverflowError):
+    pass
+
+
+def _signed(*xs) -> bool:
+    return all(np.asarray(x).dtype.kind == "i" for x in xs)
+
+
+def _checked_add(a, b):
+    r = np.add(a, b)
+    if _signed(a, b, r) and np.any(((a ^ r) & (b ^ r)) < 0):
+        raise IntOverflow("+")
+    return r
+
+
+def _checked_sub(a, b):
+    r = np.subtract(a, b)
+    if _signed(a, b, r) and np.any(((a ^ b) & (a ^ r)) < 0):
+        raise IntOverflow("-")
+    return r
+
+
+def _checked_mul(a, b):
+    r = np.multiply(a, b)
+    if _signed(a, b, r):
+        a, b = np.broadcast_arrays(np.asarray(a), np.asarray(b))
+        nonzero = a != 0
+        back = np.where(nonzero, r // np.where(nonzero, a, 1), b)
+        lo = np.iinfo(np.int64).min
+        if np.any(back != b) or np.any(((a == -1) & (b == lo)) | ((b == -1) & (a == lo))):
+            raise IntOverflow("*")
+    return r
+
+
+def _checked_neg(a):
+    if _signed(a) and np.any(np.asarray(a) == np.iinfo(np.int64).min):
+        raise IntOverflow("-")
+    return np.negative(a)
+
+
+def _checked_abs(a):
+    if _signed(a) and np.any(np.asarray(a) == np.iinfo(np.int64).min):
+        raise IntOverflow("abs")
+    return np.abs(a)
+
+
+def _checked_pow(a, n):
+    if n < 0 or not _signed(a):
+        return NUMPY[Op.POW](a, n)
+    r = np.ones_like(np.asarray(a))
+    for _ in range(n):
+        r = _checked_mul(r, a)
+    return r
+
+
+CHECKED: dict = NUMPY | {Op.ADD: _checked_add, Op.SUB: _checked_sub, Op.MUL: _checked_mul,
+                         Op.NEG: _checked_neg, Op.ABS: _checked_abs, Op.POW: _checked_pow}
+
+
+def _overflow(loop: Loop, fn: Fn, env: dict, table: dict, where: str) -> OverflowError:
+    """The overflow of an Int field in `fn` (left or the combine) on `env`, named: the
+    first Int field whose new value leaves int64."""
+    names = [f.name for f in loop.fields]
+    for name, out in zip(names, fn.outputs):
+        if out.type is not Type.INT:
+            continue
+        try:
+            with quiet():
+                v = np.asarray(evaluate([out], env, table)[0])
+            if v.dtype == object:
+                v.astype(np.int64)
+        except OverflowError:
+            return OverflowError(f"{loop.name}: the Int field {name} overflows int64 in {where} "
+                                 f"(the NumPy backend computes Ints in int64; a.combine and the "
+                                 f"sequential fold compute them exactly)")
+    return OverflowError(f"{loop.name}: an Int value overflows int64 in {where}")
 
 
 def field_dtype(type_: Type, real):

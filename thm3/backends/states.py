@@ -9,7 +9,7 @@ import numpy as np
 
 from thm3.errors import UsageError
 from thm3.ir import Fn, Loop, Type
-from thm3.semantics.evaluate import NUMPY, evaluate, numpy_value, quiet
+from thm3.semantics.evaluate import NUMPY, PYTHON, evaluate, numpy_value, quiet
 
 
 def combine_states(loop: Loop, fn: Fn, a, b, params: dict, State):
@@ -51,11 +51,28 @@ def _is_cupy(v) -> bool:
 
 
 def _single(loop, fn, values, types, params, State):
-    env = {name: numpy_value(v, t) for (name, _), v, t in zip(fn.inputs, values, types)}
-    env.update(_params(params, np))
+    """Two single States on Python values (the PYTHON table): an Int is a Python int, so
+    that Int fields are exact however large; a Vec a NumPy array."""
+    env = {name: _python_value(v, t) for (name, _), v, t in zip(fn.inputs, values, types)}
+    env.update({k: _python_value(v, None) for k, v in _params(params, np).items()})
     with quiet():
-        out = evaluate(fn.outputs, env, NUMPY)
+        out = evaluate(fn.outputs, env, PYTHON)
     return State(*(_plain_value(v, f.type) for v, f in zip(out, loop.fields)))
+
+
+def _python_value(v, type_: Type | None):
+    if type_ is Type.VEC or np.ndim(v):
+        return numpy_value(v, Type.VEC)
+    if isinstance(v, np.generic):
+        v = v.item()
+    match type_:
+        case Type.INT:
+            return int(v)
+        case Type.BOOL:
+            return bool(v)
+        case Type.REAL:
+            return float(v)
+    return v
 
 
 def _batch(loop, fn, values, types, params, State, lanes: int):
@@ -92,6 +109,8 @@ def _params(params: dict, xp) -> dict:
 
 
 def _plain_value(v, type_: Type):
+    if type_ is Type.INT and isinstance(v, int):
+        return int(v)                   # a Python int, exact beyond int64
     arr = np.asarray(v)
     if type_ is Type.VEC:
         return arr.astype(np.float64)

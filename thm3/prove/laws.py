@@ -682,13 +682,15 @@ def preserved_atoms(setting: Setting, atoms: list[Expr], deadline: float) -> tup
 # -- stability --------------------------------------------------------------------
 
 def exp_arguments_nonpositive(setting: Setting, fn: Fn, operands: list[str], elements: list[str],
-                              args_of, deadline: float) -> Outcome:
-    """Every exp/exp2 argument in `fn` is <= 0 (or -inf) on every path."""
+                              args_of, deadline: float, args: tuple | None = None) -> Outcome:
+    """Every exp/exp2 argument in `fn` is <= 0 (or -inf) on every path; `args`, where
+    given, are the terms to judge instead (each argument where its path is taken, else
+    a value <= 0: `thm3.analysis.stability.guarded`)."""
     exps = [e for e in walk(fn.outputs) if e.op in (Op.EXP, Op.EXP2)]
     if not exps:
         return Outcome("skipped", "no exp")
     loop = setting.loop
-    args = tuple(e.src[0] for e in exps)
+    args = tuple(e.src[0] for e in exps) if args is None else tuple(args)
     probe = Fn(fn.inputs, args)
 
     def build(table, env):

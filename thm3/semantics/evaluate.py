@@ -42,7 +42,14 @@ def numpy_value(value, type_: Type):
     return np.asarray(value, dtype=np.float64) if type_ is Type.VEC else DTYPES[type_](value)
 
 
+INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
+
+
 def _np_const(value, type_):
+    if type_ is Type.INT and isinstance(value, int) and not INT64_MIN <= value <= INT64_MAX:
+        # an Int literal beyond int64: a Python int in an object array, so that the
+        # values computed from it are exact (Python ints) rather than an OverflowError
+        return np.asarray(value, dtype=object)
     return DTYPES[type_](value)
 
 

@@ -116,6 +116,36 @@ def parse_source(text: str, path: str = "<string>", name: str | None = None) -> 
         raise LoopError("expression nested too deeply", path, 1, 1, source.line(1)) from None
 
 
+INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
+
+
+def wide_int_literal(loop: Loop, backend: str) -> LoopError | None:
+    """A `LoopError` at the first integer literal of the loop's functions beyond int64
+    (the analysis reads it exactly; a backend that computes Ints in int64 cannot), or
+    None.  The position is the literal's in the file; 1:1 where the value was computed
+    from smaller literals (2 ** 70)."""
+    fns = [f for f in (loop.left, loop.right, loop.result) if f is not None]
+    wide = [e.arg for e in walk([o for f in fns for o in f.outputs] + list(loop.preconditions))
+            if e.op is Op.CONST and e.type is Type.INT and isinstance(e.arg, int)
+            and not isinstance(e.arg, bool) and not INT64_MIN <= e.arg <= INT64_MAX]
+    if not wide:
+        return None
+    source = _Source(loop.source, loop.path)
+    message = f"the Int literal {wide[0]} is beyond int64 ({backend} computes Ints in int64)"
+    hint = f"a literal in [{INT64_MIN}, {INT64_MAX}], or a Real literal ({float(wide[0])!r})"
+    try:
+        tree = ast.parse(loop.source)
+    except (SyntaxError, ValueError):
+        tree = None
+    for node in ast.walk(tree) if tree is not None else ():
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant) \
+                and node.operand.value == -INT64_MIN:
+            node.operand.value = 0          # -9223372036854775808 is int64's least value
+        if isinstance(node, ast.Constant) and type(node.value) is int and not INT64_MIN <= node.value <= INT64_MAX:
+            return source.error(node, message, hint)
+    return LoopError(message, loop.path, 1, 1, source.line(1), hint)
+
+
 def parse_file(path) -> Loop:
     """Read the loop file at `path`; the loop is named after the file's stem."""
     p = Path(path)
