@@ -14,12 +14,11 @@ def _ssm_lifted(a, b, p):               # (h1, h2, p1, p2)
     return (a[0] * b[2] + b[0], a[1] * b[3] + b[1], a[2] * b[2], a[3] * b[3])
 
 
-def _tropical(plus):
-    def combine(a, b, p):               # row-major 2x2, h(xs + ys) = B (x) A over (plus, +)
-        a00, a01, a10, a11 = a
-        b00, b01, b10, b11 = b
-        return (plus(b00 + a00, b01 + a10), plus(b00 + a01, b01 + a11),
-                plus(b10 + a00, b11 + a10), plus(b10 + a01, b11 + a11))
+def _tropical(plus, later_first: bool):
+    def combine(a, b, p):               # row-major 2x2: B (x) A over (plus, +), or A (x) B
+        (l00, l01, l10, l11), (r00, r01, r10, r11) = (b, a) if later_first else (a, b)
+        return (plus(l00 + r00, l01 + r10), plus(l00 + r01, l01 + r11),
+                plus(l10 + r00, l11 + r10), plus(l10 + r01, l11 + r11))
     return combine
 
 
@@ -66,14 +65,14 @@ ENTRIES: list[Entry] = [
          _ssm_lifted, params=({"A1": 2.0, "A2": 0.5}, {"A1": -1.0, "A2": 0.0}), klass="semiring"),
     # --- (max, +) and (min, +): Viterbi, independent sets, shortest paths ----------------
     _hom("semiring_viterbi2_matrix", SEMIRING, "the (max, +) matrix product B (x) A",
-         _tropical(max), domain="pair", klass="semiring"),
+         _tropical(max, later_first=True), domain="pair", klass="semiring"),
     _not("semiring_viterbi2_vector", SEMIRING,
          "[(0, 0)] and [(0, -3), (0, 0)] both give (0, -2); after (0, 1) they differ",
          ([(0.0, 0.0)], [(0.0, -3.0), (0.0, 0.0)], [(0.0, 1.0)]), domain="pair", klass="semiring", lift=2),
     _not("semiring_mwis_path", SEMIRING, "[0] and [0, 0] both give (0, 0); after 1 they differ",
          ([0.0], [0.0, 0.0], [1.0]), klass="semiring", lift=2),
-    _hom("semiring_two_lanes_matrix", SEMIRING, "the (min, +) matrix product B (x) A",
-         _tropical(min), domain="pair", klass="semiring"),
+    _hom("semiring_two_lanes_matrix", SEMIRING, "the (min, +) matrix product A (x) B (rows: the start lane)",
+         _tropical(min, later_first=False), domain="digits", klass="semiring"),
     # --- (or, and): relations ----------------------------------------------------------------
     _hom("semiring_reach2_matrix", SEMIRING, "the (or, and) product of the relations A ; B",
          _boolean, klass="semiring"),
@@ -96,5 +95,5 @@ ENTRIES: list[Entry] = [
     _hom("powers_discounted_return", SEMIRING, "G = G1 + d1 G2, d = d1 d2", _discounted,
          params=({"gamma": 0.5}, {"gamma": -2.0}), klass="powers"),
     _hom("powers_harmonic_mean", SEMIRING, "n / h adds up: h = (n1 + n2) / (n1 / h1 + n2 / h2)",
-         _harmonic, domain="nonzero", klass="powers"),
+         _harmonic, domain="digits", klass="powers"),
 ]

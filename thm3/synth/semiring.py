@@ -500,19 +500,26 @@ def lift_units(loop: Loop, key_of) -> list[Unit]:
     if all(_is_value(step.matrix[f].get(g, _zero(s, step.types[f])), s.one if f == g else s.zero)
            for f in block for g in block):
         return []
-    entries, _, states = composed_entries(loop, step, count=16, max_len=5, settings=2)
+    entries, offsets, states = composed_entries(loop, step, count=16, max_len=5, settings=2)
     types = step.types
+    # without subtraction, b's offset is b's own fields only where init is the zero: else it
+    # is added too, the map's value at the zero (its key's column is "")
+    init = dict(zip(loop.field_names, initial_state(loop)))
+    columns = list(block)
+    if s.plus is not Op.ADD and not step.homogeneous() and not all(_is_value(init[f], s.zero) for f in block):
+        columns.append("")
+        entries = entries | {(f, ""): offsets[f] for f in block}
     kinds = {f: types[f] for f in block}
     dtype = Type.BOOL if s is BOOLEAN else (Type.INT if all(kinds[f] is Type.INT for f in block) else Type.REAL)
 
     def identity(f, g):
-        return _one(s, dtype) if f == g else _zero(s, dtype)
+        return _one(s, dtype) if f == g and g else _zero(s, dtype)
 
     out: list[Unit] = []
     # the reduced lift: constants, twins and original fields read off the samples
     reading: dict = {}
     kept: list[tuple[str, str]] = []
-    for key in ((f, g) for g in block for f in block):
+    for key in ((f, g) for f in block for g in columns):
         col = entries[key]
         if np.all(col == col[0]) or np.isnan(col).all():
             reading[key] = identity(*key)          # the same value at [] as everywhere
@@ -538,7 +545,7 @@ def lift_units(loop: Loop, key_of) -> list[Unit]:
             return r
 
         out.append(_unit(loop, step, kept, keys, value, dtype, full=False))
-    full_keys = [(f, g) for f in block for g in block]
+    full_keys = [(f, g) for f in block for g in columns]
     if len(kept) < len(full_keys) and len(block) <= MAX_FULL:
         keys = {k: key_of(*k, True) for k in full_keys}
         out.append(_unit(loop, step, full_keys, keys, lambda k: var(f"acc.{keys[k]}", dtype), dtype, full=True))
@@ -555,13 +562,15 @@ def _unit(loop: Loop, step: Step, kept, keys, value, dtype: Type, full: bool) ->
             if a is None or _is_value(a, s.zero):
                 continue
             out = plus(s, out, times(s, a, value((k, g))))
+        if not g and step.offset[f] is not None:
+            out = plus(s, out, step.offset[f])
         out = simplify(out)
         me = var(f"acc.{keys[(f, g)]}", dtype)
         count = _counts(out, me)
         if s.modulus is not None and not count:
             out = Expr(Op.MOD, out.type, (out,), s.modulus)
         updates[(f, g)] = out
-        v = s.one if f == g else s.zero
+        v = s.one if f == g and g else s.zero
         defaults[(f, g)] = bool(v) if dtype is Type.BOOL else float(v) if dtype is Type.REAL else int(v)
         names[(f, g)], comments[(f, g)] = _named(loop, step, f, g, out, me, count, full)
     return Unit(s, block, tuple(kept), updates, defaults, names, comments, dict(keys), full)
@@ -582,6 +591,9 @@ def _named(loop: Loop, step: Step, f: str, g: str, update: Expr, me: Expr, count
     s = step.semiring
     elements = {d.name for d in loop.elements}
     mod = f" mod {s.modulus}" if s.modulus is not None else ""
+    if not g:
+        return f"c_{f}", (f"{f} as the elements so far would leave it from the semiring's zero: the offset of "
+                          f"the composed map over {s.name}")
     if count and not full:
         step_size = next(x for x in update.src if x.op is Op.CONST)
         return "n", f"how {f} depends on the {g} before the list: {to_text(step_size)} per element (a length)"
