@@ -29,6 +29,10 @@ def _boolean(a, b, p):                  # row-major 2x2 relations, h(xs + ys) = 
             (a10 and b00) or (a11 and b10), (a10 and b01) or (a11 and b11))
 
 
+def _boolean3(a, b, p):                 # row-major 3x3 relations, h(xs + ys) = A ; B
+    return tuple(any(a[3 * i + k] and b[3 * k + j] for k in range(3)) for i in range(3) for j in range(3))
+
+
 def _hash_pow(a, b, p):                 # (h, pw) mod 1000003
     m = 1000003
     return ((a[0] * b[1] + b[0]) % m, (a[1] * b[1]) % m)
@@ -76,6 +80,8 @@ ENTRIES: list[Entry] = [
     # --- (or, and): relations ----------------------------------------------------------------
     _hom("semiring_reach2_matrix", SEMIRING, "the (or, and) product of the relations A ; B",
          _boolean, klass="semiring"),
+    _hom("semiring_reach3_matrix", "Mytkowicz et al., ASPLOS 2014", "the (or, and) product of the relations A ; B",
+         _boolean3, klass="semiring"),
     # --- (+, *) mod m: rolling hashes, checksums -------------------------------------------
     _not("semiring_rolling_hash", CHECKSUMS, "B = 31: [] and [0] both give 0; after 1 they give 1 and 31",
          ([], [0], [1]), domain="int", params=({"B": 31},), klass="semiring", lift=1),
@@ -92,6 +98,7 @@ ENTRIES: list[Entry] = [
          params=({"alpha": 0.5}, {"alpha": 0.25}), klass="powers"),
     _not("powers_halving", SEMIRING, "[] and [-1, 1] both give 0; after 1 they give 1 and 0.5",
          ([], [-1.0, 1.0], [1.0]), klass="powers", lift=1),
+    _hom("powers_halving_lifted", SEMIRING, "s = s1 w2 + s2, w = w1 w2", _ema_decay, klass="powers"),
     _hom("powers_discounted_return", SEMIRING, "G = G1 + d1 G2, d = d1 d2", _discounted,
          params=({"gamma": 0.5}, {"gamma": -2.0}), klass="powers"),
     _hom("powers_harmonic_mean", SEMIRING, "n / h adds up: h = (n1 + n2) / (n1 / h1 + n2 / h2)",
