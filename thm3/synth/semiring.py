@@ -134,18 +134,23 @@ def recognise(loop: Loop, block: tuple[str, ...] | None = None) -> Step | None:
     return None
 
 
+def _row(s: Semiring, e: Expr, state: dict, type_: Type) -> dict | None:
+    """One field's update as a form over `s` (None where it is none), its `% m` dropped."""
+    if s.modulus is not None:
+        e = _strip_mod(e, s.modulus)
+        if e is None:
+            return None
+    return _form(s, e, state, type_)
+
+
 def _fit(s: Semiring, names, types, outputs) -> Step | None:
     state = {f"acc.{g}": g for g in names}
     matrix, offset, reduced = {}, {}, set()
     for f in names:
         e = outputs[f]
-        if s.modulus is not None:
-            if e.op is Op.MOD and e.arg == s.modulus:
-                reduced.add(f)
-            e = _strip_mod(e, s.modulus)
-            if e is None:
-                return None
-        form = _form(s, e, state, types[f])
+        if s.modulus is not None and e.op is Op.MOD and e.arg == s.modulus:
+            reduced.add(f)
+        form = _row(s, e, state, types[f])
         if form is None:
             return None
         offset[f] = form.pop("", None)
@@ -611,15 +616,31 @@ def _named(loop: Loop, step: Step, f: str, g: str, update: Expr, me: Expr, count
 
 def _largest_block(loop: Loop) -> Step | None:
     """The largest set of fields whose updates are affine over one semiring in that set
-    (fields outside it may read it, not the other way); of equal sizes, the first."""
-    import itertools
+    (fields outside it may read it, not the other way): per semiring, the fields whose
+    rows do not fit are dropped until the rest fit; of equal sizes, the first semiring."""
+    from thm3.ir.normalize import normalize
+    if any(d.type is Type.VEC for d in loop.elements):
+        return None
     types = {f.name: f.type for f in loop.fields}
-    numeric = tuple(f for f in loop.field_names if types[f] in (Type.REAL, Type.INT))
-    flags = tuple(f for f in loop.field_names if types[f] is Type.BOOL)
-    for size in range(max(len(numeric), len(flags)), 0, -1):
-        for group in (numeric, flags):
-            for block in itertools.combinations(group, size) if size <= len(group) else ():
-                step = recognise(loop, block)
-                if step is not None:
-                    return step
-    return None
+    outputs = dict(zip(loop.field_names, normalize(loop.left.outputs)))
+    numeric = [f for f in loop.field_names if types[f] in (Type.REAL, Type.INT)]
+    ints = [f for f in numeric if types[f] is Type.INT]
+    mods = sorted({e.arg for e in walk([outputs[f] for f in ints]) if e.op is Op.MOD})
+    options = [(RING, numeric)] + [(RING.with_modulus(m), ints) for m in mods] + \
+        [(MAX_PLUS, numeric), (MIN_PLUS, numeric), (BOOLEAN, [f for f in loop.field_names if types[f] is Type.BOOL])]
+    best = None
+    for s, group in options:
+        block = list(group)
+        while block:
+            state = {f"acc.{g}": g for g in block}
+            keep = [f for f in block if _row(s, outputs[f], state, types[f]) is not None]
+            if keep == block:
+                break
+            block = keep
+        step = _fit(s, tuple(block), types, outputs) if block else None
+        while step is None and block:       # mod m: an unreduced field that reads a reduced one
+            block = block[:-1]
+            step = _fit(s, tuple(block), types, outputs) if block else None
+        if step is not None and (best is None or len(step.block) > len(best.block)):
+            best = step
+    return best
