@@ -14,6 +14,7 @@ map, `lift_units` gives the lifting search the product of the step matrices, sma
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -44,9 +45,6 @@ class Semiring:
     def with_modulus(self, m: int) -> "Semiring":
         return Semiring(f"(+, *) mod {m}", self.plus, self.times, self.zero, self.one, m)
 
-    def constant(self, value, type_: Type) -> Expr:
-        return const(value, type_)
-
 
 RING = Semiring("(+, *)", Op.ADD, Op.MUL, 0, 1)
 MAX_PLUS = Semiring("(max, +)", Op.MAX, Op.ADD, -math.inf, 0)
@@ -67,9 +65,6 @@ class Step:
     matrix: dict
     offset: dict
     reduced: frozenset = frozenset()
-
-    def entry(self, f: str, g: str) -> Expr | None:
-        return self.matrix[f].get(g)
 
     def homogeneous(self) -> bool:
         return all(self.offset.get(f) is None or _is_value(self.offset[f], self.semiring.zero)
@@ -314,7 +309,7 @@ def _is_value(e: Expr, v) -> bool:
     return float(e.arg) == float(v)
 
 
-def plus(s: Semiring, a: Expr, b: Expr) -> Expr:
+def _plus(s: Semiring, a: Expr, b: Expr) -> Expr:
     if _is_value(a, s.zero):
         return b
     if _is_value(b, s.zero):
@@ -324,7 +319,7 @@ def plus(s: Semiring, a: Expr, b: Expr) -> Expr:
     return _arith(Op.ADD, a, b) if s.plus is Op.ADD else Expr(s.plus, _join(a.type, b.type), (a, b))
 
 
-def times(s: Semiring, a: Expr, b: Expr) -> Expr:
+def _times(s: Semiring, a: Expr, b: Expr) -> Expr:
     if _is_value(a, s.one):
         return b
     if _is_value(b, s.one):
@@ -425,6 +420,8 @@ def synthesize(loop: Loop, deadline: float | None = None) -> tuple[Fn, str]:
         if not all(_is_value(init[f], s.zero) for f in step.block):
             raise Failed(f"affine over {s.name} with an offset, and the initial state is not the semiring's "
                          f"zero: the offset of b's map cannot be read from b's fields")
+    if deadline is not None and time.monotonic() > deadline:
+        raise Failed(f"affine over {s.name}; no time left to sample the composed map")
     entries, _, states = composed_entries(loop, step)
     reading: dict = {}
     for (f, g), col in entries.items():
@@ -446,9 +443,9 @@ def synthesize(loop: Loop, deadline: float | None = None) -> tuple[Fn, str]:
             ag = var(f"a.{g}", step.types[g])
             if offset and s.plus is Op.ADD and not _is_value(init[g], 0):
                 ag = _arith(Op.SUB, ag, init[g])
-            out = plus(s, out, times(s, e, ag))
+            out = _plus(s, out, _times(s, e, ag))
         if offset:
-            out = plus(s, out, var(f"b.{f}", step.types[f]))
+            out = _plus(s, out, var(f"b.{f}", step.types[f]))
         if f in step.reduced:
             out = Expr(Op.MOD, out.type, (out,), s.modulus)
         outs.append(simplify(out))
@@ -566,9 +563,9 @@ def _unit(loop: Loop, step: Step, kept, keys, value, dtype: Type, full: bool) ->
             a = step.matrix[f].get(k)
             if a is None or _is_value(a, s.zero):
                 continue
-            out = plus(s, out, times(s, a, value((k, g))))
+            out = _plus(s, out, _times(s, a, value((k, g))))
         if not g and step.offset[f] is not None:
-            out = plus(s, out, step.offset[f])
+            out = _plus(s, out, step.offset[f])
         out = simplify(out)
         me = var(f"acc.{keys[(f, g)]}", dtype)
         count = _counts(out, me)
