@@ -599,8 +599,8 @@ def _named(loop: Loop, step: Step, f: str, g: str, update: Expr, me: Expr, count
     if count and not full:
         step_size = next(x for x in update.src if x.op is Op.CONST)
         return "n", f"how {f} depends on the {g} before the list: {to_text(step_size)} per element (a length)"
-    if (not full and len(step.block) == 1 and update.op is s.times
-            and any(x.op is Op.VAR and x.arg == me.arg for x in update.src)):
+    if (not full and update.op is s.times and any(x.op is Op.VAR and x.arg == me.arg for x in update.src)
+            and all(_state_free(x) for x in update.src if not (x.op is Op.VAR and x.arg == me.arg))):
         factor = next(x for x in update.src if not (x.op is Op.VAR and x.arg == me.arg))
         if s.times is Op.MUL and not free_vars([factor]) & elements:
             base = to_text(factor) if factor.op in (Op.VAR, Op.CONST) else f"({to_text(factor)})"
