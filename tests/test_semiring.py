@@ -219,3 +219,22 @@ def test_lift_adds_the_catalog_number_of_fields(name):
     res = lift(thm3.parse_file(CORPUS / f"{name}.py"), timeout=20.0)
     assert res.loop is not None, res.reason
     assert len(res.added) == by_name(name).lift, res.added
+
+
+def test_a_composition_not_proved_names_its_semiring():
+    """Where the prover leaves a law of the composition unproved, the route's attempt says
+    which class the loop was read as (Adler-32: (+, *) mod 65521)."""
+    loop = thm3.parse_file(CORPUS / "powers_adler32.py")
+    got = synth.synthesize(loop, make_triples(loop), deadline=time.monotonic() + 30,
+                           routes=(synth.route_named("semiring"),),
+                           prove=lambda c: ({"identity": "proved", "associativity": "tested"}, {}, False))
+    (attempt,) = got.attempts
+    assert attempt.outcome == "not proved" and "over (+, *) mod 65521" in attempt.detail, attempt
+
+
+def test_a_loop_outside_the_class_says_so():
+    loop = thm3.parse_file(CORPUS / "three_smallest.py")
+    got = synth.synthesize(loop, make_triples(loop), deadline=time.monotonic() + 30,
+                           routes=(synth.route_named("semiring"),), prove=lambda c: ({}, {}, False))
+    (attempt,) = got.attempts
+    assert attempt.outcome == "none" and "not affine" in attempt.detail

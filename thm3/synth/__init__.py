@@ -30,6 +30,7 @@ class Route:
     name: str
     find: Callable          # (loop, triples, deadline, methods) -> list[Fn]; raises RouteFailed
     share: float = 1.0      # at most this share of the time left (plus a second) before moving on
+    recognises: bool = False  # its methods name the class it read the loop as: shown when not proved
 
 
 @dataclass(frozen=True)
@@ -116,7 +117,7 @@ def _inverse(loop, triples, deadline, methods):
 
 ROUTES: tuple[Route, ...] = (
     Route("sketch", _sketch, 0.1),
-    Route("semiring", _semiring, 0.2),
+    Route("semiring", _semiring, 0.2, recognises=True),
     Route("interpolation", _interpolation, 0.3),
     Route("transport", _transport, 0.4),
     Route("weak right inverse", _inverse, 0.4),
@@ -183,9 +184,10 @@ def synthesize(loop: Loop, triples, *, deadline: float, prove: Callable,
             if all(s == "proved" for s in statuses.values()) or time.monotonic() > deadline:
                 break
         proved = all(s == "proved" for s in best[1].statuses.values()) and best[1].route == route.name
-        attempts.append(Attempt(route.name, "proved" if proved else "not proved",
-                                "" if proved else ", ".join(f"{k} {v}" for k, v in best[1].statuses.items()),
-                                time.monotonic() - t0))
+        detail = "" if proved else ", ".join(f"{k} {v}" for k, v in best[1].statuses.items())
+        if not proved and route.recognises and methods:
+            detail += "; " + "; ".join(dict.fromkeys(methods.values()))
+        attempts.append(Attempt(route.name, "proved" if proved else "not proved", detail, time.monotonic() - t0))
         if proved:
             break
     if best is None:
