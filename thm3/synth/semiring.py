@@ -363,8 +363,9 @@ def composed_entries(loop: Loop, step: Step, *, seed: int = 0, count: int = 24, 
             for n in range(max_len + 1):
                 lists = dom.random_lists(rng, params, count, n, small=(n + i) % 2 == 0)
                 steps = stack_elements(loop, lists)
-                dtype = bool if s is BOOLEAN else (np.int64 if all(step.types[f] is Type.INT for f in block)
-                                                   else np.float64)
+                # Int only over (+, *): the tropical zero is an infinity
+                dtype = bool if s is BOOLEAN else (np.int64 if s.plus is Op.ADD and all(
+                    step.types[f] is Type.INT for f in block) else np.float64)
                 one, zero = np.asarray(s.one, dtype=dtype), np.asarray(s.zero, dtype=dtype)
                 e = [[np.full((count, 1), one if a == b else zero) for b in range(k)] for a in range(k)]
                 d = [np.full((count, 1), zero) for _ in range(k)]
