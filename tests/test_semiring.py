@@ -238,3 +238,13 @@ def test_a_loop_outside_the_class_says_so():
                            routes=(synth.route_named("semiring"),), prove=lambda c: ({}, {}, False))
     (attempt,) = got.attempts
     assert attempt.outcome == "none" and "not affine" in attempt.detail
+
+
+def test_a_tropical_map_of_int_fields_is_sampled_in_floats():
+    """brackets (Int depth and lowest depth over (min, +)) once raised OverflowError: the
+    zero, inf, was put into an int64 array.  Its composed map is read, and found not
+    carried by the state."""
+    loop = thm3.parse_file(ROOT / "samples" / "brackets.py")
+    assert semiring.recognise(loop).semiring.name == "(min, +)"
+    with pytest.raises(semiring.Failed, match="entry"):
+        semiring.synthesize(loop)
