@@ -248,3 +248,22 @@ def test_a_tropical_map_of_int_fields_is_sampled_in_floats():
     assert semiring.recognise(loop).semiring.name == "(min, +)"
     with pytest.raises(semiring.Failed, match="entry"):
         semiring.synthesize(loop)
+
+
+def test_a_select_with_one_term_added_to_both_sides_is_a_max():
+    """normalize: `u + w if u > v else v + w` is max(u, v) + w (and min for the other
+    side), so the if/else Viterbi step and its max() twin read as one (max, +) map."""
+    from thm3.ir.normalize import normalize
+    spelled = thm3.parse_file(CORPUS / "semiring_viterbi2_vector.py")
+    twin = thm3.parse_file(CORPUS / "semiring_viterbi2_vector_max.py")
+    texts = {to_text(normalize(spelled.left.outputs)[0]).replace(".0", ""), to_text(twin.left.outputs[0])}
+    assert texts == {"max(acc.v0, acc.v1 - 1) + e0"}
+    loop = _loop("    return State(acc.v + x if acc.v > acc.w else acc.w + x, acc.v)",
+                 "    v: Real = 0\n    w: Real = 0")
+    assert to_text(normalize(loop.left.outputs)[0]) == "max(acc.v, acc.w) + x"
+    loop = _loop("    return State(x + acc.w if acc.v > acc.w else x + acc.v, acc.v)",
+                 "    v: Real = 0\n    w: Real = 0")
+    assert to_text(normalize(loop.left.outputs)[0]) == "min(acc.v, acc.w) + x"
+    loop = _loop("    return State(acc.v + x if acc.v > acc.w else acc.w + 1, acc.v)",
+                 "    v: Real = 0\n    w: Real = 0")
+    assert normalize(loop.left.outputs)[0].op.name == "WHERE"      # different shifts: a select still
