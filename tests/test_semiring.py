@@ -256,7 +256,7 @@ def test_a_select_with_one_term_added_to_both_sides_is_a_max():
     from thm3.ir.normalize import normalize
     spelled = thm3.parse_file(CORPUS / "semiring_viterbi2_vector.py")
     twin = thm3.parse_file(CORPUS / "semiring_viterbi2_vector_max.py")
-    texts = {to_text(normalize(spelled.left.outputs)[0]).replace(".0", ""), to_text(twin.left.outputs[0])}
+    texts = {to_text(e).replace(".0", "") for e in (normalize(spelled.left.outputs)[0], twin.left.outputs[0])}
     assert texts == {"max(acc.v0, acc.v1 - 1) + e0"}
     loop = _loop("    return State(acc.v + x if acc.v > acc.w else acc.w + x, acc.v)",
                  "    v: Real = 0\n    w: Real = 0")
