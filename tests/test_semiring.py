@@ -201,6 +201,9 @@ def test_reduced_unit_reads_back_named_fields():
     assert [reduced.names[k] for k in reduced.keys] == ["n"] and to_text(reduced.updates[reduced.keys[0]]) == \
         "1 + acc.m_s2_s1"
     assert len(full.keys) == 4
+    (mod_power,) = _units("semiring_rolling_hash")
+    assert [mod_power.names[k] for k in mod_power.keys] == ["pw"]
+    assert to_text(mod_power.updates[mod_power.keys[0]]) == "B * acc.m_h_h % 1000003"
     (power,) = _units("powers_decay_param")
     assert [power.names[k] for k in power.keys] == ["pw"] and "c ** (number of elements" in \
         power.comments[power.keys[0]]

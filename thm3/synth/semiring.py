@@ -575,7 +575,8 @@ def _unit(loop: Loop, step: Step, kept, keys, value, dtype: Type, full: bool) ->
         updates[(f, g)] = out
         v = s.one if f == g and g else s.zero
         defaults[(f, g)] = bool(v) if dtype is Type.BOOL else float(v) if dtype is Type.REAL else int(v)
-        names[(f, g)], comments[(f, g)] = _named(loop, step, f, g, out, me, count, full)
+        inner = out.src[0] if out.op is Op.MOD else out         # the power inside its % m
+        names[(f, g)], comments[(f, g)] = _named(loop, step, f, g, inner, me, count, full)
     return Unit(s, block, tuple(kept), updates, defaults, names, comments, dict(keys), full)
 
 
