@@ -270,3 +270,12 @@ def test_a_select_with_one_term_added_to_both_sides_is_a_max():
     loop = _loop("    return State(acc.v + x if acc.v > acc.w else acc.w + 1, acc.v)",
                  "    v: Real = 0\n    w: Real = 0")
     assert normalize(loop.left.outputs)[0].op.name == "WHERE"      # different shifts: a select still
+
+
+def test_a_tropical_lift_of_int_fields_has_real_entries():
+    """longest_ones (Int fields over (max, +)) once raised OverflowError in the lift: an
+    entry's initial value -inf was made an int."""
+    loop = thm3.parse_file(ROOT / "samples" / "longest_ones.py")
+    units = semiring.lift_units(loop, lambda f, g, full: f"{'M' if full else 'm'}_{f}_{g}")
+    assert units and all(u.updates[k].type.name == "REAL" for u in units for k in u.keys)
+    assert any(v == -float("inf") for u in units for v in u.defaults.values())

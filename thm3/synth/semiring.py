@@ -513,7 +513,9 @@ def lift_units(loop: Loop, key_of) -> list[Unit]:
         columns.append("")
         entries = entries | {(f, ""): offsets[f] for f in block}
     kinds = {f: types[f] for f in block}
-    dtype = Type.BOOL if s is BOOLEAN else (Type.INT if all(kinds[f] is Type.INT for f in block) else Type.REAL)
+    # Int entries only over (+, *): a tropical entry may be its zero, an infinity
+    dtype = Type.BOOL if s is BOOLEAN else (Type.INT if s.plus is Op.ADD and all(kinds[f] is Type.INT for f in block)
+                                            else Type.REAL)
 
     def identity(f, g):
         return _one(s, dtype) if f == g and g else _zero(s, dtype)
