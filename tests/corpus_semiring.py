@@ -6,5 +6,104 @@ from __future__ import annotations
 
 from corpus import INF, Entry, _hom, _not  # noqa: F401
 
+SEMIRING = "Blelloch 1990 / semiring scans"
+CHECKSUMS = "checksums and rolling hashes"
+
+
+def _ssm_lifted(a, b, p):               # (h1, h2, p1, p2)
+    return (a[0] * b[2] + b[0], a[1] * b[3] + b[1], a[2] * b[2], a[3] * b[3])
+
+
+def _tropical(plus, later_first: bool):
+    def combine(a, b, p):               # row-major 2x2: B (x) A over (plus, +), or A (x) B
+        (l00, l01, l10, l11), (r00, r01, r10, r11) = (b, a) if later_first else (a, b)
+        return (plus(l00 + r00, l01 + r10), plus(l00 + r01, l01 + r11),
+                plus(l10 + r00, l11 + r10), plus(l10 + r01, l11 + r11))
+    return combine
+
+
+def _boolean(a, b, p):                  # row-major 2x2 relations, h(xs + ys) = A ; B
+    a00, a01, a10, a11 = a
+    b00, b01, b10, b11 = b
+    return ((a00 and b00) or (a01 and b10), (a00 and b01) or (a01 and b11),
+            (a10 and b00) or (a11 and b10), (a10 and b01) or (a11 and b11))
+
+
+def _boolean3(a, b, p):                 # row-major 3x3 relations, h(xs + ys) = A ; B
+    return tuple(any(a[3 * i + k] and b[3 * k + j] for k in range(3)) for i in range(3) for j in range(3))
+
+
+def _hash_pow(a, b, p):                 # (h, pw) mod 1000003
+    m = 1000003
+    return ((a[0] * b[1] + b[0]) % m, (a[1] * b[1]) % m)
+
+
+def _adler(a, b, p):                    # (a, b, n) mod 65521
+    m = 65521
+    return ((a[0] + b[0] - 1) % m, (a[1] + b[1] + b[2] * (a[0] - 1)) % m, a[2] + b[2])
+
+
+def _ema_decay(a, b, p):                # (s, d)
+    return (a[0] * b[1] + b[0], a[1] * b[1])
+
+
+def _discounted(a, b, p):               # (g, d)
+    return (a[0] + a[1] * b[0], a[1] * b[1])
+
+
+def _harmonic(a, b, p):                 # (n, h)
+    if a[0] == 0:
+        return b
+    if b[0] == 0:
+        return a
+    return (a[0] + b[0], (a[0] + b[0]) / (a[0] / a[1] + b[0] / b[1]))
+
+
 ENTRIES: list[Entry] = [
+    # --- (+, *): affine maps, state-space scans ---------------------------------------------
+    _not("semiring_affine_scan", SEMIRING, "[] and [(0, 0)] both give 0; after (1, 1) they give 1 and 0",
+         ([], [(0.0, 0.0)], [(1.0, 1.0)]), domain="pair", klass="semiring", lift=1),
+    _not("semiring_ssm_diag", SEMIRING, "A1 = 2: [] and [0] both give (0, 0); after 1 they differ",
+         ([], [0.0], [1.0]), params=({"A1": 2.0, "A2": 0.5},), klass="semiring", lift=2),
+    _hom("semiring_ssm_diag_lifted", SEMIRING, "h = h1 A**n2 + h2 per channel, powers multiply",
+         _ssm_lifted, params=({"A1": 2.0, "A2": 0.5}, {"A1": -1.0, "A2": 0.0}), klass="semiring"),
+    # --- (max, +) and (min, +): Viterbi, independent sets, shortest paths ----------------
+    _hom("semiring_viterbi2_matrix", SEMIRING, "the (max, +) matrix product B (x) A",
+         _tropical(max, later_first=True), domain="pair", klass="semiring"),
+    _not("semiring_viterbi2_vector", SEMIRING,
+         "[(0, 0)] and [(0, -3), (0, 0)] both give (0, -2); after (0, 1) they differ",
+         ([(0.0, 0.0)], [(0.0, -3.0), (0.0, 0.0)], [(0.0, 1.0)]), domain="pair", klass="semiring", lift=2,
+         twin="semiring_viterbi2_vector_max"),
+    _not("semiring_viterbi2_vector_max", SEMIRING, "as semiring_viterbi2_vector (the same step with max())",
+         ([(0.0, 0.0)], [(0.0, -3.0), (0.0, 0.0)], [(0.0, 1.0)]), domain="pair", klass="semiring", lift=2),
+    _not("semiring_mwis_path", SEMIRING, "[0] and [0, 0] both give (0, 0); after 1 they differ",
+         ([0.0], [0.0, 0.0], [1.0]), klass="semiring", lift=2),
+    _hom("semiring_two_lanes_matrix", SEMIRING, "the (min, +) matrix product A (x) B (rows: the start lane)",
+         _tropical(min, later_first=False), domain="digits", klass="semiring"),
+    # --- (or, and): relations ----------------------------------------------------------------
+    _hom("semiring_reach2_matrix", SEMIRING, "the (or, and) product of the relations A ; B",
+         _boolean, klass="semiring"),
+    _hom("semiring_reach3_matrix", "Mytkowicz et al., ASPLOS 2014", "the (or, and) product of the relations A ; B",
+         _boolean3, klass="semiring"),
+    # --- (+, *) mod m: rolling hashes, checksums -------------------------------------------
+    _not("semiring_rolling_hash", CHECKSUMS, "B = 31: [] and [0] both give 0; after 1 they give 1 and 31",
+         ([], [0], [1]), domain="int", params=({"B": 31},), klass="semiring", lift=1),
+    _hom("semiring_rolling_hash_pow", CHECKSUMS, "h = h1 pw2 + h2, pw = pw1 pw2 (mod p)", _hash_pow,
+         domain="int", params=({"B": 31}, {"B": 2}, {"B": -3}), klass="semiring"),
+    _hom("powers_adler32", CHECKSUMS, "zlib's adler32_combine: b = b1 + b2 + n2 (a1 - 1) (mod 65521)",
+         _adler, domain="int", klass="powers"),
+    _not("powers_fletcher16", CHECKSUMS, "[] and [0] both give (0, 0); after 1 they give 2 and 1 in s2",
+         ([], [0], [1]), domain="int", klass="powers", lift=1),
+    # --- powers: decays, 2**-k, discounts; reciprocals -----------------------------------------
+    _not("powers_decay_param", SEMIRING, "c = 2: [] and [0] both give 0; after 1 they give 1 and 2",
+         ([], [0.0], [1.0]), params=({"c": 2.0},), klass="powers", lift=1),
+    _hom("powers_ema_decay", SEMIRING, "s = s1 d2 + s2, d = d1 d2", _ema_decay,
+         params=({"alpha": 0.5}, {"alpha": 0.25}), klass="powers"),
+    _not("powers_halving", SEMIRING, "[] and [-1, 1] both give 0; after 1 they give 1 and 0.5",
+         ([], [-1.0, 1.0], [1.0]), klass="powers", lift=1),
+    _hom("powers_halving_lifted", SEMIRING, "s = s1 w2 + s2, w = w1 w2", _ema_decay, klass="powers"),
+    _hom("powers_discounted_return", SEMIRING, "G = G1 + d1 G2, d = d1 d2", _discounted,
+         params=({"gamma": 0.5}, {"gamma": -2.0}), klass="powers"),
+    _hom("powers_harmonic_mean", SEMIRING, "n / h adds up: h = (n1 + n2) / (n1 / h1 + n2 / h2)",
+         _harmonic, domain="digits", klass="powers"),
 ]

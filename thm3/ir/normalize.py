@@ -2,7 +2,9 @@
 if/elif/else, `where`, nested conditionals or max/min reaches synthesis in one spelling.
 
 Two rewrites, bottom-up: a select that picks one side of its own comparison is a max or
-a min (`x if x > m else m` is max(x, m)); and inside a branch where the comparison
+a min (`x if x > m else m` is max(x, m)), also with the same term added to both sides
+(`u + w if u > v else v + w` is max(u, v) + w: the (max, +) spelling of a Viterbi step);
+and inside a branch where the comparison
 decides which side is the larger, that side, subtracted in an exp argument, is spelled
 as the max (`exp(m - x)` under `x > m` is exp(m - max(x, m))), the form in which the
 combine's stability guard (`1 if x == M else exp(x - M)`) applies.  A select whose
@@ -11,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from thm3.ir.core import Expr, Fn, Loop, Op, same
+from thm3.ir.core import Expr, Fn, Loop, Op, Type, same
 
 _LARGER_FIRST = (Op.GT, Op.GE)     # u > v: u is the max where it holds
 _SMALLER_FIRST = (Op.LT, Op.LE)    # u < v: v is the max where it holds
@@ -71,12 +73,34 @@ def _select(w: Expr) -> Expr:
         return _max(u, v)
     if same(t, small) and same(f, big):
         return Expr(Op.MIN, w.type, (u, v))
+    shift = _common_shift(t, f, big, small)
+    if shift is not None and w.type is not Type.BOOL:
+        pick, w_ = shift
+        inner = _max(u, v) if pick else Expr(Op.MIN, w.type, (u, v))
+        return Expr(Op.ADD, w.type, (inner, w_))
     mx = _max(u, v)
     t2 = _respell_max(t, big, mx)
     f2 = _respell_max(f, small, mx)
     if t2 is t and f2 is f:
         return w
     return Expr(Op.WHERE, w.type, (cond, t2, f2))
+
+
+def _common_shift(t: Expr, f: Expr, big: Expr, small: Expr):
+    """(True, w) where t = big + w and f = small + w (the select is max + w), (False, w)
+    where t = small + w and f = big + w (min + w); else None.  `w` on either side of +."""
+    if t.op is not Op.ADD or f.op is not Op.ADD:
+        return None
+    for i in (0, 1):
+        for j in (0, 1):
+            w_t, w_f = t.src[1 - i], f.src[1 - j]
+            if not same(w_t, w_f):
+                continue
+            if same(t.src[i], big) and same(f.src[j], small):
+                return True, w_t
+            if same(t.src[i], small) and same(f.src[j], big):
+                return False, w_t
+    return None
 
 
 def normalize_fn(fn: Fn) -> Fn:

@@ -7,8 +7,9 @@ original fields keep their names, order, updates and values.  Candidates come fr
 loop's own `left`: sums and counts of its element terms, flags for its predicates (also
 those that read the state, such as `x > acc.last`), first and last elements, prefix
 extrema of sums, leading runs and leading sums, the powers of the factors that scale
-the state, and, where `left` is linear in several fields, the product of its step
-matrices (a group of fields taken together).  A candidate set must tell apart every
+the state, and, where `left` is affine in a block of fields over a semiring, the
+product of its step matrices (a group of fields taken together: its reduced form first,
+`thm3.synth.semiring`, then the full matrix).  A candidate set must tell apart every
 pair of lists the witness search has found so far (counterexample-guided: each failed
 set adds the witnesses it gets to the pruning).  The lifted loop is built as IR; text
 is rendered only for the user (`Lift.loop_text`)."""
@@ -342,6 +343,7 @@ class _LiftSearch:
 # --- candidates ------------------------------------------------------------------
 
 _SUM, _POWER, _FLAG, _FIRST_INF, _HAS, _FIRST, _COUNT, _LEN, _LAST, _PREFIX, _EXTREMUM, _LEAD, _OTHER_SUM = range(13)
+_COMPOSED = -1      # the reduced composed map of a semiring-affine step: first among its size
 
 
 class _Candidates:
@@ -558,35 +560,35 @@ class _Candidates:
                         _LEAD, needs=(all_p.key,))
 
     def step_matrix(self) -> list[_Aux]:
-        """Where `left` maps several Real fields linearly, s' = A(x) s + c(x), the
-        product of the step matrices so far, M' = A(x) M from the identity: the
+        """Where `left` maps a block of fields affinely over a semiring, s' = A(x) (x) s
+        (+) c(x) over (+, *), (+, *) mod m, (max, +), (min, +) or (or, and): the
+        product of the step matrices so far, M' = A(x) (x) M from the identity, the
         factor by which the later elements carry the fields that came before them (a
-        linear recurrence's companion matrix power).  One group, taken whole."""
-        block, rows = _linear_block(self.loop)
-        if len(block) < 2 or all(_is_const(rows[f][g], 1.0 if f == g else 0.0) for f in block for g in block):
-            return []
-        keys = {(i, j): f"c{self.serial + 1}_m_{i}_{j}" for i in block for j in block}
-        self.serial += 1
-        group = f"m{self.serial}"
+        power c**n, a length, a companion matrix power).  Its reduced form first (the
+        entries that are neither constant nor an original field, equal ones merged:
+        `thm3.synth.semiring.lift_units`), ranked ahead of the other candidates of its
+        size; then the full matrix.  Each a group, taken whole."""
+        from thm3.synth.semiring import lift_units
+
+        def key_of(row: str, column: str, full: bool) -> str:
+            self.serial += 1
+            return f"c{self.serial}_{'mf' if full else 'm'}_{row}_{column}"
+
         out = []
-        for i in block:
-            for j in block:
-                terms = []
-                for k in block:
-                    a = rows[i][k]
-                    if _is_const(a, 0.0):
-                        continue
-                    m = var(f"acc.{keys[(k, j)]}", Type.REAL)
-                    terms.append(m if _is_const(a, 1.0) else _arith(Op.MUL, as_real(a), m))
-                update = const(0.0, Type.REAL)
-                for t in terms:
-                    update = t if update.op is Op.CONST else _arith(Op.ADD, update, t)
-                out.append(_Aux(keys[(i, j)], f"m_{i}_{j}", Type.REAL, 1.0 if i == j else 0.0, update,
-                                f"how {i} depends on the {j} before the list: an entry of the "
-                                f"product of the step matrices so far",
-                                "the step matrix product, by which the later elements carry the "
-                                "fields that came before them", _POWER,
-                                needs=tuple(keys[(k, j)] for k in block), group=group))
+        for unit in lift_units(self.loop, key_of):
+            self.serial += 1
+            group = f"m{self.serial}"
+            mine = set(unit.fields.values())
+            how = ("the full product of the step matrices" if unit.full else
+                   "the composed map's entries that its fields do not hold already")
+            for k in unit.keys:
+                key, update = unit.fields[k], unit.updates[k]
+                needs = tuple(sorted(n[4:] for n in free_vars([update])
+                                     if n.startswith("acc.") and n[4:] in mine and n[4:] != key))
+                out.append(_Aux(key, unit.names[k], update.type, unit.defaults[k], update, unit.comments[k],
+                                f"{how} over {unit.semiring.name}, by which the later elements carry the "
+                                f"fields that came before them", _POWER if unit.full else _COMPOSED,
+                                needs=needs, group=group))
         return out
 
     # --- deduplication by values
@@ -644,56 +646,6 @@ def _with_fields(loop: Loop, cands: list[_Aux]) -> Loop:
               tuple(loop.left.outputs) + tuple(c.update for c in cands))
     result = None if loop.result is None else Fn(state + params, loop.result.outputs)
     return replace(loop, source="", fields=fields, left=left, right=None, result=result)
-
-
-def _linear_block(loop: Loop) -> tuple[list[str], dict]:
-    """The largest set B of Real fields whose new values are linear in B with
-    coefficients (and a constant part) that read no state: field -> {field in B ->
-    coefficient}."""
-    block = [f.name for f in loop.fields if f.type is Type.REAL]
-    outputs = dict(zip(loop.field_names, loop.left.outputs))
-    while True:
-        rows = {f: _linear(outputs[f], {f"acc.{g}": g for g in block}) for f in block}
-        keep = [f for f in block if rows[f] is not None]
-        if keep == block:
-            return block, {f: {g: rows[f].get(g, const(0.0, Type.REAL)) for g in block} for f in block}
-        block = keep
-
-
-def _linear(e: Expr, names: dict[str, str]) -> dict | None:
-    """`e` as sum of coefficient * field (the constant part under ""), each part free
-    of state; None where `e` is not of that form."""
-    def state_free(x: Expr) -> bool:
-        return not any(n.startswith("acc.") for n in free_vars([x]))
-
-    if state_free(e):
-        return {"": e}
-    match e.op:
-        case Op.VAR if e.arg in names:
-            return {names[e.arg]: const(1.0, Type.REAL)}
-        case Op.ADD | Op.SUB:
-            a, b = (_linear(s, names) for s in e.src)
-            if a is None or b is None:
-                return None
-            out = dict(a)
-            for k, v in b.items():
-                v = v if e.op is Op.ADD else Expr(Op.NEG, v.type, (v,))
-                out[k] = _arith(Op.ADD, out[k], v) if k in out else v
-            return out
-        case Op.NEG:
-            a = _linear(e.src[0], names)
-            return None if a is None else {k: Expr(Op.NEG, v.type, (v,)) for k, v in a.items()}
-        case Op.MUL:
-            x, y = e.src
-            if state_free(y):
-                x, y = y, x
-            a = _linear(y, names) if state_free(x) else None
-            return None if a is None else {k: simplify(_arith(Op.MUL, x, v)) for k, v in a.items()}
-        case Op.DIV if state_free(e.src[1]):
-            a = _linear(e.src[0], names)
-            return None if a is None else {k: _arith(Op.DIV, v, e.src[1]) for k, v in a.items()}
-        case _:
-            return None
 
 
 def _is_const(e: Expr, v: float) -> bool:

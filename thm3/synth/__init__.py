@@ -5,7 +5,8 @@ Routes: "sketch" (the step with the element replaced by the right operand's fiel
 `sketch`), "interpolation" (exact linear algebra on sampled pairs, `interpolation`),
 "transport" (a map onto a product of +/max/min monoids found by linear algebra,
 `transport`), "weak right inverse" (combine = foldl(left, a, g(b)), `inverse`),
-"enumeration" (bottom-up enumeration where no sketch fits, `enumeration`).  Every route's candidates are checked on the batched samples before
+"enumeration" (bottom-up enumeration where no sketch fits, `enumeration`), "semiring" (the
+step read as an affine map over a semiring, the combine its composition, `semiring`).  Every route's candidates are checked on the batched samples before
 they are proved; rational fields are tidied with SymPy (`tidy`).  Branches of `left`
 are normalised first (`thm3.ir.normalize`), so if/else, `where` and max/min spellings
 of one function take the same routes."""
@@ -29,6 +30,7 @@ class Route:
     name: str
     find: Callable          # (loop, triples, deadline, methods) -> list[Fn]; raises RouteFailed
     share: float = 1.0      # at most this share of the time left (plus a second) before moving on
+    recognises: bool = False  # its methods name the class it read the loop as: shown when not proved
 
 
 @dataclass(frozen=True)
@@ -91,6 +93,16 @@ def _transport(loop, triples, deadline, methods):
     return [fn]
 
 
+def _semiring(loop, triples, deadline, methods):
+    from thm3.synth import semiring
+    try:
+        fn, how = semiring.synthesize(loop, deadline)
+    except semiring.Failed as e:
+        raise RouteFailed(str(e)) from None
+    methods.update({f.name: how for f in loop.fields})
+    return [fn]
+
+
 # Cheapest first.  The sketch is quick where it fits and may be slow on wide states, so it
 # gets a slice first; the enumeration route runs the sketch again with the time left.
 def _inverse(loop, triples, deadline, methods):
@@ -105,6 +117,7 @@ def _inverse(loop, triples, deadline, methods):
 
 ROUTES: tuple[Route, ...] = (
     Route("sketch", _sketch, 0.1),
+    Route("semiring", _semiring, 0.2, recognises=True),
     Route("interpolation", _interpolation, 0.3),
     Route("transport", _transport, 0.4),
     Route("weak right inverse", _inverse, 0.4),
@@ -171,9 +184,10 @@ def synthesize(loop: Loop, triples, *, deadline: float, prove: Callable,
             if all(s == "proved" for s in statuses.values()) or time.monotonic() > deadline:
                 break
         proved = all(s == "proved" for s in best[1].statuses.values()) and best[1].route == route.name
-        attempts.append(Attempt(route.name, "proved" if proved else "not proved",
-                                "" if proved else ", ".join(f"{k} {v}" for k, v in best[1].statuses.items()),
-                                time.monotonic() - t0))
+        detail = "" if proved else ", ".join(f"{k} {v}" for k, v in best[1].statuses.items())
+        if not proved and route.recognises and methods:
+            detail += "; " + "; ".join(dict.fromkeys(methods.values()))
+        attempts.append(Attempt(route.name, "proved" if proved else "not proved", detail, time.monotonic() - t0))
         if proved:
             break
     if best is None:

@@ -1,0 +1,281 @@
+"""The semiring route (thm3/synth/semiring.py): `left` read as an affine map over a
+semiring in each spelling, and refused where it is not one; the combine as the
+composition, which the route alone proves where the other routes do not; the lift as the
+composed map's reduced entries, as small as the catalog's smallest lift."""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import thm3
+import thm3.synth as synth
+from corpus import by_name
+from corpus_semiring import ENTRIES
+from thm3.analysis.invariants import infer
+from thm3.ir.printer import to_text
+from thm3.lift.search import lift
+from thm3.prove.combine import prove_combine
+from thm3.prove.laws import Setting
+from thm3.semantics.samples import fold_left, make_triples
+from thm3.synth import semiring
+
+ROOT = Path(__file__).resolve().parents[1]
+CORPUS = ROOT / "bench" / "corpus"
+
+
+def _loop(body: str, fields: str, elements: str = "x: Real"):
+    """A loop file from its State fields and `left`'s body (each already indented)."""
+    text = "\n".join([
+        "from typing import NamedTuple",
+        "from thm3.lang import Bool, Int, Real, exp, inf, where",
+        "", "", "class State(NamedTuple):", fields, "", "",
+        f"def left(acc: State, {elements}) -> State:", body, ""])
+    return thm3.parse_source(text)
+
+
+# --- recognition: each semiring, each spelling -------------------------------------------
+
+@pytest.mark.parametrize("fields, body, elements, name", [
+    ("    y: Real = 0", "    return State(a * acc.y + b)", "a: Real, b: Real", "(+, *)"),
+    ("    y: Real = 0", "    return State((acc.y - a) / 2 + b)", "a: Real, b: Real", "(+, *)"),
+    ("    y: Real = 0", "    if a > 0:\n        return State(acc.y * a)\n    return State(acc.y + b)",
+     "a: Real, b: Real", "(+, *)"),
+    ("    h: Int = 0", "    return State((acc.h * 31 % 7 + x) % 7)", "x: Int", "(+, *) mod 7"),
+    ("    v: Real = 0\n    w: Real = -inf", "    return State(max(acc.v + x, acc.w), acc.v - 1)", "x: Real",
+     "(max, +)"),
+    ("    v: Real = 0\n    w: Real = -inf",
+     "    if acc.v + x > acc.w + x:\n        return State(acc.v + x, acc.v)\n    return State(acc.w + x, acc.v)",
+     "x: Real", "(max, +)"),
+    ("    v: Real = 0\n    w: Real = -inf",
+     "    return State(where(acc.v > acc.w - 1, acc.v + x, acc.w - 1 + x), acc.v)", "x: Real", "(max, +)"),
+    ("    d: Real = 0\n    e: Real = inf", "    return State(min(acc.d + x, acc.e + 1), acc.d if x > 0 else acc.e)",
+     "x: Real", "(min, +)"),
+    ("    p: Bool = True\n    q: Bool = False", "    return State((acc.p and x > 0) or acc.q, acc.p or (acc.q and x < 1))",
+     "x: Real", "(or, and)"),
+    ("    p: Bool = True\n    q: Bool = False", "    return State(where(x > 0, acc.q, acc.p), acc.p)", "x: Real",
+     "(or, and)"),
+])
+def test_recognised(fields, body, elements, name):
+    step = semiring.recognise(_loop(body, fields, elements))
+    assert step is not None and step.semiring.name == name
+
+
+@pytest.mark.parametrize("fields, body", [
+    ("    y: Real = 0\n    z: Real = 1", "    return State(acc.y * acc.z + x, acc.z)"),     # a product of two fields
+    ("    y: Real = 0", "    return State(acc.y * acc.y + x)"),                            # not linear
+    ("    y: Real = 0", "    return State(exp(acc.y) + x)"),
+    ("    v: Real = 0\n    w: Real = 0", "    return State(max(acc.v, acc.w) * x, acc.w)"),  # max, then a scale
+    ("    v: Real = 0\n    w: Real = 0", "    return State(max(acc.v + x, acc.w * 2), acc.w)"),
+    ("    v: Real = 0\n    w: Real = 0", "    return State(max(acc.v, acc.w) + min(acc.v, x), acc.w)"),  # max and min
+    ("    y: Real = 0", "    return State(acc.y + x if acc.y > 0 else x)"),                  # a branch on the state
+    ("    h: Int = 0", "    return State((acc.h * 3 + 1) % 7 % 5)"),                        # two moduli
+    ("    p: Bool = False", "    return State(not acc.p)"),
+])
+def test_not_recognised(fields, body):
+    loop = _loop(body, fields)
+    assert semiring.recognise(loop) is None
+    with pytest.raises(semiring.Failed):
+        semiring.synthesize(loop)
+
+
+def test_recognition_fails_fast_on_other_loops():
+    """A loop outside the class is refused from its ops, before any sampling."""
+    loop = thm3.parse_file(CORPUS / "three_smallest.py")
+    t0 = time.perf_counter()
+    for _ in range(20):
+        assert semiring.recognise(loop) is None
+    assert (time.perf_counter() - t0) / 20 < 0.01
+
+
+def test_mod_reads_the_modulus_and_the_reduced_fields():
+    step = semiring.recognise(thm3.parse_file(CORPUS / "powers_adler32.py"))
+    assert step.semiring.modulus == 65521 and step.reduced == {"a", "b"}
+
+
+# --- synthesis: the composition, in the state's own fields --------------------------------
+
+@pytest.mark.parametrize("name, expected", [
+    ("semiring_viterbi2_matrix", "max(b.m00 + a.m00, b.m01 + a.m10)"),
+    ("semiring_two_lanes_matrix", "min(b.d00 + a.d00, b.d10 + a.d01)"),
+    ("semiring_reach2_matrix", "b.r00 and a.r00 or b.r10 and a.r01"),
+    ("semiring_rolling_hash_pow", "(b.pw * a.h + b.h) % 1000003"),
+    ("powers_adler32", "(a.a - 1 + b.a) % 65521"),
+    ("powers_discounted_return", "a.g + b.g * a.d"),
+])
+def test_composition_is_written_in_the_fields(name, expected):
+    fn, how = semiring.synthesize(thm3.parse_file(CORPUS / f"{name}.py"))
+    assert to_text(fn.outputs[0]) == expected
+    assert "composition" in how
+
+
+@pytest.mark.parametrize("name", [e.name for e in ENTRIES if e.truth == "homomorphism"
+                                  and semiring.recognise(thm3.parse_file(e.path)) is not None])
+def test_composition_agrees_with_the_reference_combine(name):
+    """The route's combine, evaluated, equals the catalog's hand-written combine on folds."""
+    entry = by_name(name)
+    loop = thm3.parse_file(entry.path)
+    fn, _ = semiring.synthesize(loop)
+    from thm3.semantics.evaluate import call
+    rng = np.random.default_rng(3)
+    from thm3.semantics.samples import Domain
+    dom = Domain(loop)
+    for params in entry.params:
+        for _ in range(20):
+            xs = dom.random_list(rng, params, int(rng.integers(0, 6)))
+            ys = dom.random_list(rng, params, int(rng.integers(0, 6)))
+            a, b = fold_left(loop, xs, params), fold_left(loop, ys, params)
+            got = call(fn, *a, *b, *[params[d.name] for d in loop.params])
+            want = entry.combine(tuple(v.item() for v in a), tuple(v.item() for v in b), params)
+            assert np.allclose(np.asarray(got, dtype=float).ravel(), np.asarray(want, dtype=float), equal_nan=True)
+
+
+def test_not_carried_says_which_entry():
+    with pytest.raises(semiring.Failed, match=r"entry \(v0, v1\).*lift"):
+        semiring.synthesize(thm3.parse_file(CORPUS / "semiring_viterbi2_vector.py"))
+
+
+def _alone(routes, path: Path, seconds: float = 40.0):
+    loop = thm3.parse_file(path)
+    triples = make_triples(loop)
+    inv, _ = infer(loop, triples, time.monotonic() + 10)
+    setting = Setting(loop, inv)
+    deadline = time.monotonic() + seconds
+    return synth.synthesize(loop, triples, deadline=deadline, routes=routes,
+                            prove=lambda c: prove_combine(loop, setting, c, triples, deadline))
+
+
+def _proved(got) -> bool:
+    return got.combine is not None and all(s == "proved" for s in got.statuses.values())
+
+
+def test_only_the_semiring_route_proves_the_boolean_relation_product():
+    """A three-state automaton's relations composed over (or, and), nine Bool fields: the
+    route alone proves the composition; the other routes together find none that agrees
+    (the sketch's space is cut on nine fields, interpolation and transport fit numbers)."""
+    got = _alone((synth.route_named("semiring"),), CORPUS / "semiring_reach3_matrix.py")
+    assert _proved(got) and got.route == "semiring", got.tried()
+    assert got.attempts[0].seconds < 10.0
+
+
+@pytest.mark.slow
+def test_the_other_routes_do_not_prove_the_boolean_relation_product():
+    others = tuple(r for r in synth.ROUTES if r.name != "semiring")
+    rest = _alone(others, CORPUS / "semiring_reach3_matrix.py", seconds=20.0)
+    assert not _proved(rest), rest.tried()
+
+
+def test_interpolation_on_a_state_of_flags_only_fails_cleanly():
+    """Found with reach3: interpolation's extrema over no numeric field raised a NumPy
+    ValueError (np.stack of nothing) instead of failing the route."""
+    from thm3.synth import interpolation
+    loop = thm3.parse_file(CORPUS / "semiring_reach3_matrix.py")
+    try:
+        interpolation.synthesize(loop, time.monotonic() + 20)
+    except interpolation.Failed:
+        pass
+
+
+def test_the_route_is_in_routes():
+    assert synth.route_named("semiring").find is not None
+
+
+# --- lifting: the reduced composed map, as small as the catalog's lift ---------------------
+
+def _units(name: str):
+    loop = thm3.parse_file(CORPUS / f"{name}.py")
+    return semiring.lift_units(loop, lambda f, g, full: f"{'M' if full else 'm'}_{f}_{g}")
+
+
+@pytest.mark.parametrize("entry", [e for e in ENTRIES if e.lift is not None], ids=lambda e: e.name)
+def test_reduced_unit_has_the_catalog_size(entry):
+    units = _units(entry.name)
+    assert units and not units[0].full
+    assert len(units[0].keys) == entry.lift, [units[0].names[k] for k in units[0].keys]
+
+
+def test_reduced_unit_reads_back_named_fields():
+    (reduced, full) = _units("powers_fletcher16")
+    assert [reduced.names[k] for k in reduced.keys] == ["n"] and to_text(reduced.updates[reduced.keys[0]]) == \
+        "1 + acc.m_s2_s1"
+    assert len(full.keys) == 4
+    (mod_power,) = _units("semiring_rolling_hash")
+    assert [mod_power.names[k] for k in mod_power.keys] == ["pw"]
+    assert to_text(mod_power.updates[mod_power.keys[0]]) == "B * acc.m_h_h % 1000003"
+    (power,) = _units("powers_decay_param")
+    assert [power.names[k] for k in power.keys] == ["pw"] and "c ** (number of elements" in \
+        power.comments[power.keys[0]]
+
+
+def test_reduced_unit_drops_the_column_the_state_holds():
+    """Viterbi's scores from state 0 are the product's first column: only the other is added."""
+    reduced = _units("semiring_viterbi2_vector")[0]
+    assert set(reduced.keys) == {("v0", "v1"), ("v1", "v1")}
+
+
+@pytest.mark.parametrize("name", ["semiring_viterbi2_vector", "powers_fletcher16"] + [
+    pytest.param(n, marks=pytest.mark.slow) for n in ("semiring_mwis_path", "powers_halving", "semiring_rolling_hash",
+                                                      "semiring_affine_scan", "powers_decay_param")])
+def test_lift_adds_the_catalog_number_of_fields(name):
+    res = lift(thm3.parse_file(CORPUS / f"{name}.py"), timeout=20.0)
+    assert res.loop is not None, res.reason
+    assert len(res.added) == by_name(name).lift, res.added
+
+
+def test_a_composition_not_proved_names_its_semiring():
+    """Where the prover leaves a law of the composition unproved, the route's attempt says
+    which class the loop was read as (Adler-32: (+, *) mod 65521)."""
+    loop = thm3.parse_file(CORPUS / "powers_adler32.py")
+    got = synth.synthesize(loop, make_triples(loop), deadline=time.monotonic() + 30,
+                           routes=(synth.route_named("semiring"),),
+                           prove=lambda c: ({"identity": "proved", "associativity": "tested"}, {}, False))
+    (attempt,) = got.attempts
+    assert attempt.outcome == "not proved" and "over (+, *) mod 65521" in attempt.detail, attempt
+
+
+def test_a_loop_outside_the_class_says_so():
+    loop = thm3.parse_file(CORPUS / "three_smallest.py")
+    got = synth.synthesize(loop, make_triples(loop), deadline=time.monotonic() + 30,
+                           routes=(synth.route_named("semiring"),), prove=lambda c: ({}, {}, False))
+    (attempt,) = got.attempts
+    assert attempt.outcome == "none" and "not affine" in attempt.detail
+
+
+def test_a_tropical_map_of_int_fields_is_sampled_in_floats():
+    """brackets (Int depth and lowest depth over (min, +)) once raised OverflowError: the
+    zero, inf, was put into an int64 array.  Its composed map is read, and found not
+    carried by the state."""
+    loop = thm3.parse_file(ROOT / "samples" / "brackets.py")
+    assert semiring.recognise(loop).semiring.name == "(min, +)"
+    with pytest.raises(semiring.Failed, match="entry"):
+        semiring.synthesize(loop)
+
+
+def test_a_select_with_one_term_added_to_both_sides_is_a_max():
+    """normalize: `u + w if u > v else v + w` is max(u, v) + w (and min for the other
+    side), so the if/else Viterbi step and its max() twin read as one (max, +) map."""
+    from thm3.ir.normalize import normalize
+    spelled = thm3.parse_file(CORPUS / "semiring_viterbi2_vector.py")
+    twin = thm3.parse_file(CORPUS / "semiring_viterbi2_vector_max.py")
+    texts = {to_text(e).replace(".0", "") for e in (normalize(spelled.left.outputs)[0], twin.left.outputs[0])}
+    assert texts == {"max(acc.v0, acc.v1 - 1) + e0"}
+    loop = _loop("    return State(acc.v + x if acc.v > acc.w else acc.w + x, acc.v)",
+                 "    v: Real = 0\n    w: Real = 0")
+    assert to_text(normalize(loop.left.outputs)[0]) == "max(acc.v, acc.w) + x"
+    loop = _loop("    return State(x + acc.w if acc.v > acc.w else x + acc.v, acc.v)",
+                 "    v: Real = 0\n    w: Real = 0")
+    assert to_text(normalize(loop.left.outputs)[0]) == "min(acc.v, acc.w) + x"
+    loop = _loop("    return State(acc.v + x if acc.v > acc.w else acc.w + 1, acc.v)",
+                 "    v: Real = 0\n    w: Real = 0")
+    assert normalize(loop.left.outputs)[0].op.name == "WHERE"      # different shifts: a select still
+
+
+def test_a_tropical_lift_of_int_fields_has_real_entries():
+    """longest_ones (Int fields over (max, +)) once raised OverflowError in the lift: an
+    entry's initial value -inf was made an int."""
+    loop = thm3.parse_file(ROOT / "samples" / "longest_ones.py")
+    units = semiring.lift_units(loop, lambda f, g, full: f"{'M' if full else 'm'}_{f}_{g}")
+    assert units and all(u.updates[k].type.name == "REAL" for u in units for k in u.keys)
+    assert any(v == -float("inf") for u in units for v in u.defaults.values())

@@ -1,0 +1,647 @@
+"""Synthesis route "semiring": `left` read as an affine map of the state over a semiring,
+s' = M(x, p) (x) s (+) c(x, p), and the combine written as the composition of two such maps.
+
+The semirings are (+, *), (+, *) mod m, (max, +), (min, +) and (or, and); a field's update
+is read from its ops (after `thm3.ir.normalize`, so if/else, `where` and max/min spellings
+meet in one form), a select on a condition that reads no state giving entries that select.
+The map of a list ys is T(s) = E (x) s (+) d, E the product of the step matrices; the state
+carries it when every entry of E is a constant or one of h(ys)'s fields (a matrix state, the
+map fields of an affine pair), found on sampled lists.  Then combine(a, b) = T_b(a): over a
+ring E (a - init) + b (reduced mod m), over the others E (x) a, (+) b where init is the
+semiring's zero.  The prover decides, as for any route.  Where the state does not carry the
+map, `lift_units` gives the lifting search the product of the step matrices, smallest first
+(Blelloch 1990, "Prefix sums and their applications", section 1.4)."""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from thm3.ir import Expr, Fn, Loop, Op, Type, const, free_vars, initial_state, var, walk
+from thm3.ir.simplify import simplify
+
+__all__ = ["Failed", "SEMIRINGS", "Semiring", "Step", "Unit", "composed_entries", "lift_units", "recognise",
+           "synthesize"]
+
+
+MAX_FULL = 3        # the full matrix is offered as a lift for blocks of at most this many fields
+
+
+class Failed(Exception):
+    """`left` is not affine over a semiring, or the state does not carry its map."""
+
+
+@dataclass(frozen=True)
+class Semiring:
+    name: str
+    plus: Op
+    times: Op
+    zero: object
+    one: object
+    modulus: int | None = None
+
+    def with_modulus(self, m: int) -> "Semiring":
+        return Semiring(f"(+, *) mod {m}", self.plus, self.times, self.zero, self.one, m)
+
+
+RING = Semiring("(+, *)", Op.ADD, Op.MUL, 0, 1)
+MAX_PLUS = Semiring("(max, +)", Op.MAX, Op.ADD, -math.inf, 0)
+MIN_PLUS = Semiring("(min, +)", Op.MIN, Op.ADD, math.inf, 0)
+BOOLEAN = Semiring("(or, and)", Op.OR, Op.AND, False, True)
+SEMIRINGS = (RING, MAX_PLUS, MIN_PLUS, BOOLEAN)
+
+
+@dataclass(frozen=True)
+class Step:
+    """s' = M (x) s (+) c over `semiring`, on the fields of `block` (the others' updates
+    are not read): `matrix[f][g]` the coefficient of acc.g in f's update (absent: the
+    zero), `offset[f]` the part that reads no state.  `reduced` holds the fields whose
+    update is taken mod the semiring's modulus."""
+    semiring: Semiring
+    block: tuple[str, ...]
+    types: dict
+    matrix: dict
+    offset: dict
+    reduced: frozenset = frozenset()
+
+    def homogeneous(self) -> bool:
+        return all(self.offset.get(f) is None or _is_value(self.offset[f], self.semiring.zero)
+                   for f in self.block)
+
+
+# --- recognition ---------------------------------------------------------------------
+
+_RING_OPS = frozenset({Op.ADD, Op.SUB, Op.NEG, Op.MUL, Op.DIV, Op.WHERE, Op.MOD})
+_TROPICAL_OPS = frozenset({Op.ADD, Op.SUB, Op.MAX, Op.MIN, Op.WHERE})
+_BOOL_OPS = frozenset({Op.AND, Op.OR, Op.WHERE})
+
+
+def _state_free(e: Expr) -> bool:
+    return not any(n.startswith("acc.") for n in free_vars([e]))
+
+
+def _ops_on_state(outputs) -> set[Op]:
+    """The ops of `left` that have the state below them (the others are coefficients)."""
+    reads: dict[int, bool] = {}
+    out: set[Op] = set()
+    for e in walk(outputs):
+        r = (e.op is Op.VAR and e.arg.startswith("acc.")) or any(reads[id(s)] for s in e.src)
+        reads[id(e)] = r
+        if r and e.op is not Op.VAR:
+            out.add(e.op)
+    return out
+
+
+def recognise(loop: Loop, block: tuple[str, ...] | None = None) -> Step | None:
+    """`left` (normalised) as an affine map over a semiring on `block` (default: every
+    field), or None.  Decided from the ops first: a loop whose state goes through an op
+    that no semiring form has fails at once."""
+    from thm3.ir.normalize import normalize
+    names = tuple(loop.field_names) if block is None else tuple(block)
+    types = {f.name: f.type for f in loop.fields}
+    if not names or any(types[f] is Type.VEC for f in names) or any(d.type is Type.VEC for d in loop.elements):
+        return None
+    outputs = dict(zip(loop.field_names, normalize(loop.left.outputs)))
+    rows = [outputs[f] for f in names]
+    ops = _ops_on_state(rows)
+    if all(types[f] is Type.BOOL for f in names):
+        return _fit(BOOLEAN, names, types, outputs) if ops <= _BOOL_OPS else None
+    if any(types[f] is Type.BOOL for f in names):
+        return None
+    options = []
+    if ops <= _RING_OPS:
+        mods = {e.arg for e in walk(rows) if e.op is Op.MOD}
+        if not mods:
+            options.append(RING)
+        elif len(mods) == 1 and all(types[f] is Type.INT for f in names):
+            options.append(RING.with_modulus(next(iter(mods))))
+    if ops <= _TROPICAL_OPS:
+        if Op.MIN not in ops:
+            options.append(MAX_PLUS)
+        if Op.MAX not in ops:
+            options.append(MIN_PLUS)
+    for s in options:
+        got = _fit(s, names, types, outputs)
+        if got is not None:
+            return got
+    return None
+
+
+def _row(s: Semiring, e: Expr, state: dict, type_: Type) -> dict | None:
+    """One field's update as a form over `s` (None where it is none), its `% m` dropped."""
+    if s.modulus is not None:
+        e = _strip_mod(e, s.modulus)
+        if e is None:
+            return None
+    return _form(s, e, state, type_)
+
+
+def _fit(s: Semiring, names, types, outputs) -> Step | None:
+    state = {f"acc.{g}": g for g in names}
+    matrix, offset, reduced = {}, {}, set()
+    for f in names:
+        e = outputs[f]
+        if s.modulus is not None and e.op is Op.MOD and e.arg == s.modulus:
+            reduced.add(f)
+        form = _row(s, e, state, types[f])
+        if form is None:
+            return None
+        offset[f] = form.pop("", None)
+        matrix[f] = form
+    if s.modulus is not None:
+        # an unreduced field must not read a reduced one: the composition is then not linear
+        if any(g in reduced for f in names if f not in reduced for g in matrix[f]):
+            return None
+    return Step(s, tuple(names), dict(types), matrix, offset, frozenset(reduced))
+
+
+def _strip_mod(e: Expr, m: int) -> Expr | None:
+    """`e` with every `% m` dropped (a ring map onto Z/m); None where another modulus is
+    taken of the state."""
+    from thm3.ir import transform
+
+    bad = []
+
+    def rule(x, go):
+        if x.op is Op.MOD:
+            if x.arg != m and not _state_free(x):
+                bad.append(x)
+            return go(x.src[0]) if x.arg == m else None
+        return None
+
+    (out,) = transform([e], rule)
+    return None if bad else out
+
+
+def _form(s: Semiring, e: Expr, state: dict, type_: Type) -> dict | None:
+    """`e` as (+)_g coefficient_g (x) acc.g (+) constant ("" key), every coefficient free
+    of state; None where `e` is not of that form over `s`."""
+    if _state_free(e):
+        return {"": e}
+    if e.op is Op.VAR:
+        return {state[e.arg]: _one(s, e.type)} if e.arg in state else None
+    if e.op is Op.WHERE and _state_free(e.src[0]):
+        t, f = (_form(s, x, state, type_) for x in e.src[1:])
+        if t is None or f is None:
+            return None
+        zero = _zero(s, e.type)
+        return {k: _where(e.src[0], t.get(k, zero), f.get(k, zero)) for k in dict.fromkeys([*t, *f])}
+    if s.plus is Op.ADD:
+        return _ring_form(s, e, state, type_)
+    if s is BOOLEAN:
+        return _bool_form(s, e, state, type_)
+    return _tropical_form(s, e, state, type_)
+
+
+def _ring_form(s, e, state, type_):
+    match e.op:
+        case Op.ADD | Op.SUB:
+            a, b = (_form(s, x, state, type_) for x in e.src)
+            if a is None or b is None:
+                return None
+            out = dict(a)
+            for k, v in b.items():
+                v = v if e.op is Op.ADD else _neg(v)
+                out[k] = _arith(Op.ADD, out[k], v) if k in out else v
+            return out
+        case Op.NEG:
+            a = _form(s, e.src[0], state, type_)
+            return None if a is None else {k: _neg(v) for k, v in a.items()}
+        case Op.MUL:
+            x, y = e.src
+            if _state_free(y):
+                x, y = y, x
+            if not _state_free(x):
+                return None
+            a = _form(s, y, state, type_)
+            return None if a is None else {k: _arith(Op.MUL, x, v) for k, v in a.items()}
+        case Op.DIV if _state_free(e.src[1]) and s.modulus is None:
+            a = _form(s, e.src[0], state, type_)
+            return None if a is None else {k: _arith(Op.DIV, v, e.src[1]) for k, v in a.items()}
+    return None
+
+
+def _tropical_form(s, e, state, type_):
+    match e.op:
+        case op if op is s.plus:
+            a, b = (_form(s, x, state, type_) for x in e.src)
+            if a is None or b is None:
+                return None
+            out = dict(a)
+            for k, v in b.items():
+                out[k] = Expr(s.plus, _join(out[k].type, v.type), (out[k], v)) if k in out else v
+            return out
+        case Op.ADD | Op.SUB:
+            x, y = e.src
+            if e.op is Op.ADD and _state_free(x):
+                x, y = y, x
+            if not _state_free(y):
+                return None
+            a = _form(s, x, state, type_)
+            if a is None:
+                return None
+            return {k: _arith(e.op, v, y) for k, v in a.items()}
+    return None
+
+
+def _bool_form(s, e, state, type_):
+    match e.op:
+        case Op.OR:
+            a, b = (_form(s, x, state, type_) for x in e.src)
+            if a is None or b is None:
+                return None
+            out = dict(a)
+            for k, v in b.items():
+                out[k] = Expr(Op.OR, Type.BOOL, (out[k], v)) if k in out else v
+            return out
+        case Op.AND:
+            x, y = e.src
+            if _state_free(y):
+                x, y = y, x
+            if not _state_free(x):
+                return None
+            a = _form(s, y, state, type_)
+            return None if a is None else {k: Expr(Op.AND, Type.BOOL, (x, v)) for k, v in a.items()}
+    return None
+
+
+# --- expressions -----------------------------------------------------------------------
+
+def _join(a: Type, b: Type) -> Type:
+    return Type.REAL if Type.REAL in (a, b) else a
+
+
+def _arith(op: Op, a: Expr, b: Expr) -> Expr:
+    from thm3.ir import as_real, promote
+    type_ = promote(a.type, b.type)
+    if type_ is not Type.INT:
+        a, b = as_real(a), as_real(b)
+    return Expr(op, type_, (a, b))
+
+
+def _neg(v: Expr) -> Expr:
+    return Expr(Op.NEG, v.type, (v,))
+
+
+def _where(c: Expr, t: Expr, f: Expr) -> Expr:
+    from thm3.ir import as_real
+    type_ = _join(t.type, f.type)
+    if type_ is Type.REAL:
+        t, f = as_real(t), as_real(f)
+    return Expr(Op.WHERE, type_, (c, t, f))
+
+
+def _zero(s: Semiring, type_: Type) -> Expr:
+    return const(s.zero, type_ if s is BOOLEAN or math.isfinite(float(s.zero)) else Type.REAL)
+
+
+def _one(s: Semiring, type_: Type) -> Expr:
+    return const(s.one, Type.BOOL if s is BOOLEAN else type_)
+
+
+def _is_value(e: Expr, v) -> bool:
+    if e.op is not Op.CONST:
+        return False
+    if isinstance(v, bool) or isinstance(e.arg, bool):
+        return isinstance(v, bool) and isinstance(e.arg, bool) and e.arg is v
+    return float(e.arg) == float(v)
+
+
+def _plus(s: Semiring, a: Expr, b: Expr) -> Expr:
+    if _is_value(a, s.zero):
+        return b
+    if _is_value(b, s.zero):
+        return a
+    if s is BOOLEAN:
+        return Expr(Op.OR, Type.BOOL, (a, b))
+    return _arith(Op.ADD, a, b) if s.plus is Op.ADD else Expr(s.plus, _join(a.type, b.type), (a, b))
+
+
+def _times(s: Semiring, a: Expr, b: Expr) -> Expr:
+    if _is_value(a, s.one):
+        return b
+    if _is_value(b, s.one):
+        return a
+    if s is BOOLEAN:
+        return Expr(Op.AND, Type.BOOL, (a, b))
+    return _arith(s.times, a, b)
+
+
+# --- numbers: the composed map on sampled lists ------------------------------------------
+
+def _np_plus(s: Semiring):
+    return {Op.ADD: np.add, Op.MAX: np.maximum, Op.MIN: np.minimum, Op.OR: np.logical_or}[s.plus]
+
+
+def _np_times(s: Semiring):
+    return {Op.MUL: np.multiply, Op.ADD: np.add, Op.AND: np.logical_and}[s.times]
+
+
+def composed_entries(loop: Loop, step: Step, *, seed: int = 0, count: int = 24, max_len: int = 6,
+                     settings: int = 3):
+    """On sampled lists ys (every length up to `max_len`, a few parameter settings): the
+    composed map's entries E[f][g] and offsets d[f] (rows of values), and h(ys) field by
+    field, each as one flat array over all samples."""
+    from thm3.semantics.evaluate import NUMPY, compiled, quiet
+    from thm3.semantics.samples import Domain, batch_fold, batch_init, stack_elements
+    rng = np.random.default_rng(seed)
+    dom = Domain(loop)
+    s, block = step.semiring, step.block
+    coeffs = [step.matrix[f].get(g, _zero(s, step.types[f])) for f in block for g in block]
+    coeffs += [step.offset[f] if step.offset[f] is not None else _zero(s, step.types[f]) for f in block]
+    run = compiled(tuple(coeffs), NUMPY)
+    add, mul = _np_plus(s), _np_times(s)
+    k = len(block)
+    entries = {(f, g): [] for f in block for g in block}
+    offsets = {f: [] for f in block}
+    states = {f.name: [] for f in loop.fields}
+    with quiet():
+        for i in range(settings):
+            params = dom.params(rng, small=i < 2)
+            for n in range(max_len + 1):
+                lists = dom.random_lists(rng, params, count, n, small=(n + i) % 2 == 0)
+                steps = stack_elements(loop, lists)
+                # Int only over (+, *): the tropical zero is an infinity
+                dtype = bool if s is BOOLEAN else (np.int64 if s.plus is Op.ADD and all(
+                    step.types[f] is Type.INT for f in block) else np.float64)
+                one, zero = np.asarray(s.one, dtype=dtype), np.asarray(s.zero, dtype=dtype)
+                e = [[np.full((count, 1), one if a == b else zero) for b in range(k)] for a in range(k)]
+                d = [np.full((count, 1), zero) for _ in range(k)]
+                for el in steps:
+                    env = dict(params) | {p.name: v for p, v in zip(loop.elements, el)}
+                    vals = [np.broadcast_to(np.asarray(v, dtype=dtype), (count, 1)) for v in run(env)]
+                    m = [vals[a * k:(a + 1) * k] for a in range(k)]
+                    c = vals[k * k:]
+                    e2 = [[_dot(add, mul, [mul(m[a][j], e[j][b]) for j in range(k)]) for b in range(k)]
+                          for a in range(k)]
+                    d2 = [add(_dot(add, mul, [mul(m[a][j], d[j]) for j in range(k)]), c[a]) for a in range(k)]
+                    if s.modulus is not None:
+                        e2 = [[x % s.modulus for x in row] for row in e2]
+                        d2 = [x % s.modulus for x in d2]
+                    e, d = e2, d2
+                h = batch_fold(loop, steps, params, batch_init(loop, count, 3), NUMPY)
+                for a, f in enumerate(block):
+                    offsets[f].append(d[a].ravel())
+                    for b, g in enumerate(block):
+                        entries[(f, g)].append(e[a][b].ravel())
+                for fd, v in zip(loop.fields, h):
+                    states[fd.name].append(np.asarray(v, dtype=np.float64).reshape(count, -1)[:, 0])
+    flat = lambda parts: np.concatenate(parts).astype(np.float64)  # noqa: E731
+    return ({key: flat(v) for key, v in entries.items()}, {f: flat(v) for f, v in offsets.items()},
+            {f: flat(v) for f, v in states.items()})
+
+
+def _dot(add, mul, terms):
+    out = terms[0]
+    for t in terms[1:]:
+        out = add(out, t)
+    return out
+
+
+def _same(a: np.ndarray, b: np.ndarray) -> bool:
+    from thm3.semantics.equality import close
+    return a.shape == b.shape and bool(np.all(close(a, b)))
+
+
+# --- synthesis -----------------------------------------------------------------------------
+
+def synthesize(loop: Loop, deadline: float | None = None) -> tuple[Fn, str]:
+    """The combine T_b(a), with T_b's entries read from b's fields; raises `Failed` with
+    the reason (not affine over a semiring; an entry of the composed map that no field of b
+    holds)."""
+    step = recognise(loop)
+    if step is None:
+        raise Failed("left is not affine in the state over (+, *), (+, *) mod m, (max, +), (min, +) "
+                     "or (or, and)")
+    s = step.semiring
+    if s.plus is not Op.ADD and not step.homogeneous():
+        init = dict(zip(loop.field_names, initial_state(loop)))
+        if not all(_is_value(init[f], s.zero) for f in step.block):
+            raise Failed(f"affine over {s.name} with an offset, and the initial state is not the semiring's "
+                         f"zero: the offset of b's map cannot be read from b's fields")
+    if deadline is not None and time.monotonic() > deadline:
+        raise Failed(f"affine over {s.name}; no time left to sample the composed map")
+    entries, _, states = composed_entries(loop, step)
+    reading: dict = {}
+    for (f, g), col in entries.items():
+        got = _read(col, states, loop, s, step.types[f])
+        if got is None:
+            raise Failed(f"affine over {s.name}, but entry ({f}, {g}) of the composed map is no field of b "
+                         f"and no constant: the state does not carry the map (a lift adds it)")
+        reading[(f, g)] = got
+    outs = []
+    init = dict(zip(loop.field_names, initial_state(loop)))
+    for f in step.block:
+        # a row without an offset maps a by E alone; over a ring, an offset is b less E init
+        offset = step.offset[f] is not None and not _is_value(step.offset[f], s.zero)
+        out = _zero(s, step.types[f])
+        for g in step.block:
+            e = reading[(f, g)]
+            if _is_value(e, s.zero):
+                continue
+            ag = var(f"a.{g}", step.types[g])
+            if offset and s.plus is Op.ADD and not _is_value(init[g], 0):
+                ag = _arith(Op.SUB, ag, init[g])
+            out = _plus(s, out, _times(s, e, ag))
+        if offset:
+            out = _plus(s, out, var(f"b.{f}", step.types[f]))
+        if f in step.reduced:
+            out = Expr(Op.MOD, out.type, (out,), s.modulus)
+        outs.append(simplify(out))
+    names = tuple((f"a.{f.name}", f.type) for f in loop.fields) + \
+        tuple((f"b.{f.name}", f.type) for f in loop.fields) + tuple((d.name, d.type) for d in loop.params)
+    return Fn(names, tuple(outs)), f"composition of the affine maps over {s.name}"
+
+
+def _read(col: np.ndarray, states: dict, loop: Loop, s: Semiring, type_: Type) -> Expr | None:
+    """An entry of the composed map as a constant or a field of b, from its samples."""
+    if np.all(col == col[0]) or (np.isnan(col).all()):
+        v = col[0]
+        if s is BOOLEAN:
+            return const(bool(v), Type.BOOL)
+        if math.isinf(v):
+            return const(float(v), Type.REAL)
+        return const(int(v), Type.INT) if type_ is Type.INT and float(v).is_integer() else const(float(v), type_)
+    for f in loop.fields:
+        if f.type is not Type.VEC and _same(col, states[f.name]):
+            return var(f"b.{f.name}", f.type)
+    return None
+
+
+# --- lifting -------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Unit:
+    """A lift of one block: the entries of the product of the step matrices that are
+    neither constant nor equal to an original field or to another entry, each with its
+    update (reading "acc.<key>" of the unit's own keys and the original fields), initial
+    value and meaning; `full` marks the whole matrix (the fallback)."""
+    semiring: Semiring
+    block: tuple[str, ...]
+    keys: tuple[tuple[str, str], ...]   # (row, column) of each added entry
+    updates: dict                       # (row, column) -> update Expr
+    defaults: dict                      # (row, column) -> initial value
+    names: dict                         # (row, column) -> a name for the field ("pw", "n", "m_u_v")
+    comments: dict
+    fields: dict                        # (row, column) -> its key (what `key_of` gave)
+    full: bool = False
+
+
+def lift_units(loop: Loop, key_of) -> list[Unit]:
+    """The lifts of the largest block of fields whose step is affine over one semiring,
+    smallest first: the entries of the step matrices' product that carry information
+    (constants dropped, equal entries merged, entries equal to an original field read from
+    it, a count read back as a length), then the full matrix.  `key_of(row, column, full)`
+    names the added field of an entry.  Empty where no block is affine, or where every
+    step matrix is the identity."""
+    step = _largest_block(loop)
+    if step is None:
+        return []
+    s, block = step.semiring, step.block
+    if all(_is_value(step.matrix[f].get(g, _zero(s, step.types[f])), s.one if f == g else s.zero)
+           for f in block for g in block):
+        return []
+    entries, offsets, states = composed_entries(loop, step, count=16, max_len=5, settings=2)
+    types = step.types
+    # without subtraction, b's offset is b's own fields only where init is the zero: else it
+    # is added too, the map's value at the zero (its key's column is "")
+    init = dict(zip(loop.field_names, initial_state(loop)))
+    columns = list(block)
+    if s.plus is not Op.ADD and not step.homogeneous() and not all(_is_value(init[f], s.zero) for f in block):
+        columns.append("")
+        entries = entries | {(f, ""): offsets[f] for f in block}
+    kinds = {f: types[f] for f in block}
+    # Int entries only over (+, *): a tropical entry may be its zero, an infinity
+    dtype = Type.BOOL if s is BOOLEAN else (Type.INT if s.plus is Op.ADD and all(kinds[f] is Type.INT for f in block)
+                                            else Type.REAL)
+
+    def identity(f, g):
+        return _one(s, dtype) if f == g and g else _zero(s, dtype)
+
+    out: list[Unit] = []
+    # the reduced lift: constants, twins and original fields read off the samples
+    reading: dict = {}
+    kept: list[tuple[str, str]] = []
+    for key in ((f, g) for f in block for g in columns):
+        col = entries[key]
+        if np.all(col == col[0]) or np.isnan(col).all():
+            reading[key] = identity(*key)          # the same value at [] as everywhere
+            continue
+        twin = next((f.name for f in loop.fields if f.type is not Type.VEC and _same(col, states[f.name])), None)
+        if twin is not None:
+            reading[key] = var(f"acc.{twin}", types[twin])
+            continue
+        other = next((k for k in kept if _same(col, entries[k])), None)
+        if other is not None:
+            reading[key] = ("alias", other)
+            continue
+        kept.append(key)
+    if kept:
+        keys = {k: key_of(*k, False) for k in kept}
+
+        def value(k):
+            r = reading.get(k)
+            if r is None:
+                return var(f"acc.{keys[k]}", dtype)
+            if isinstance(r, tuple):
+                return var(f"acc.{keys[r[1]]}", dtype)
+            return r
+
+        out.append(_unit(loop, step, kept, keys, value, dtype, full=False))
+    full_keys = [(f, g) for f in block for g in columns]
+    if len(kept) < len(full_keys) and len(block) <= MAX_FULL:
+        keys = {k: key_of(*k, True) for k in full_keys}
+        out.append(_unit(loop, step, full_keys, keys, lambda k: var(f"acc.{keys[k]}", dtype), dtype, full=True))
+    return out
+
+
+def _unit(loop: Loop, step: Step, kept, keys, value, dtype: Type, full: bool) -> Unit:
+    s, block = step.semiring, step.block
+    updates, defaults, names, comments = {}, {}, {}, {}
+    for f, g in kept:
+        out = _zero(s, dtype)
+        for k in block:
+            a = step.matrix[f].get(k)
+            if a is None or _is_value(a, s.zero):
+                continue
+            out = _plus(s, out, _times(s, a, value((k, g))))
+        if not g and step.offset[f] is not None:
+            out = _plus(s, out, step.offset[f])
+        out = simplify(out)
+        me = var(f"acc.{keys[(f, g)]}", dtype)
+        count = _counts(out, me)
+        if s.modulus is not None and not count:
+            out = Expr(Op.MOD, out.type, (out,), s.modulus)
+        updates[(f, g)] = out
+        v = s.one if f == g and g else s.zero
+        defaults[(f, g)] = bool(v) if dtype is Type.BOOL else float(v) if dtype is Type.REAL else int(v)
+        inner = out.src[0] if out.op is Op.MOD else out         # the power inside its % m
+        names[(f, g)], comments[(f, g)] = _named(loop, step, f, g, inner, me, count, full)
+    return Unit(s, block, tuple(kept), updates, defaults, names, comments, dict(keys), full)
+
+
+def _counts(update: Expr, me: Expr) -> bool:
+    """The update adds a constant to the field: a length (or a multiple of it)."""
+    if update.op is not Op.ADD:
+        return False
+    x, y = update.src
+    return any(u.op is Op.VAR and u.arg == me.arg and v.op is Op.CONST for u, v in ((x, y), (y, x)))
+
+
+def _named(loop: Loop, step: Step, f: str, g: str, update: Expr, me: Expr, count: bool,
+           full: bool) -> tuple[str, str]:
+    """A name and a comment for an entry: a length, a power, or a matrix entry."""
+    from thm3.syntax.loopfile import expression_text as to_text
+    s = step.semiring
+    elements = {d.name for d in loop.elements}
+    mod = f" mod {s.modulus}" if s.modulus is not None else ""
+    if not g:
+        return f"c_{f}", (f"{f} as the elements so far would leave it from the semiring's zero: the offset of "
+                          f"the composed map over {s.name}")
+    if count and not full:
+        step_size = next(x for x in update.src if x.op is Op.CONST)
+        return "n", f"how {f} depends on the {g} before the list: {to_text(step_size)} per element (a length)"
+    if (not full and update.op is s.times and any(x.op is Op.VAR and x.arg == me.arg for x in update.src)
+            and all(_state_free(x) for x in update.src if not (x.op is Op.VAR and x.arg == me.arg))):
+        factor = next(x for x in update.src if not (x.op is Op.VAR and x.arg == me.arg))
+        if s.times is Op.MUL and not free_vars([factor]) & elements:
+            base = to_text(factor) if factor.op in (Op.VAR, Op.CONST) else f"({to_text(factor)})"
+            return "pw", f"{base} ** (number of elements so far){mod}: the slope of the composed map"
+        word = "product" if s.times is Op.MUL else f"{s.name} product"
+        return "pw", f"{word} of {to_text(factor)} so far{mod} (the slope of the composed map)"
+    return f"m_{f}_{g}", (f"how {f} depends on the {g} before the list: an entry of the {s.name} "
+                          f"product of the step matrices so far")
+
+
+def _largest_block(loop: Loop) -> Step | None:
+    """The largest set of fields whose updates are affine over one semiring in that set
+    (fields outside it may read it, not the other way): per semiring, the fields whose
+    rows do not fit are dropped until the rest fit; of equal sizes, the first semiring."""
+    from thm3.ir.normalize import normalize
+    if any(d.type is Type.VEC for d in loop.elements):
+        return None
+    types = {f.name: f.type for f in loop.fields}
+    outputs = dict(zip(loop.field_names, normalize(loop.left.outputs)))
+    numeric = [f for f in loop.field_names if types[f] in (Type.REAL, Type.INT)]
+    ints = [f for f in numeric if types[f] is Type.INT]
+    mods = sorted({e.arg for e in walk([outputs[f] for f in ints]) if e.op is Op.MOD})
+    options = [(RING, numeric)] + [(RING.with_modulus(m), ints) for m in mods] + \
+        [(MAX_PLUS, numeric), (MIN_PLUS, numeric), (BOOLEAN, [f for f in loop.field_names if types[f] is Type.BOOL])]
+    best = None
+    for s, group in options:
+        block = list(group)
+        while block:
+            state = {f"acc.{g}": g for g in block}
+            keep = [f for f in block if _row(s, outputs[f], state, types[f]) is not None]
+            if keep == block:
+                break
+            block = keep
+        step = _fit(s, tuple(block), types, outputs) if block else None
+        while step is None and block:       # mod m: an unreduced field that reads a reduced one
+            block = block[:-1]
+            step = _fit(s, tuple(block), types, outputs) if block else None
+        if step is not None and (best is None or len(step.block) > len(best.block)):
+            best = step
+    return best
