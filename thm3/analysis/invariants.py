@@ -78,6 +78,15 @@ def candidates(loop: Loop) -> list[Expr]:
                 out.append(_or(at_init, _cmp(Op.GT, gx, zero)))
             if g.type is Type.BOOL:
                 out.append(_or(at_init, gx))
+    # Slots filled in order (the k smallest distinct values): once g has left its
+    # infinite default, f is strictly on one side of it (f < g, not only f <= g).
+    for g in numeric:
+        if g.type is not Type.REAL or math.isfinite(float(g.default)):
+            continue
+        for f in numeric:
+            if f is not g:
+                for op in (Op.LT, Op.GT):
+                    out.append(_or(_cmp(Op.EQ, _field(g), initial[g.name]), _cmp(op, _field(f), _field(g))))
     # Fields that never leave their default (over the reals: Kahan's compensation c == 0).
     for f in loop.fields:
         if f.type is not Type.VEC:
