@@ -694,7 +694,8 @@ def guarded(exprs, env: dict, table: SymbolicTable) -> list:
     try:
         return [go(e) for e in exprs]
     except RecursionError:
-        return evaluate(exprs, env, table)
+        # the path has decided part of the terms: no other evaluation can take it over
+        raise SolverTimeout("the terms are too deep for a guarded evaluation") from None
 
 
 def _elem(env, prefix, loop):
