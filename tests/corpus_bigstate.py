@@ -158,3 +158,11 @@ UNSOLVED: dict[str, str] = {
     "positive_runs_lifted": "synthesis: the sketch runs out of time on eight fields",
     "updown_runs_lifted": "synthesis: no sketch completion agrees on nine fields",
 }
+
+# Proved within the 30 s budget with little to spare (2026-12-02, load 6: four smallest in
+# 26.5 s, four largest distinct in 21.7 s, nearly all of it synthesis finding the candidate):
+# "unknown" there is the deadline (tests/corpus.py merges these into NEAR_LIMIT).
+NEAR_LIMIT: dict[str, str] = {
+    "four_smallest": "the weak-right-inverse route's candidate comes after the sketch's slice",
+    "four_largest_distinct": "the weak-right-inverse route's candidate comes after the sketch's slice",
+}
