@@ -316,7 +316,8 @@ def lift(file, sample, output, timeout, memory):
     if a.lifted is None:
         click.echo(f"{path}: {a.verdict}: {a.reason}")
         note = next((s.detail for s in a.steps if s.name == "lift"), "")
-        click.echo(f"no lift found: {note}" if note else "no lift found")
+        click.echo(note if note.startswith("no bounded lift") else f"no lift found: {note}" if note else
+                   "no lift found")
         sys.exit(1)
     click.echo(f"{path}: {a.reason}")
     click.echo("added:")

@@ -1,10 +1,168 @@
 """Corpus entries of issue 21's classes: bigger states (k smallest, many-field runs, clamps) and Int against Real.
 
 Same conventions as tests/corpus.py (which adds these to CORPUS): each entry carries its
-`klass`, and a non-homomorphism its smallest lift's size in `lift` where one is known."""
+`klass`, and a non-homomorphism its smallest lift's size in `lift` where one is known.
+The honest limits (records, elements below the first, next fit) have no bounded lift:
+`lift` stays None and `NO_BOUNDED_LIFT` names them (tests/test_prover_power.py checks the
+growth families that show it)."""
 from __future__ import annotations
 
 from corpus import INF, Entry, _hom, _not  # noqa: F401
 
+ISSUE21 = "thm3 issue 21"
+K_SMALLEST = "Parsynt (PLDI 2017) `second min`, Synduce (PLDI 2022) `sndmax`, taken to k >= 3"
+RUNS = "AutoLifter (Ji et al.) `lis` lifting; Parsynt (PLDI 2017) blocks"
+CLAMPS = "Morita et al., PLDI 2007 (clipped sums)"
+
+
+def _k_smallest(k):
+    def combine(a, b, p):
+        return tuple(sorted(a + b)[:k])
+    return combine
+
+
+def _k_smallest_distinct(k):
+    def combine(a, b, p):
+        values = sorted({v for v in a + b if v != INF})[:k]
+        return tuple(values + [INF] * (k - len(values)))
+    return combine
+
+
+def _k_largest_distinct(k):
+    def combine(a, b, p):
+        values = sorted({v for v in a + b if v != -INF}, reverse=True)[:k]
+        return tuple(values + [-INF] * (k - len(values)))
+    return combine
+
+
+def _top3_indices(a, b, p):             # (a, ia, b, ib, c, ic); a's elements come first
+    items = [(a[j], a[j + 1]) for j in (0, 2, 4)] + [(b[j], b[j + 1]) for j in (0, 2, 4)]
+    top = sorted(items, key=lambda vi: -vi[0])[:3]          # stable: a's first on ties
+    return tuple(v for vi in top for v in vi)
+
+
+def _plateau(a, b, p):                  # (best, lead, trail, n, first, last)
+    if a[3] == 0:
+        return b
+    if b[3] == 0:
+        return a
+    best1, lead1, trail1, n1, first1, last1 = a
+    best2, lead2, trail2, n2, first2, last2 = b
+    join = last1 == first2
+    best = max(best1, best2, trail1 + lead2 if join else 0)
+    lead = n1 + lead2 if join and lead1 == n1 else lead1
+    trail = n2 + trail1 if join and trail2 == n2 else trail2
+    return (best, lead, trail, n1 + n2, first1, last2)
+
+
+def _positive_runs(a, b, p):            # (best, lead, trail, n, blocks, pos, s, hi)
+    best1, lead1, trail1, n1, blocks1, pos1, s1, hi1 = a
+    best2, lead2, trail2, n2, blocks2, pos2, s2, hi2 = b
+    return (max(best1, best2, trail1 + lead2), n1 + lead2 if lead1 == n1 else lead1,
+            n2 + trail1 if trail2 == n2 else trail2, n1 + n2,
+            blocks1 + blocks2 - (1 if trail1 > 0 and lead2 > 0 else 0), pos1 + pos2, s1 + s2, max(hi1, hi2))
+
+
+def _updown(a, b, p):                   # (bu, lu, tu, bd, ld, td, n, first, last)
+    if a[6] == 0:
+        return b
+    if b[6] == 0:
+        return a
+    n1, n2 = a[6], b[6]
+    out = []
+    for j, joins in ((0, a[8] < b[7]), (3, a[8] > b[7])):
+        best1, lead1, trail1 = a[j:j + 3]
+        best2, lead2, trail2 = b[j:j + 3]
+        out += [max(best1, best2, trail1 + lead2 if joins else 0),
+                n1 + lead2 if joins and lead1 == n1 else lead1,
+                n2 + trail1 if joins and trail2 == n2 else trail2]
+    return tuple(out) + (n1 + n2, a[7], b[8])
+
+
+def _clamp_cap(a, b, p):
+    return (min(a[0] + b[0], p["cap"] - 1),)
+
+
+def _clamp_floor(a, b, p):
+    return (max(a[0] + b[0], p["lo"] + 1),)
+
+
+def _capped_steps(a, b, p):
+    return (min(a[0] + b[0], p["cap"] + 2),)
+
+
+def _max_count(a, b, p):                # (m, c)
+    if b[0] > a[0]:
+        return b
+    if a[0] > b[0]:
+        return a
+    return (a[0], a[1] + b[1])
+
+
+def _sum_or(a, b, p):                   # (n, odd)
+    return (a[0] + b[0], a[1] or b[1])
+
+
 ENTRIES: list[Entry] = [
+    # --- k smallest / largest, with and without duplicates ---------------------------------
+    _hom("four_smallest", K_SMALLEST, "the four smallest of the merged multisets", _k_smallest(4),
+         klass="big-state"),
+    _hom("five_smallest", K_SMALLEST, "the five smallest of the merged multisets (min/max network)",
+         _k_smallest(5), klass="big-state"),
+    _hom("three_smallest_distinct", K_SMALLEST, "the three smallest distinct values of the union",
+         _k_smallest_distinct(3), klass="big-state"),
+    _hom("four_largest_distinct", K_SMALLEST, "the four largest distinct values of the union",
+         _k_largest_distinct(4), klass="big-state"),
+    _hom("top3_indices", "PyTorch topk (k = 3)", "merge the two top-3 lists, the earlier element wins ties",
+         _top3_indices, klass="big-state"),
+    # --- runs with 6 to 9 fields -----------------------------------------------------------
+    _hom("longest_plateau_lifted", RUNS, "plateaus join when last1 == first2", _plateau, klass="big-state"),
+    _hom("positive_runs_lifted", RUNS, "runs join across the split; one block fewer when trail1 and lead2",
+         _positive_runs, klass="big-state"),
+    _hom("updown_runs_lifted", RUNS, "increasing runs join when last1 < first2, decreasing when last1 > first2",
+         _updown, klass="big-state"),
+    # --- clamps whose laws need a range invariant -------------------------------------------
+    _hom("clamp_accumulate", CLAMPS, "min(s1 + s2, cap - 1) under 0 <= s <= cap - 1", _clamp_cap,
+         params=({"cap": 3.0}, {"cap": 1.0}, {"cap": 10.5}), klass="big-state"),
+    _hom("clamp_floor_drain", CLAMPS, "max(s1 + s2, lo + 1) under lo + 1 <= s <= 0", _clamp_floor,
+         params=({"lo": -3.0}, {"lo": -1.0}, {"lo": -7.5}), klass="big-state"),
+    _hom("capped_steps_int", CLAMPS, "min(n1 + n2, cap + 2) under 0 <= n <= cap + 2", _capped_steps,
+         domain="int", params=({"cap": 0}, {"cap": 4}), klass="big-state"),
+    # --- Int against Real -------------------------------------------------------------------
+    _hom("near_max_count_int", ISSUE21, "over Int, x > m - 1 and x <= m is x == m: the max with its count",
+         _max_count, domain="int", klass="int-real"),
+    _not("near_max_count_real", ISSUE21, "h([1]) = h([0.5, 1]) = (1, 1); after 1 the 0.5 counts: (1, 2) vs (1, 3)",
+         ([1.0], [0.5, 1.0], [1.0]), klass="int-real"),
+    _hom("half_parity_int", ISSUE21, "over Int (2n) % 2 is 0: the flag stays False (a sum and an or)",
+         _sum_or, domain="int", klass="int-real"),
+    _not("half_parity_real", ISSUE21, "h([0.5]) = h([0.25, 0.25]); after 0.25 only the second passes 2n = 1",
+         ([0.5], [0.25, 0.25], [0.25]), klass="int-real"),
+    # --- honest limits: no bounded lift -------------------------------------------------------
+    _not("records_count", ISSUE21, "[0, 2] and [1, 2] have 2 records; after 0.5 the second has 3",
+         ([0.0, 2.0], [1.0, 2.0], [0.5]), klass="big-state"),
+    _not("below_first", ISSUE21, "[0, -1] and [0, -3] agree; after -2 only -3 is below the first",
+         ([0.0, -1.0], [0.0, -3.0], [-2.0]), klass="big-state"),
+    _not("next_fit", ISSUE21, "[0.5, 0.5] and [1] leave one full bin; after 0.5 the fills differ",
+         ([0.5, 0.5], [1.0], [0.5]), domain="real", klass="big-state"),
 ]
+
+# Non-homomorphisms for which no bounded lift exists (the state must grow with the list).
+NO_BOUNDED_LIFT = ("records_count", "below_first", "next_fit")
+
+# Loops whose verdict thm3 does not reach yet (tests/corpus.py merges these into UNSOLVED):
+# no combine is synthesized for them within the budget; their laws are not the obstacle.
+UNSOLVED: dict[str, str] = {
+    "five_smallest": "synthesis: no sketch completion agrees (the min/max network spelling), "
+                     "no other route fits",
+    "longest_plateau_lifted": "synthesis: the sketch runs out of time on six fields",
+    "positive_runs_lifted": "synthesis: the sketch runs out of time on eight fields",
+    "updown_runs_lifted": "synthesis: no sketch completion agrees on nine fields",
+}
+
+# Proved within the 30 s budget with little to spare (2026-12-02, load 6: four smallest in
+# 26.5 s, four largest distinct in 21.7 s, nearly all of it synthesis finding the candidate):
+# "unknown" there is the deadline (tests/corpus.py merges these into NEAR_LIMIT).
+NEAR_LIMIT: dict[str, str] = {
+    "four_smallest": "the weak-right-inverse route's candidate comes after the sketch's slice",
+    "four_largest_distinct": "the weak-right-inverse route's candidate comes after the sketch's slice",
+}

@@ -117,7 +117,8 @@ def render_report(a) -> str:
             for line in a.lifted.splitlines():
                 w("       | " + line)
         elif lift_step is not None:
-            w(f"{n}. No lift found: {lift_step.detail}")
+            w(f"{n}. " + (lift_step.detail[0].upper() + lift_step.detail[1:] if lift_step.detail.startswith(
+                "no bounded lift") else f"No lift found: {lift_step.detail}"))
         n += 1
     if a.verdict == "unknown":
         w(f"{n}. Why unknown: what was tried, and what you could change")

@@ -6,7 +6,9 @@ preserved by one `left` step (proved with `thm3.prove`); facts that fail are dro
 until the set is inductive.  Besides the atoms built from the loop's shape, the
 polynomial identities that exact interpolation finds on reachable states
 (`thm3.synth.interpolation.equality_invariants`: n * mean == sum, a compensation that
-stays 0, a step-matrix power that commutes with the step) are candidates too.  The proofs of the laws assume the survivors."""
+stays 0, a step-matrix power that commutes with the step) are candidates too, and so are
+the ranges that interval reasoning over the step gives (`thm3.analysis.intervals`: a
+clamp's 0 <= s <= cap - 1).  The proofs of the laws assume the survivors."""
 from __future__ import annotations
 
 import math
@@ -17,6 +19,7 @@ import numpy as np
 from thm3.semantics.evaluate import NUMPY, evaluate, quiet
 from thm3.ir import COMPARISONS, Expr, Loop, Op, Type, const, free_vars, initial_state, var, walk
 from thm3.prove.laws import Setting, preserved_atoms
+from thm3.analysis.intervals import range_candidates
 from thm3.semantics.critical import arms
 from thm3.semantics.samples import batch_init
 from thm3.synth.interpolation import equality_invariants
@@ -78,6 +81,15 @@ def candidates(loop: Loop) -> list[Expr]:
                 out.append(_or(at_init, _cmp(Op.GT, gx, zero)))
             if g.type is Type.BOOL:
                 out.append(_or(at_init, gx))
+    # Slots filled in order (the k smallest distinct values): once g has left its
+    # infinite default, f is strictly on one side of it (f < g, not only f <= g).
+    for g in numeric:
+        if g.type is not Type.REAL or math.isfinite(float(g.default)):
+            continue
+        for f in numeric:
+            if f is not g:
+                for op in (Op.LT, Op.GT):
+                    out.append(_or(_cmp(Op.EQ, _field(g), initial[g.name]), _cmp(op, _field(f), _field(g))))
     # Fields that never leave their default (over the reals: Kahan's compensation c == 0).
     for f in loop.fields:
         if f.type is not Type.VEC:
@@ -122,7 +134,17 @@ def candidates(loop: Loop) -> list[Expr]:
                 if f is not g:
                     out.append(_cmp(Op.EQ, _field(f), Expr(Op.MOD, g.type, (_field(g),), m)))
     out += _comparison_facts(loop, numeric)
+    # Ranges from interval reasoning over the step (0 <= s <= cap - 1 for a clamp).
+    known = {_key(a) for a in out}
+    out += [a for a in range_candidates(loop) if _key(a) not in known]
     return out
+
+
+def _key(a: Expr) -> str:
+    """An atom's text with a constant bound as a float (acc.s >= 0 is acc.s >= 0.0)."""
+    if a.op in COMPARISONS and a.src[1].op is Op.CONST and not isinstance(a.src[1].arg, bool):
+        return f"{a.op.name} {a.src[0]!r} {float(a.src[1].arg)!r}"
+    return repr(a)
 
 
 def _comparison_facts(loop: Loop, numeric) -> list[Expr]:

@@ -30,6 +30,7 @@ from thm3.syntax.loopfile import expression_text as to_text, loop_text
 from thm3.syntax.names import fresh
 from thm3.semantics.equality import close, states_close
 from thm3.semantics.samples import Domain
+from thm3.lift.growth import growth_family
 from thm3.analysis.witness import (ShortLists, Witness, element_domain, find_witnesses, fold, from_plain,
                           parameter_settings, show, states_far, to_elements, vec_dim)
 
@@ -116,6 +117,9 @@ def lift(loop: Loop, *, timeout: float = 10.0, prove=None, without_witness: bool
                      f"({'; '.join(', '.join(n) for n in search.refused_names[:3])})" if search.refused else "")
                   + (f" (the prover failed: {search.prover_errors[0]})" if search.prover_errors else "")
                   + f"; the witness {witness.describe()} stands")
+        growth = growth_family(loop, timeout=max(0.5, min(3.0, deadline - time.monotonic())))
+        if growth is not None and growth.grows:
+            reason = f"{growth.describe(loop)}; {reason}"
         return done(None, [], reason, witness)
     lifted, added, reason, proof = found
     return done(lifted, added, reason, witness, proof)

@@ -10,6 +10,7 @@ A law is "proved" only when every path was discharged; otherwise the caller test
 from __future__ import annotations
 
 import itertools
+import math
 import time
 from dataclasses import dataclass, field
 
@@ -21,7 +22,7 @@ import z3
 from thm3.errors import SolverTimeout
 from thm3.prove.rational import rational_is_zero
 from thm3.semantics.evaluate import evaluate
-from thm3.ir import Expr, Fn, Loop, Op, TRANSCENDENTAL, Type, initial_state, walk
+from thm3.ir import WITH_ARG, Expr, Fn, Loop, Op, TRANSCENDENTAL, Type, initial_state, walk
 from thm3.semantics.symbolic import (Explorer, Fin, Inf, SymbolicTable, Symbols, as_z3_bool, constant, is_bool,
                            isnan)
 
@@ -99,9 +100,17 @@ class Law:
                          and i.src[0].src[0].op is Op.VAR and i.src[1].op is Op.CONST and i.src[1].arg == 0]
         self.empty: tuple | None = None     # (field, value, {field: value}) while split on emptiness
         self.check_ms = CHECK_MS            # Z3's limit per check on a path
+        # A law that only compares and selects the fields that may be infinite needs no
+        # split on their infinite cases: -inf and +inf are two symbols below and above
+        # every other value (an order-preserving embedding of the extended reals).
+        self.opts = setting.inf_options()
+        self.terms = tuple(exprs_for_mode) + tuple(self.invariants) + tuple(self.loop.preconditions)
+        self.ordered = order_only(self.opts, self.terms)
 
     def _cases(self):
-        opts = self.setting.inf_options()
+        opts = self.opts
+        if self.ordered:
+            opts = {f: ("ext",) if len(o) > 1 else o for f, o in opts.items()}
         per_operand = []
         for _ in self.operands:
             per_operand.append(list(itertools.product(*(opts[f.name] for f in self.loop.fields))))
@@ -167,6 +176,7 @@ class Law:
             for case, empty in self._cases():
                 syms = Symbols()
                 env: dict = {}
+                extended: list = []           # (symbol, the cases it stands for)
                 at_init: dict = {}
                 for prefix, pattern, e in zip(self.operands, case, empty):
                     if e:
@@ -175,6 +185,9 @@ class Law:
                         name = f"{prefix}.{f.name}"
                         if name in at_init:
                             env[name] = constant(at_init[name], f.type) if opt == "fin" else None
+                        elif opt == "ext":
+                            env[name] = syms.real(name, f.type)
+                            extended.append((env[name], self.opts[f.name]))
                         else:
                             env[name] = syms.real(name, f.type) if opt == "fin" else Inf(opt)
                 if any(v is None for v in env.values()):
@@ -188,9 +201,11 @@ class Law:
                 hyps = list(syms.hyps)
                 hyps += [z3.IsInt(env[f"{prefix}.{name}"].z3) for prefix in self.operands for name in self.integers
                          if isinstance(env.get(f"{prefix}.{name}"), Fin)]
+                ends = _ends(hyps, extended, env, self.terms) if extended else None
                 feasible = True
                 pre_ex = Explorer([], self.deadline)
                 pre_table = SymbolicTable(pre_ex, lazy=True)
+                pre_table.ends = ends
                 params = {d.name: env[d.name] for d in self.loop.params}     # n <= cap
                 facts = [({f"acc.{f.name}": env[f"{prefix}.{f.name}"] for f in self.loop.fields} | params,
                           self.invariants) for prefix in self.operands]
@@ -213,6 +228,7 @@ class Law:
                 if not ex.feasible(z3.BoolVal(True)):
                     continue
                 table = SymbolicTable(ex, lazy=self.lazy)
+                table.ends = ends
                 for _ in ex.paths():
                     values = build(table, env)
                     npaths += 1
@@ -226,6 +242,65 @@ class Law:
         except SolverTimeout:
             return Outcome("timeout", "solver time ran out", time.monotonic() - t0, npaths)
         return Outcome("proved", "", time.monotonic() - t0, npaths)
+
+
+# Ops that only compare or select their operands' values: an infinity passes through them
+# as a value above (below) every finite one, and so does its stand-in symbol.
+_ORDER_OPS = frozenset({Op.CONST, Op.VAR, Op.MAX, Op.MIN, Op.WHERE, Op.LT, Op.LE, Op.GT, Op.GE, Op.EQ, Op.NE,
+                        Op.AND, Op.OR, Op.NOT})
+
+
+def order_only(opts: dict, exprs) -> bool:
+    """Whether every term only compares and selects the values that may be infinite (a
+    field with an infinite case, an infinite constant): no arithmetic reads such a value.
+    Then replacing -inf and +inf by two symbols below and above every other value keeps
+    every comparison, selection and equality of the terms (the extended reals embed in
+    the reals that way, order and all), and a law needs no split on infinite cases."""
+    infinite = {name for name, o in opts.items() if len(o) > 1}
+    if not infinite:
+        return False
+    may: dict[int, bool] = {}
+    for e in walk(list(exprs)):
+        op = e.op
+        if op is Op.CONST:
+            v = isinstance(e.arg, float) and e.arg in (math.inf, -math.inf)
+        elif op is Op.VAR:
+            head, dot, name = e.arg.partition(".")
+            v = bool(dot) and name in infinite
+        elif op in (Op.MAX, Op.MIN):
+            v = may[id(e.src[0])] or may[id(e.src[1])]
+        elif op is Op.WHERE:
+            v = may[id(e.src[1])] or may[id(e.src[2])]
+        elif op in _ORDER_OPS:
+            v = False                   # a comparison or a connective: a Bool
+        elif any(may[id(x)] for x in e.src):
+            return False                # arithmetic on a value that may be infinite
+        else:
+            v = False
+        may[id(e)] = v
+    return True
+
+
+def _ends(hyps: list, extended: list, env: dict, terms) -> tuple:
+    """The symbols that stand for -inf and +inf (`order_only`), with their hypotheses in
+    `hyps`: below and above every finite symbol and constant of the loop; a field that
+    may be infinite lies between them, and reaches an end only where it may be that
+    infinity."""
+    lo, hi = Fin(sp.Symbol("neg_inf", real=True), z3.Real("neg_inf")), Fin(sp.Symbol("pos_inf", real=True),
+                                                                           z3.Real("pos_inf"))
+    hyps.append(lo.z3 < hi.z3)
+    stand_ins = {id(v) for v, _ in extended}
+    for v in env.values():
+        if isinstance(v, Fin) and id(v) not in stand_ins:
+            hyps += [lo.z3 < v.z3, v.z3 < hi.z3]
+    for v, cases in extended:
+        hyps.append(lo.z3 <= v.z3 if -1 in cases else lo.z3 < v.z3)
+        hyps.append(v.z3 <= hi.z3 if 1 in cases else v.z3 < hi.z3)
+    for c in {e.arg for e in walk(list(terms)) if e.op is Op.CONST and e.type is not Type.BOOL
+              and not isinstance(e.arg, bool) and math.isfinite(float(e.arg))}:
+        k = constant(c, Type.REAL).z3
+        hyps += [lo.z3 < k, k < hi.z3]
+    return lo, hi
 
 
 def emptiness_group(setting: Setting) -> tuple | None:
@@ -578,9 +653,49 @@ def initial(loop: Loop) -> list:
 
 
 def apply_fn(table, fn: Fn, args: list, params: dict):
+    if isinstance(table, SymbolicTable) and table.ends is not None:
+        args = [table.extended(a) for a in args]
     env = {name: a for (name, _), a in zip(fn.inputs, args)}
     env.update(params)
+    if isinstance(table, SymbolicTable) and not table.lazy:
+        return guarded(fn.outputs, env, table)
     return evaluate(fn.outputs, env, table)
+
+
+def guarded(exprs, env: dict, table: SymbolicTable) -> list:
+    """The values of `exprs` on a path of the explorer, each selection's condition decided
+    before its branches and only the branch taken evaluated: the path splits on the
+    comparisons the terms perform, in their order, never on those of a branch not taken
+    (an eager evaluation decides them all, and the paths multiply with every nested
+    selection of a combine that folds several fields, as the k smallest's do)."""
+    memo: dict[int, tuple] = {}
+
+    def go(e):
+        got = memo.get(id(e))
+        if got is not None and got[0] is e:
+            return got[1]
+        op = e.op
+        if op is Op.CONST:
+            v = table[Op.CONST](e.arg, e.type)
+        elif op is Op.VAR:
+            v = env[e.arg]
+        elif op is Op.WHERE:
+            c = go(e.src[0])
+            if not isinstance(c, bool):
+                c = table.ex.decide(c)
+            v = go(e.src[1] if c else e.src[2])
+        elif op in WITH_ARG:
+            v = table[op](go(e.src[0]), e.arg)
+        else:
+            v = table[op](*[go(x) for x in e.src])
+        memo[id(e)] = (e, v)
+        return v
+
+    try:
+        return [go(e) for e in exprs]
+    except RecursionError:
+        # the path has decided part of the terms: no other evaluation can take it over
+        raise SolverTimeout("the terms are too deep for a guarded evaluation") from None
 
 
 def _elem(env, prefix, loop):
@@ -616,6 +731,28 @@ def prove_associativity(setting: Setting, combine: Fn, deadline: float) -> Outco
         return list(zip(lhs, rhs))
 
     return Law(setting, ["a", "b", "c"], [], deadline, combine.outputs).run(build, check_equal_pairs)
+
+
+def prove_step_law(setting: Setting, combine: Fn, deadline: float) -> Outcome:
+    """combine(a, left(b, x)) == left(combine(a, b), x) for states a, b satisfying the
+    invariants and any element x: one `left` step on the right operand commutes with
+    the combine.  With the right identity combine(a, init) == a it gives, by induction
+    on a list ys, combine(a, h(ys)) == foldl(left, a, ys) for every state a; so on
+    reachable states combine(h(xs), h(ys)) == h(xs + ys), from which associativity,
+    the left identity and the homomorphism law follow (`thm3.prove.combine`).  Two
+    state operands and an element, where associativity quantifies over three states:
+    the law that a combine of a big state (four smallest, a top-3 with indices) can be
+    proved by."""
+    loop = setting.loop
+
+    def build(table, env):
+        a, b, x, p = _state(env, "a", loop), _state(env, "b", loop), _elem(env, "x", loop), _params(env, loop)
+        lhs = apply_fn(table, combine, a + apply_fn(table, loop.left, b + x, p), p)
+        rhs = apply_fn(table, loop.left, apply_fn(table, combine, a + b, p) + x, p)
+        return list(zip(lhs, rhs))
+
+    return Law(setting, ["a", "b"], ["x"], deadline,
+               combine.outputs + loop.left.outputs).run(build, check_equal_pairs)
 
 
 def prove_homomorphism(setting: Setting, combine: Fn, deadline: float) -> Outcome:

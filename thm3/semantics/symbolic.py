@@ -235,6 +235,9 @@ class SymbolicTable(dict):
         self.funcs: dict[str, z3.FuncDeclRef] = {}
         self.instances: dict[str, list] = {}
         self._axiomatised: set[tuple] = set()
+        # (-inf, +inf) as two finite symbols below and above every other value, where a
+        # law only compares and selects the values that may be infinite (`extended`)
+        self.ends: tuple | None = None
         for op in Op:
             if op not in (Op.VAR,):
                 self[op] = getattr(self, "op_" + op.name.lower())
@@ -256,9 +259,15 @@ class SymbolicTable(dict):
             return z3.If(c, as_z3_bool(a), as_z3_bool(b))
         return a if self.ex.decide(c) else b
 
+    def extended(self, v):
+        """`v` with an infinity as its end symbol, where the table has them."""
+        if self.ends is not None and isinstance(v, Inf):
+            return self.ends[v.sign > 0]
+        return v
+
     # -- leaves --------------------------------------------------------------
     def op_const(self, value, type_):
-        return constant(value, type_)
+        return self.extended(constant(value, type_))
 
     # -- arithmetic ------------------------------------------------------------
     def op_neg(self, a):
