@@ -169,46 +169,18 @@ def _analyse(loop, timeout: float, lift: bool, accept_tested: bool, memory: int,
 def _analysis(loop, timeout: float, hard: float, lift: bool, accept_tested: bool, memory, quiet: bool,
               lift_unknown: bool = False):
     from thm3.pipeline import analyze_loop
-    from thm3.prove.budget import memory_bound
+    from thm3.prove.budget import PastDeadline, hard_deadline, memory_bound
     steps = _Steps(quiet=quiet)
-    try:
-        with steps, _hard_deadline(hard), memory_bound(memory):
+    try:        # analyze_loop stops a step that overruns by itself; this bounds the rest
+        with steps, hard_deadline(time.monotonic() + hard), memory_bound(memory):
             return analyze_loop(loop, timeout=timeout, lift=lift, accept_tested=accept_tested, progress=steps,
                                 lift_unknown=lift_unknown)
     except RecursionError:                  # a last resort: the frontend bounds depth
         return _Stopped("deep", steps.current)
-    except _PastTimeout:
+    except PastDeadline:
         return _Stopped("timeout", steps.current)
     except MemoryError:
         return _Stopped("memory", steps.current)
-
-
-class _PastTimeout(BaseException):
-    """Raised by the alarm of `_hard_deadline`: a BaseException, so that no stage's
-    `except Exception` swallows it."""
-
-
-@contextlib.contextmanager
-def _hard_deadline(seconds: float):
-    """Stop the analysis with `_PastTimeout` after `seconds` of wall-clock time, whatever
-    step it is in: every step keeps to --timeout by itself, this bounds the ones that do
-    not on an unusual loop.  POSIX main thread only; elsewhere a no-op."""
-    import signal
-    import threading
-    if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def alarm(signum, frame):
-        raise _PastTimeout()
-
-    previous = signal.signal(signal.SIGALRM, alarm)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 class _Steps:

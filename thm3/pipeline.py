@@ -19,6 +19,7 @@ from thm3.errors import BackendUnavailable, UsageError
 from thm3.analysis.invariants import infer
 from thm3.analysis.stability import stability
 from thm3.ir import Fn, Loop, Type
+from thm3.prove.budget import OVERRUN, PastDeadline, hard_deadline
 from thm3.prove.laws import Setting
 from thm3.semantics.critical import division_guards
 from thm3.prove.combine import LAWS, prove_combine, verdict_of
@@ -430,19 +431,43 @@ def analyze_loop(loop: Loop, *, timeout: float = 60.0, lift: bool = True, accept
     one as well (every candidate then goes to the prover: slower, and what `thm3 lift`
     does); `accept_tested` lets laws only tested on lists make a homomorphism.
     `progress(name, step)`, where given, is called as each step starts (step None) and
-    ends (its `Step`)."""
+    ends (its `Step`).  A step still running `OVERRUN` of the timeout past it is stopped
+    (`hard_deadline`) and the answer is what the earlier steps found: "unknown", naming
+    the step, where they found no verdict."""
     t_start = time.monotonic()
     ctx = Context(loop, timeout, t_start + timeout, lift, accept_tested, lift_unknown)
     a = Analysis(loop)
-    for step in STEPS:
-        if not step.applies(ctx, a):
-            continue
-        t0 = time.monotonic()
-        if progress:
-            progress(step.name, None)
-        done = step.run(ctx, a)
-        a = replace(a, **done.changes,
-                    steps=a.steps + (Step(step.name, done.status, time.monotonic() - t0, done.detail),))
-        if progress:
-            progress(step.name, a.steps[-1])
+    current, t0 = None, t_start
+    try:
+        with hard_deadline(t_start + timeout * (1 + OVERRUN)):
+            for step in STEPS:
+                if not step.applies(ctx, a):
+                    continue
+                current, t0 = step.name, time.monotonic()
+                if progress:
+                    progress(step.name, None)
+                done = step.run(ctx, a)
+                a = replace(a, **done.changes,
+                            steps=a.steps + (Step(step.name, done.status, time.monotonic() - t0, done.detail),))
+                current = None
+                if progress:
+                    progress(step.name, a.steps[-1])
+    except PastDeadline:
+        a = _stopped(a, current, t0, timeout)
+        if progress and current:
+            progress(current, a.steps[-1])
     return replace(a, seconds=time.monotonic() - t_start)
+
+
+
+def _stopped(a: Analysis, step: str | None, t0: float, timeout: float) -> Analysis:
+    """The analysis so far, when `step` ran past the hard deadline: what the earlier steps
+    found stands (a proved combine, a witness, the routes tried); a verdict not yet
+    reached is "unknown", saying which step was stopped."""
+    where = f" in step '{step}'" if step else ""
+    why = f"the analysis ran past timeout {timeout:g} s{where} and was stopped; a larger timeout may give an answer"
+    steps = a.steps + ((Step(step, Status.TIMEOUT, time.monotonic() - t0, why),) if step else ())
+    if a.verdict is not Verdict.UNKNOWN or step in ("transport", "stability"):
+        return replace(a, steps=steps)
+    return replace(a, steps=steps, reason=why, candidates=(), combine_fn=None,
+                   proofs=a.proofs | {k: a.proofs.get(k, Status.SKIPPED) for k in LAWS})

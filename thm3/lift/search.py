@@ -28,6 +28,7 @@ from thm3.ir.simplify import simplify
 from thm3.syntax.loopfile import expression_text as to_text, loop_text
 from thm3.syntax.names import fresh
 from thm3.semantics.equality import close, states_close
+from thm3.prove.budget import OVERRUN, PastDeadline, hard_deadline
 from thm3.semantics.samples import Domain
 from thm3.analysis.witness import (ShortLists, Witness, element_domain, find_witnesses, fold, from_plain,
                           parameter_settings, show, states_far, to_elements, vec_dim)
@@ -90,11 +91,20 @@ def lift(loop: Loop, *, timeout: float = 10.0, prove=None, without_witness: bool
     and computes the same fields (sign changes: the first element carries the sign that
     the parity of the count would otherwise have to give)."""
     t0 = time.monotonic()
-    deadline = t0 + timeout * 0.95
 
     def done(lifted, added, reason, witness=None, proof=None) -> Lift:
         return Lift(lifted, tuple(added), reason, time.monotonic() - t0, witness, proof)
 
+    try:            # each stage keeps to the deadline; the alarm bounds a call that does not
+        with hard_deadline(t0 + timeout * (1 + OVERRUN)):
+            return _lift(loop, t0, timeout, prove, without_witness, done)
+    except PastDeadline:
+        return done(None, [], f"the lifting search ran past timeout {timeout:g} s and was stopped; "
+                              "a larger timeout may find a lift")
+
+
+def _lift(loop: Loop, t0: float, timeout: float, prove, without_witness: bool, done) -> Lift:
+    deadline = t0 + timeout * 0.95
     first = find_witnesses(loop, timeout=min(5.0, timeout / 2), limit=8)
     if not first and (prove is None or not without_witness):
         return done(None, [], "no witness: no two lists with equal state were told apart, "

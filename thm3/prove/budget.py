@@ -5,7 +5,10 @@ a hang.
 
 `memory_bound` caps the address space of the process (and so of the children it forks)
 for the length of a block: an allocation past it raises `MemoryError`, which the CLI
-turns into an honest "unknown" (`--memory`), and Z3 is told the same bound."""
+turns into an honest "unknown" (`--memory`), and Z3 is told the same bound.
+
+`hard_deadline` stops a block with `PastDeadline` when its deadline passes (SIGALRM):
+the backstop of every analysis, in the library as on the command line."""
 from __future__ import annotations
 
 import contextlib
@@ -91,3 +94,69 @@ def _run(send, fn, args):
             send.send((False, RuntimeError(repr(err))))
     finally:
         send.close()
+
+
+class PastDeadline(BaseException):
+    """Raised by the alarm of `hard_deadline`: a BaseException, so that no stage's
+    `except Exception` swallows it."""
+
+
+OVERRUN = 0.05      # an analysis still running this fraction of its timeout past it is stopped
+_ARMED: list[float] = []        # the hard deadlines of the nested blocks, outermost first
+_FIRED = [False]                # raised once for the innermost block's deadline
+_AGAIN = 0.02                   # seconds: the alarm repeats until it is raised where it counts
+
+
+@contextlib.contextmanager
+def hard_deadline(at: float):
+    """Raise `PastDeadline` in the block once `at` (a `time.monotonic()` value) passes,
+    whatever the block is doing: every step keeps to its deadline by itself, this bounds a
+    solver or SymPy call that does not.  Blocks nest (a lifted loop's analysis inside the
+    lifting search): the inner one ends at the earlier of the two deadlines, and the outer
+    alarm is armed again on leaving it.  An alarm set before the outermost block (a test
+    runner's) is restored after it.  POSIX main thread only (SIGALRM); elsewhere a no-op,
+    and the cooperative deadlines alone hold."""
+    import signal
+    import threading
+    if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    outer = _ARMED[-1] if _ARMED else None
+    mine = at if outer is None else min(at, outer)
+    if outer is None:
+        entered = time.monotonic()
+        before, _ = signal.getitimer(signal.ITIMER_REAL)
+        previous = signal.signal(signal.SIGALRM, _alarm)
+    _ARMED.append(mine)
+    _arm(mine)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        _ARMED.pop()
+        if outer is not None:
+            _arm(outer)
+        else:
+            signal.signal(signal.SIGALRM, previous)
+            if before > 0:              # the earlier alarm, less the time spent here
+                signal.setitimer(signal.ITIMER_REAL, max(1e-4, before - (time.monotonic() - entered)))
+
+
+def _arm(at: float) -> None:
+    import signal
+    _FIRED[0] = False
+    signal.setitimer(signal.ITIMER_REAL, max(1e-4, at - time.monotonic()), _AGAIN)
+
+
+def _alarm(signum, frame):
+    """Raise once per deadline, but not inside a finalizer (`__del__`, where Python would
+    print the exception and drop it): the repeating timer comes back a moment later."""
+    if _FIRED[0]:
+        return
+    f = frame
+    while f is not None:
+        if f.f_code.co_name == "__del__":
+            return
+        f = f.f_back
+    _FIRED[0] = True
+    raise PastDeadline()
