@@ -262,7 +262,7 @@ class Extrema:
         self.den = den
         cols = [[int(Fraction(x) * den) for x in row] for row in exact]
         big = max((abs(v) for row in cols for v in row), default=0)
-        self.ok = big < 2 ** 40 and bool(cols)
+        self.ok = big < 2 ** 40 and bool(cols) and bool(self.terms)     # all-Bool state: no terms
         if self.ok:
             m = np.array(cols, dtype=np.int64)
             self.values = np.stack([sum(int(c) * m[:, list(mono).index(1)] for mono, c in t.items())
