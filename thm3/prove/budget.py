@@ -88,6 +88,12 @@ def _run(send, fn, args):
     try:
         send.send((True, fn(*args)))
     except BaseException as err:            # noqa: BLE001 - handed to the parent as it is
+        import traceback
+        try:                                # where it was raised, for an internal error's report
+            err.thm3_frames = [(f.filename, f.lineno, f.name) for f in traceback.extract_tb(err.__traceback__)]
+            err.thm3_traceback = "".join(traceback.format_exception(err))
+        except AttributeError:              # an exception type without a __dict__
+            pass
         try:
             send.send((False, err))
         except Exception:                   # an exception that does not pickle
