@@ -24,7 +24,7 @@ from thm3.prove.laws import Setting
 from thm3.semantics.critical import division_guards
 from thm3.prove.combine import LAWS, prove_combine, verdict_of
 from thm3.semantics.evaluate import NUMPY, evaluate, quiet
-from thm3.semantics.samples import make_triples, plain
+from thm3.semantics.samples import PreconditionsUnmet, make_triples, plain
 from thm3.status import Status, Verdict
 from thm3.analysis.witness import exact_lists, find_witness, json_lists
 from thm3.lift import lift, with_right_fold
@@ -268,10 +268,15 @@ class Done:
     status: Status | Verdict
     detail: str
     changes: dict = field(default_factory=dict)
+    last: bool = False          # no later step can run (no lists meet the preconditions)
 
 
 def sample(ctx: Context, a: Analysis) -> Done:
-    triples = tuple(make_triples(ctx.loop))
+    try:
+        triples = tuple(make_triples(ctx.loop))
+    except PreconditionsUnmet as err:       # nothing to test or search on: "unknown", and why
+        return Done(Status.NONE, str(err), {"reason": f"{err}; no analysis without lists",
+                                            "proofs": dict.fromkeys(("bird",) + LAWS, Status.SKIPPED)}, last=True)
     return Done(Status.DONE, f"{sum(t.a[0].shape[0] for t in triples)} pairs of lists", {"samples": triples})
 
 
@@ -452,6 +457,8 @@ def analyze_loop(loop: Loop, *, timeout: float = 60.0, lift: bool = True, accept
                 current = None
                 if progress:
                     progress(step.name, a.steps[-1])
+                if done.last:
+                    break
     except PastDeadline:
         a = _stopped(a, current, t0, timeout)
         if progress and current:
