@@ -38,6 +38,7 @@ def _worker(tasks, results, timeout: float, families: tuple = ()) -> None:
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     from fuzz.generate import from_seed
     from fuzz.oracle import judge
+    import thm3.pipeline  # noqa: F401  (imported before the first loop: its timeout is the analysis')
     while (seed := tasks.get()) is not None:
         results.put(("start", seed, os.getpid(), None))
         case = from_seed(seed, families)

@@ -34,6 +34,6 @@ def test_asserted_params_are_answered_truly(kind):
 
 @pytest.mark.slow
 def test_a_wide_state_keeps_to_the_timeout():
-    j = judge(wide_coupled(scripted(40)), timeout=3)
+    j = judge(wide_coupled(scripted(24)), timeout=3)
     assert j.outcome not in ("crash", "wrong", "overrun"), j.detail
     assert j.verdict == "unknown"

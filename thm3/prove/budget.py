@@ -108,44 +108,56 @@ class PastDeadline(BaseException):
 
 
 OVERRUN = 0.05      # an analysis still running this fraction of its timeout past it is stopped
-_ARMED: list[float] = []        # the hard deadlines of the nested blocks, outermost first
+_ARMED: list["hard_deadline"] = []    # the open blocks, outermost first
 _FIRED = [False]                # raised once for the innermost block's deadline
 _AGAIN = 0.02                   # seconds: the alarm repeats until it is raised where it counts
 
 
-@contextlib.contextmanager
-def hard_deadline(at: float):
-    """Raise `PastDeadline` in the block once `at` (a `time.monotonic()` value) passes,
-    whatever the block is doing: every step keeps to its deadline by itself, this bounds a
-    solver or SymPy call that does not.  Blocks nest (a lifted loop's analysis inside the
-    lifting search): the inner one ends at the earlier of the two deadlines, and the outer
-    alarm is armed again on leaving it.  An alarm set before the outermost block (a test
-    runner's) is restored after it.  POSIX main thread only (SIGALRM); elsewhere a no-op,
-    and the cooperative deadlines alone hold."""
-    import signal
-    import threading
-    if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    outer = _ARMED[-1] if _ARMED else None
-    mine = at if outer is None else min(at, outer)
-    if outer is None:
-        entered = time.monotonic()
-        before, _ = signal.getitimer(signal.ITIMER_REAL)
-        previous = signal.signal(signal.SIGALRM, _alarm)
-    _ARMED.append(mine)
-    _arm(mine)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        _ARMED.pop()
-        if outer is not None:
-            _arm(outer)
+class hard_deadline:
+    """`with hard_deadline(at):` raises `PastDeadline` in the block once `at` (a
+    `time.monotonic()` value) passes, whatever the block is doing: every step keeps to its
+    deadline by itself, this bounds a solver or SymPy call that does not.  Blocks nest (a
+    lifted loop's analysis inside the lifting search): the inner one ends at the earlier
+    of the two deadlines, and the outer alarm is armed again on leaving it.  An alarm set
+    before the outermost block (a test runner's) is restored after it.  POSIX main thread
+    only (SIGALRM); elsewhere a no-op, and the cooperative deadlines alone hold."""
+
+    def __init__(self, at: float):
+        self.at = at
+        self.active = False
+
+    def __enter__(self):
+        import signal
+        import threading
+        if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
+            return self
+        self.active = True
+        if _ARMED:
+            self.at = min(self.at, _ARMED[-1].at)
         else:
-            signal.signal(signal.SIGALRM, previous)
-            if before > 0:              # the earlier alarm, less the time spent here
-                signal.setitimer(signal.ITIMER_REAL, max(1e-4, before - (time.monotonic() - entered)))
+            self.entered = time.monotonic()
+            self.before, _ = signal.getitimer(signal.ITIMER_REAL)
+            self.previous = signal.signal(signal.SIGALRM, _alarm)
+        _ARMED.append(self)
+        _arm(self.at)
+        return self
+
+    def __exit__(self, *exc):
+        # `_alarm` never raises in this frame, so the stack is always put back
+        import signal
+        if not self.active:
+            return False
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        self.active = False
+        if self in _ARMED:
+            _ARMED.remove(self)
+        if _ARMED:
+            _arm(_ARMED[-1].at)
+        elif hasattr(self, "previous"):
+            signal.signal(signal.SIGALRM, self.previous)
+            if self.before > 0:         # the earlier alarm, less the time spent here
+                signal.setitimer(signal.ITIMER_REAL, max(1e-4, self.before - (time.monotonic() - self.entered)))
+        return False
 
 
 def _arm(at: float) -> None:
@@ -156,12 +168,13 @@ def _arm(at: float) -> None:
 
 def _alarm(signum, frame):
     """Raise once per deadline, but not inside a finalizer (`__del__`, where Python would
-    print the exception and drop it): the repeating timer comes back a moment later."""
-    if _FIRED[0]:
+    print the exception and drop it) nor while a block is being left: the repeating timer
+    comes back a moment later where it must."""
+    if _FIRED[0] or not _ARMED:
         return
     f = frame
     while f is not None:
-        if f.f_code.co_name == "__del__":
+        if f.f_code.co_name == "__del__" or f.f_code is hard_deadline.__exit__.__code__:
             return
         f = f.f_back
     _FIRED[0] = True
