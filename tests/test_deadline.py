@@ -87,3 +87,12 @@ def test_an_earlier_alarm_is_restored():
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+
+
+@posix
+def test_the_notebook_magic_keeps_to_its_timeout():
+    from thm3.notebook import thm3_cell
+    t0 = time.monotonic()
+    a = thm3_cell("--timeout 2 --no-lift", _wide_state(40))
+    assert time.monotonic() - t0 < 2.3
+    assert a.verdict == "unknown" and "ran past timeout 2 s in step" in a.reason
