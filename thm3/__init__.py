@@ -16,18 +16,22 @@ def analyze(path, *, timeout: float = 60.0, lift: bool = True, accept_tested: bo
     """Analyze the loop file at `path` (never running it); returns a `thm3.pipeline.Analysis`.
     `progress(name, step)`, where given, is called as each step starts (None) and ends.
     A combine whose laws are only tested on lists is "unknown" unless `accept_tested`."""
+    import time
+    started = time.monotonic()          # the timeout counts from the call: parsing and imports too
     from thm3.pipeline import analyze_loop
     return analyze_loop(parse_file(path), timeout=timeout, lift=lift, accept_tested=accept_tested,
-                        progress=progress)
+                        progress=progress, started=started)
 
 
 def analyze_source(text: str, *, path: str = "<string>", name: str | None = None, timeout: float = 60.0,
                    lift: bool = True, accept_tested: bool = False, progress=None):
     """Analyze a loop given as text (a notebook cell, a string), never running it; `name`
     names the loop (emitted files are NAME.cu, NAME.py), by default `path`'s stem."""
+    import time
+    started = time.monotonic()
     from thm3.pipeline import analyze_loop
     return analyze_loop(parse_source(text, path, name), timeout=timeout, lift=lift,
-                        accept_tested=accept_tested, progress=progress)
+                        accept_tested=accept_tested, progress=progress, started=started)
 
 
 def sample_path(name: str):

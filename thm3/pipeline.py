@@ -430,7 +430,7 @@ STEPS: tuple[PipelineStep, ...] = (
 
 
 def analyze_loop(loop: Loop, *, timeout: float = 60.0, lift: bool = True, accept_tested: bool = False,
-                 progress=None, lift_unknown: bool = False) -> Analysis:
+                 progress=None, lift_unknown: bool = False, started: float | None = None) -> Analysis:
     """Run `STEPS` on `loop` within `timeout` seconds; `lift=False` skips lifting, which
     otherwise runs for a loop with a witness, and with `lift_unknown` for an "unknown"
     one as well (every candidate then goes to the prover: slower, and what `thm3 lift`
@@ -438,8 +438,10 @@ def analyze_loop(loop: Loop, *, timeout: float = 60.0, lift: bool = True, accept
     `progress(name, step)`, where given, is called as each step starts (step None) and
     ends (its `Step`).  A step still running `OVERRUN` of the timeout past it is stopped
     (`hard_deadline`) and the answer is what the earlier steps found: "unknown", naming
-    the step, where they found no verdict."""
-    t_start = time.monotonic()
+    the step, where they found no verdict.  `started` (a `time.monotonic()` value) is
+    when the timeout began, if before this call (the entry point's parsing and imports)."""
+    t_run = time.monotonic()
+    t_start = t_run if started is None else started
     ctx = Context(loop, timeout, t_start + timeout, lift, accept_tested, lift_unknown)
     a = Analysis(loop)
     current, t0 = None, t_start
@@ -463,8 +465,7 @@ def analyze_loop(loop: Loop, *, timeout: float = 60.0, lift: bool = True, accept
         a = _stopped(a, current, t0, timeout)
         if progress and current:
             progress(current, a.steps[-1])
-    return replace(a, seconds=time.monotonic() - t_start)
-
+    return replace(a, seconds=time.monotonic() - t_run)
 
 
 def _stopped(a: Analysis, step: str | None, t0: float, timeout: float) -> Analysis:

@@ -210,7 +210,9 @@ def solver_models(loop: Loop, fixed: dict, count: int, rng: np.random.Generator,
     from thm3.semantics.symbolic import Explorer, Symbols, SymbolicTable, as_z3_bool, constant
     if not loop.preconditions or any(d.type is Type.VEC for d in loop.elements + loop.params):
         return []
+    from thm3.ir import walk
     deadline = time.monotonic() + seconds
+    abstract = any(e.op in (Op.EXP, Op.EXP2, Op.LOG, Op.LOG2, Op.SQRT) for e in walk(list(loop.preconditions)))
     syms = Symbols()
     elems = {d.name: syms.real(f"e.{d.name}", d.type) for d in loop.elements}
     params = {d.name: constant(plain(fixed[d.name]), d.type) if d.name in fixed else syms.real(f"p.{d.name}", d.type)
@@ -261,7 +263,8 @@ def solver_models(loop: Loop, fixed: dict, count: int, rng: np.random.Generator,
             break
         e = tuple(r for r, (_, _, is_elem) in zip(row, unknowns) if is_elem)
         p = dict(fixed) | {d.name: r for r, (d, _, is_elem) in zip(row, unknowns) if not is_elem}
-        out.append((p, e))
+        if not abstract or Domain(loop).precondition_holds(e, p):  # Z3's exp is a function it knows little of
+            out.append((p, e))
         solver.add(z3.Or([z != v for z, v in zip(zs, vals)]) if zs else z3.BoolVal(False))
     return out
 
