@@ -20,10 +20,12 @@ SMALL_INTS = (0, 1, -1, 2, -2, 3, 9)
 @dataclass
 class Domain:
     """How to draw one element (a tuple, one value per element parameter) and the
-    loop parameters, honouring the `assert` preconditions by rejection."""
+    loop parameters, honouring the `assert` preconditions by rejection, or, where that
+    cannot meet them, from Z3's models of the asserts (`solver_models`)."""
     loop: Loop
     dim: int = 3
-    _rejection_futile: bool = field(default=False, init=False, repr=False)
+    _rejection_futile: bool = field(default=False, init=False, repr=False)   # no element ever accepted
+    _models: dict = field(default_factory=dict, init=False, repr=False)      # params -> elements of Z3's models
 
     def _draw(self, type_: Type, rng: np.random.Generator, small: bool):
         match type_:
@@ -121,11 +123,6 @@ class Domain:
         pool = self._elements(rng, params, count * n, small)
         return [[tuple(start + i if d.index else v for d, v in zip(self.loop.elements, e))
                  for i, e in enumerate(pool[r * n:(r + 1) * n])] for r in range(count)]
-
-    @functools.cached_property
-    def _models(self) -> dict:
-        """Elements from models of the asserts, by the parameters' values."""
-        return {}
 
     def _elements(self, rng: np.random.Generator, params: dict, n: int, small: bool) -> list[tuple]:
         out: list[tuple] = []
