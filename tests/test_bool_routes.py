@@ -26,6 +26,24 @@ def left(acc: State, x: Real) -> State:
     return State(x > 0, True)
 '''
 
+ENDS_ONE_ZERO = '''"""Whether the list ends with 1 then 0 (a homomorphism: b's first element and
+whether b has two)."""
+from typing import NamedTuple
+from thm3.lang import Bool, Int
+
+
+class State(NamedTuple):
+    seen: Bool = False
+    many: Bool = False
+    first0: Bool = False
+    last1: Bool = False
+    ends10: Bool = False
+
+
+def left(acc: State, x: Int) -> State:
+    return State(True, acc.seen, acc.first0 if acc.seen else x == 0, x == 1, acc.last1 and x == 0)
+'''
+
 PEAK = '''"""A Bool element and a Bool field beside max and min."""
 from typing import NamedTuple
 from thm3.lang import Bool, Real
@@ -65,3 +83,12 @@ def test_weak_right_inverse_with_a_bool_element():
 def test_peak_loop_end_to_end_answers():
     a = thm3.analyze_source(PEAK, timeout=20)
     assert a.verdict in ("homomorphism", "unknown")
+
+
+@pytest.mark.slow
+def test_ends_with_one_then_zero_end_to_end_answers():
+    """The sketch finds no combine, so the interpolation route runs on the all-Bool state."""
+    a = thm3.analyze_source(ENDS_ONE_ZERO, timeout=30, lift=False)
+    assert a.verdict in ("homomorphism", "unknown"), a.reason
+    if a.verdict == "unknown":
+        assert "interpolation: none" in a.reason
