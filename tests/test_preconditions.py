@@ -75,3 +75,17 @@ def test_asserts_no_value_meets_answer_unknown():
     assert a.verdict == "unknown"
     assert "could not draw elements satisfying the preconditions" in a.reason
     assert a.combine is None
+
+
+def test_a_domain_asks_z3_for_parameters_once(monkeypatch):
+    """A parameter pinned to a value sampling never draws: one model search per domain,
+    not one per setting the witness search asks for (that cost 16 s a loop)."""
+    import thm3.semantics.samples as samples
+    from thm3.analysis.witness import parameter_settings
+    calls = []
+    real = samples.solver_models
+    monkeypatch.setattr(samples, "solver_models", lambda *a, **k: calls.append(1) or real(*a, **k))
+    loop = thm3.parse_source(_source("c == -3.25", "acc.s + c * x", "c: Real"))
+    settings = parameter_settings(loop, 3, np.random.default_rng(0))
+    assert settings and all(float(p["c"]) == -3.25 for p in settings)
+    assert len(calls) <= 1

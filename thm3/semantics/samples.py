@@ -25,7 +25,7 @@ class Domain:
     loop: Loop
     dim: int = 3
     _rejection_futile: bool = field(default=False, init=False, repr=False)   # no element ever accepted
-    _models: dict = field(default_factory=dict, init=False, repr=False)      # params -> elements of Z3's models
+    _models: dict = field(default_factory=dict, init=False, repr=False)      # Z3's models: params, elements by params
 
     def _draw(self, type_: Type, rng: np.random.Generator, small: bool):
         match type_:
@@ -45,13 +45,15 @@ class Domain:
     def params(self, rng: np.random.Generator, small: bool = True) -> dict:
         """Loop parameters that meet the asserts on them (each conjunct of an assert that
         reads parameters only), by rejection, else from a model of all the asserts."""
-        for i in range(200):
+        for i in range(0 if "params" in self._models else 200):
             p = {d.name: self._draw(d.type, rng, small and rng.random() < 0.7 or i >= 100) for d in self.loop.params}
             if self.precondition_holds(None, p, params_only=True):
                 return p
-        models = solver_models(self.loop, {}, 4, rng)
+        if "params" not in self._models:            # rejection failed: Z3's models, once
+            self._models["params"] = [p for p, _ in solver_models(self.loop, {}, 8, rng)]
+        models = self._models["params"]
         if models:
-            return models[int(rng.integers(0, len(models)))][0]
+            return models[int(rng.integers(0, len(models)))]
         raise PreconditionsUnmet(f"{self.loop.path}: no loop parameters satisfying the preconditions were found, "
                                  "by sampling nor as a model of the asserts (Z3)")
 
