@@ -5,11 +5,13 @@ leaks out of its block."""
 from __future__ import annotations
 
 import signal
+import sys
 import time
 
 import pytest
 
 import thm3
+import thm3.pipeline as pipeline
 from test_bounds import _wide_state
 from thm3.prove.budget import PastDeadline, hard_deadline
 
@@ -96,3 +98,20 @@ def test_the_notebook_magic_keeps_to_its_timeout():
     a = thm3_cell("--timeout 2 --no-lift", _wide_state(40))
     assert time.monotonic() - t0 < 2.3
     assert a.verdict == "unknown" and "ran past timeout 2 s in step" in a.reason
+
+
+def _allocate_8_gib(*args, **kwargs):
+    import numpy as np
+    return np.ones(2**30)
+
+
+linux = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS is enforced on Linux")
+
+
+@linux
+def test_the_library_keeps_to_a_memory_bound(monkeypatch):
+    a = thm3.analyze(thm3.sample_path("sum"), timeout=30, memory=1024)
+    assert a.verdict == "homomorphism" and a.combine((1.0,), (2.0,)) == (3.0,)
+    monkeypatch.setattr(pipeline, "analyze_loop", _allocate_8_gib)
+    a = thm3.analyze(thm3.sample_path("sum"), timeout=30, memory=1024)
+    assert a.verdict == "unknown" and "needed more than memory=1024 MiB" in a.reason

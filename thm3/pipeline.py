@@ -468,6 +468,45 @@ def analyze_loop(loop: Loop, *, timeout: float = 60.0, lift: bool = True, accept
     return replace(a, seconds=time.monotonic() - t_run)
 
 
+def analyze_within_memory(loop: Loop, memory: int, *, timeout: float = 60.0, started: float | None = None,
+                          **options) -> Analysis:
+    """`analyze_loop` in a forked child that may map at most `memory` MiB beyond what this
+    process holds (`memory_bound`; Z3 gets the same bound), as the command line's
+    `--memory` runs it: an allocation past the bound, or a native library that aborts
+    when one fails, ends the child, never this process, and the answer is "unknown",
+    naming the bound.  Linux only; elsewhere the analysis runs here, unbounded.  The
+    child's `progress` calls do not reach this process."""
+    import sys
+    from thm3.errors import SolverTimeout
+    from thm3.prove.budget import within
+    started = time.monotonic() if started is None else started
+    if not sys.platform.startswith("linux"):
+        return analyze_loop(loop, timeout=timeout, started=started, **options)
+    options.pop("progress", None)
+    try:
+        got = within(started + timeout * (1 + OVERRUN) + 5.0, _bounded, loop, memory, timeout, started, options,
+                     daemon=False)
+    except SolverTimeout as err:
+        got = "ended" if "without an answer" in str(err) else "timeout"
+    if isinstance(got, Analysis):
+        return got
+    why = {"memory": f"the analysis needed more than memory={memory} MiB and was stopped",
+           "ended": f"the analysis' process ended without an answer (a native library out of the memory={memory} "
+                    "MiB bound aborts)",
+           "timeout": f"the analysis ran past timeout {timeout:g} s and was stopped"}[got]
+    return Analysis(loop, reason=why + "; a larger bound may give an answer",
+                    proofs=dict.fromkeys(("bird",) + LAWS, Status.SKIPPED))
+
+
+def _bounded(loop: Loop, memory: int, timeout: float, started: float, options: dict):
+    from thm3.prove.budget import memory_bound
+    try:
+        with memory_bound(memory):
+            return analyze_loop(loop, timeout=timeout, started=started, **options)
+    except MemoryError:
+        return "memory"
+
+
 def _stopped(a: Analysis, step: str | None, t0: float, timeout: float) -> Analysis:
     """The analysis so far, when `step` ran past the hard deadline: what the earlier steps
     found stands (a proved combine, a witness, the routes tried); a verdict not yet
