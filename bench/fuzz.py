@@ -10,7 +10,7 @@ Seeds run in `--jobs` worker processes.  A worker whose loop runs past `--hang` 
 a timeout must be an honest "unknown", never a hang.  The totals file is rewritten every
 minute, so a run that is stopped early still leaves its counts (marked partial).
 
-    python bench/fuzz.py --seconds 600 [--loops 10000] [--seed 0] [--timeout 10] [--jobs 2]
+    python bench/fuzz.py --seconds 600 [--loops 10000] [--seed 0] [--timeout 10] [--jobs 2] [--family NAME]
 """
 from __future__ import annotations
 
@@ -34,13 +34,14 @@ sys.modules.pop("fuzz", None)
 from common import RESULTS, machine  # noqa: E402  (bench/, the script's own folder)
 
 
-def _worker(tasks, results, timeout: float) -> None:
+def _worker(tasks, results, timeout: float, families: tuple = ()) -> None:
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     from fuzz.generate import from_seed
     from fuzz.oracle import judge
+    import thm3.pipeline  # noqa: F401  (imported before the first loop: its timeout is the analysis')
     while (seed := tasks.get()) is not None:
         results.put(("start", seed, os.getpid(), None))
-        case = from_seed(seed)
+        case = from_seed(seed, families)
         j = judge(case, timeout=timeout, seed=seed)
         results.put(("done", seed, os.getpid(), {
             "family": case.family, "verdict": j.verdict, "outcome": j.outcome, "tested": j.tested,
@@ -74,7 +75,7 @@ class Run:
             self.totals["laws only tested"] += r["tested"]
         if r["outcome"] == "unknown-with-answer":
             self.missed[r["family"]].append(seed)
-        if r["outcome"] in ("crash", "wrong"):
+        if r["outcome"] in ("crash", "wrong", "overrun"):
             self.findings.append((seed, f"seed {seed} ({r['family']}, {r['verdict']}, {r['outcome']}): {r['detail']}"))
 
     def text(self, partial: bool) -> str:
@@ -88,12 +89,13 @@ class Run:
         lines = [f"# fuzz, {today}" + (" (partial: the run is still going or was stopped)" if partial else ""),
                  f"machine: {machine()}, load average {os.getloadavg()[0]:.1f} at writing",
                  f"command: python bench/fuzz.py --seconds {a.seconds} --loops {a.loops} --seed {a.seed} "
-                 f"--timeout {a.timeout} --jobs {a.jobs} --hang {a.hang}",
+                 f"--timeout {a.timeout} --jobs {a.jobs} --hang {a.hang}" + "".join(f" --family {f}" for f in a.family),
                  f"seeds {a.seed}..{self.last_seed}, {elapsed:.0f} s, median {statistics.median(self.seconds or [0]):.2f} s "
                  f"per loop (analysis + oracle), max {max(self.seconds or [0]):.2f} s",
                  f"thm3's analysis time against the oracle's (the baseline, same run): {ratio:.2f}x", "",
                  f"loops: {t['loops']}",
                  f"crashes: {t['crash']} (of which hangs past --hang: {t['hang']})",
+                 f"analyses past the timeout plus a tenth: {t['overrun']}",
                  f"wrong verdicts: {t['wrong']}",
                  f"unknown where an answer exists: {t['unknown-with-answer']}",
                  f"unknown (no answer known): {t['unknown']}",
@@ -117,6 +119,8 @@ def main(argv=None) -> Path:
     ap.add_argument("--hang", type=float, default=None,
                     help="seconds after which a loop counts as a hang (default: 6x --timeout + 30)")
     ap.add_argument("--name", default="", help="suffix of the results file's name")
+    ap.add_argument("--family", action="append", default=[],
+                    help="draw only from this family (repeatable; e.g. asserted_params, wide_coupled)")
     args = ap.parse_args(argv)
     args.hang = args.hang or 6 * args.timeout + 30
     today = datetime.date.today().isoformat()
@@ -133,7 +137,7 @@ def main(argv=None) -> Path:
 
     def spawn():
         tasks = ctx.Queue()
-        p = ctx.Process(target=_worker, args=(tasks, results, args.timeout), daemon=False)  # thm3 forks its own bounded children
+        p = ctx.Process(target=_worker, args=(tasks, results, args.timeout, tuple(args.family)), daemon=False)  # thm3 forks its own bounded children
         p.start()
         workers[p.pid] = (p, tasks)
         return p.pid

@@ -1,11 +1,12 @@
 """The command line: `thm3 analyze | lift | emit | run | accuracy | demo | format`.
 
 Exit status follows click: 0 success (a homomorphism, a file written), 1 the
-analysis answered no or could not tell, 2 a bad loop file or bad usage.  Reports go
-to stdout; the steps, as they run, to stderr (never with --json)."""
+analysis answered no or could not tell, 2 a bad loop file or bad usage, 3 an internal
+error (a bug in thm3: a short message and the line to quote in a report; the traceback
+with --debug).  Reports go to stdout; the steps, as they run, to stderr (never with
+--json)."""
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import json
 import sys
@@ -81,16 +82,20 @@ def _random_inputs(loop, n: int, dim: int, rng, fixed: dict):
 
 
 def _path(file: str | None, sample: str | None) -> str:
-    """The loop file named by FILE or --sample NAME (exactly one of them)."""
+    """The loop file named by FILE or --sample NAME (exactly one of them); an internal
+    error names it."""
     import thm3
     if (file is None) == (sample is None):
         raise click.UsageError("give a loop FILE or --sample NAME (one of them)")
     if file is not None:
-        return file
-    try:
-        return str(thm3.sample_path(sample))
-    except LookupError as err:
-        raise click.BadParameter(str(err), param_hint="--sample") from None
+        path = file
+    else:
+        try:
+            path = str(thm3.sample_path(sample))
+        except LookupError as err:
+            raise click.BadParameter(str(err), param_hint="--sample") from None
+    click.get_current_context().meta["thm3.path"] = path
+    return path
 
 
 def _fail(message: str, as_json: bool, line: int | None = None, col: int | None = None, path=None,
@@ -169,46 +174,18 @@ def _analyse(loop, timeout: float, lift: bool, accept_tested: bool, memory: int,
 def _analysis(loop, timeout: float, hard: float, lift: bool, accept_tested: bool, memory, quiet: bool,
               lift_unknown: bool = False):
     from thm3.pipeline import analyze_loop
-    from thm3.prove.budget import memory_bound
+    from thm3.prove.budget import PastDeadline, hard_deadline, memory_bound
     steps = _Steps(quiet=quiet)
-    try:
-        with steps, _hard_deadline(hard), memory_bound(memory):
+    try:        # analyze_loop stops a step that overruns by itself; this bounds the rest
+        with steps, hard_deadline(time.monotonic() + hard), memory_bound(memory):
             return analyze_loop(loop, timeout=timeout, lift=lift, accept_tested=accept_tested, progress=steps,
                                 lift_unknown=lift_unknown)
     except RecursionError:                  # a last resort: the frontend bounds depth
         return _Stopped("deep", steps.current)
-    except _PastTimeout:
+    except PastDeadline:
         return _Stopped("timeout", steps.current)
     except MemoryError:
         return _Stopped("memory", steps.current)
-
-
-class _PastTimeout(BaseException):
-    """Raised by the alarm of `_hard_deadline`: a BaseException, so that no stage's
-    `except Exception` swallows it."""
-
-
-@contextlib.contextmanager
-def _hard_deadline(seconds: float):
-    """Stop the analysis with `_PastTimeout` after `seconds` of wall-clock time, whatever
-    step it is in: every step keeps to --timeout by itself, this bounds the ones that do
-    not on an unusual loop.  POSIX main thread only; elsewhere a no-op."""
-    import signal
-    import threading
-    if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def alarm(signum, frame):
-        raise _PastTimeout()
-
-    previous = signal.signal(signal.SIGALRM, alarm)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 class _Steps:
@@ -265,16 +242,76 @@ def _print_report(a) -> None:
         console.print(Text(line, style=colour if line.startswith("verdict:") else ""))
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+DEBUG_HELP = "On an internal error (exit 3), print the traceback too (also accepted after the command)."
+EXIT_HELP = ("Exit 0 homomorphism, 1 not-homomorphism or unknown, 2 bad file or usage, 3 internal error "
+             "(a bug in thm3: the message names the loop and the line to quote; --debug adds the traceback).")
+
+
+class _Application(click.Group):
+    """The command group, which turns an exception no command expected into exit 3: a
+    short message naming the loop file and the line to quote in a bug report (the
+    traceback only with --debug; `{"error": "internal", ...}` with --json).  `--debug` is
+    read wherever it stands on the line, so that every command takes it."""
+
+    def parse_args(self, ctx, args):
+        if "--debug" in args[:args.index("--") if "--" in args else len(args)]:
+            ctx.meta["thm3.debug"] = True
+            args = [a for a in args if a != "--debug"]
+        ctx.meta["thm3.json"] = "--json" in args
+        return super().parse_args(ctx, args)
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except (click.exceptions.Exit, click.ClickException, click.Abort, SystemExit, KeyboardInterrupt):
+            raise
+        except (LoopError, UsageError, BackendUnavailable) as err:    # raised past the command: still bad input
+            click.echo(str(err), err=True)
+            sys.exit(2)
+        except Exception as err:                                     # noqa: BLE001 - a bug: exit 3, never 1
+            _internal_error(ctx, err)
+
+
+def _internal_error(ctx, err: BaseException):
+    import traceback
+    import thm3
+    path = ctx.meta.get("thm3.path")
+    frames = getattr(err, "thm3_frames", None) or [
+        (f.filename, f.lineno, f.name) for f in traceback.extract_tb(err.__traceback__)]
+    ours = [f for f in frames if "thm3" in f[0] or "/gpu/" in f[0] or "/cli/" in f[0]] or frames
+    where = ""
+    if ours:
+        filename, line, name = ours[-1]
+        parts = Path(filename).parts
+        short = "/".join(parts[parts.index("thm3"):] if "thm3" in parts else parts[-2:])
+        where = f" at {short}:{line} in {name}"
+    quote = f"thm3 {thm3.__version__} (Python {sys.version.split()[0]}): {type(err).__name__}: {err}{where}"
+    if ctx.meta.get("thm3.json"):
+        click.echo(json.dumps({"error": "internal", "path": path, "exception": type(err).__name__,
+                               "message": str(err), "where": where.removeprefix(" at ") or None, "quote": quote}))
+    else:
+        click.echo(f"thm3: internal error{f' on {path}' if path else ''}: this is a bug in thm3, not in the "
+                   "loop file; please report it with the line below and the loop file"
+                   + ("" if ctx.meta.get("thm3.debug") else " (--debug prints the traceback)"), err=True)
+        click.echo(f"  {quote}", err=True)
+    if ctx.meta.get("thm3.debug"):
+        child = getattr(err, "thm3_traceback", None)
+        click.echo(child or "".join(traceback.format_exception(err)), err=True)
+    sys.exit(3)
+
+
+@click.group(cls=_Application, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+             epilog=EXIT_HELP)
 @click.version_option(package_name="thm3")
-def main():
+@click.option("--debug", is_flag=True, help=DEBUG_HELP)
+def main(debug):
     """thm3: is your loop secretly associative? Find the combine, prove it, run it in parallel.
 
     A loop file is a small subset of Python, read and never run; its format is in
     docs/loop-format.md (`thm3 format` prints it)."""
 
 
-@main.command(short_help="Decide whether a loop is a list homomorphism; the report.")
+@main.command(short_help="Decide whether a loop is a list homomorphism; the report.", epilog=EXIT_HELP)
 @click.argument("file", type=click.Path(dir_okay=False), required=False)
 @click.option("--sample", metavar="NAME", help=SAMPLE_HELP)
 @click.option("--json", "as_json", is_flag=True,
@@ -287,8 +324,7 @@ def main():
 def analyze(file, sample, as_json, timeout, no_lift, accept_tested, memory):
     """Decide whether FILE's loop is a list homomorphism, with its combine and proofs.
 
-    FILE is a loop file: see docs/loop-format.md (or `thm3 format`) for what it may hold.
-    Exit 0 homomorphism, 1 not-homomorphism or unknown, 2 bad file or usage."""
+    FILE is a loop file: see docs/loop-format.md (or `thm3 format`) for what it may hold."""
     path = _path(file, sample)
     a = _load(path, timeout, lift=not no_lift, as_json=as_json, accept_tested=accept_tested, memory=memory)
     if as_json:

@@ -12,22 +12,36 @@ __all__ = ["analyze", "analyze_source", "parse_file", "parse_source", "sample_na
 __version__ = "0.1.0"
 
 
-def analyze(path, *, timeout: float = 60.0, lift: bool = True, accept_tested: bool = False, progress=None):
+def analyze(path, *, timeout: float = 60.0, lift: bool = True, accept_tested: bool = False, progress=None,
+            memory: int | None = None):
     """Analyze the loop file at `path` (never running it); returns a `thm3.pipeline.Analysis`.
     `progress(name, step)`, where given, is called as each step starts (None) and ends.
-    A combine whose laws are only tested on lists is "unknown" unless `accept_tested`."""
-    from thm3.pipeline import analyze_loop
-    return analyze_loop(parse_file(path), timeout=timeout, lift=lift, accept_tested=accept_tested,
-                        progress=progress)
+    A combine whose laws are only tested on lists is "unknown" unless `accept_tested`.
+    The answer comes within `timeout` seconds and a tenth ("unknown", naming the step, if
+    the analysis was stopped); `memory` (MiB, Linux) bounds it as `--memory` does, in a
+    forked child (then `progress` is not called)."""
+    import time
+    started = time.monotonic()          # the timeout counts from the call: parsing and imports too
+    return _analyze(parse_file(path), started, timeout=timeout, lift=lift, accept_tested=accept_tested,
+                    progress=progress, memory=memory)
 
 
 def analyze_source(text: str, *, path: str = "<string>", name: str | None = None, timeout: float = 60.0,
-                   lift: bool = True, accept_tested: bool = False, progress=None):
+                   lift: bool = True, accept_tested: bool = False, progress=None, memory: int | None = None):
     """Analyze a loop given as text (a notebook cell, a string), never running it; `name`
-    names the loop (emitted files are NAME.cu, NAME.py), by default `path`'s stem."""
-    from thm3.pipeline import analyze_loop
-    return analyze_loop(parse_source(text, path, name), timeout=timeout, lift=lift,
-                        accept_tested=accept_tested, progress=progress)
+    names the loop (emitted files are NAME.cu, NAME.py), by default `path`'s stem.  The
+    other arguments are `analyze`'s."""
+    import time
+    started = time.monotonic()
+    return _analyze(parse_source(text, path, name), started, timeout=timeout, lift=lift,
+                    accept_tested=accept_tested, progress=progress, memory=memory)
+
+
+def _analyze(loop, started: float, *, memory: int | None, **options):
+    from thm3.pipeline import analyze_loop, analyze_within_memory
+    if memory is not None:
+        return analyze_within_memory(loop, memory, started=started, **options)
+    return analyze_loop(loop, started=started, **options)
 
 
 def sample_path(name: str):

@@ -19,11 +19,12 @@ from thm3.errors import BackendUnavailable, UsageError
 from thm3.analysis.invariants import infer
 from thm3.analysis.stability import stability
 from thm3.ir import Fn, Loop, Type
+from thm3.prove.budget import OVERRUN, PastDeadline, hard_deadline
 from thm3.prove.laws import Setting
 from thm3.semantics.critical import division_guards
 from thm3.prove.combine import LAWS, prove_combine, verdict_of
 from thm3.semantics.evaluate import NUMPY, evaluate, quiet
-from thm3.semantics.samples import make_triples, plain
+from thm3.semantics.samples import PreconditionsUnmet, make_triples, plain
 from thm3.status import Status, Verdict
 from thm3.analysis.witness import exact_lists, find_witness, json_lists
 from thm3.lift import lift, with_right_fold
@@ -267,10 +268,15 @@ class Done:
     status: Status | Verdict
     detail: str
     changes: dict = field(default_factory=dict)
+    last: bool = False          # no later step can run (no lists meet the preconditions)
 
 
 def sample(ctx: Context, a: Analysis) -> Done:
-    triples = tuple(make_triples(ctx.loop))
+    try:
+        triples = tuple(make_triples(ctx.loop))
+    except PreconditionsUnmet as err:       # nothing to test or search on: "unknown", and why
+        return Done(Status.NONE, str(err), {"reason": f"{err}; no analysis without lists",
+                                            "proofs": dict.fromkeys(("bird",) + LAWS, Status.SKIPPED)}, last=True)
     return Done(Status.DONE, f"{sum(t.a[0].shape[0] for t in triples)} pairs of lists", {"samples": triples})
 
 
@@ -424,25 +430,91 @@ STEPS: tuple[PipelineStep, ...] = (
 
 
 def analyze_loop(loop: Loop, *, timeout: float = 60.0, lift: bool = True, accept_tested: bool = False,
-                 progress=None, lift_unknown: bool = False) -> Analysis:
+                 progress=None, lift_unknown: bool = False, started: float | None = None) -> Analysis:
     """Run `STEPS` on `loop` within `timeout` seconds; `lift=False` skips lifting, which
     otherwise runs for a loop with a witness, and with `lift_unknown` for an "unknown"
     one as well (every candidate then goes to the prover: slower, and what `thm3 lift`
     does); `accept_tested` lets laws only tested on lists make a homomorphism.
     `progress(name, step)`, where given, is called as each step starts (step None) and
-    ends (its `Step`)."""
-    t_start = time.monotonic()
+    ends (its `Step`).  A step still running `OVERRUN` of the timeout past it is stopped
+    (`hard_deadline`) and the answer is what the earlier steps found: "unknown", naming
+    the step, where they found no verdict.  `started` (a `time.monotonic()` value) is
+    when the timeout began, if before this call (the entry point's parsing and imports)."""
+    t_run = time.monotonic()
+    t_start = t_run if started is None else started
     ctx = Context(loop, timeout, t_start + timeout, lift, accept_tested, lift_unknown)
     a = Analysis(loop)
-    for step in STEPS:
-        if not step.applies(ctx, a):
-            continue
-        t0 = time.monotonic()
-        if progress:
-            progress(step.name, None)
-        done = step.run(ctx, a)
-        a = replace(a, **done.changes,
-                    steps=a.steps + (Step(step.name, done.status, time.monotonic() - t0, done.detail),))
-        if progress:
-            progress(step.name, a.steps[-1])
-    return replace(a, seconds=time.monotonic() - t_start)
+    current, t0 = None, t_start
+    try:
+        with hard_deadline(t_start + timeout * (1 + OVERRUN)):
+            for step in STEPS:
+                if not step.applies(ctx, a):
+                    continue
+                current, t0 = step.name, time.monotonic()
+                if progress:
+                    progress(step.name, None)
+                done = step.run(ctx, a)
+                a = replace(a, **done.changes,
+                            steps=a.steps + (Step(step.name, done.status, time.monotonic() - t0, done.detail),))
+                current = None
+                if progress:
+                    progress(step.name, a.steps[-1])
+                if done.last:
+                    break
+    except PastDeadline:
+        a = _stopped(a, current, t0, timeout)
+        if progress and current:
+            progress(current, a.steps[-1])
+    return replace(a, seconds=time.monotonic() - t_run)
+
+
+def analyze_within_memory(loop: Loop, memory: int, *, timeout: float = 60.0, started: float | None = None,
+                          **options) -> Analysis:
+    """`analyze_loop` in a forked child that may map at most `memory` MiB beyond what this
+    process holds (`memory_bound`; Z3 gets the same bound), as the command line's
+    `--memory` runs it: an allocation past the bound, or a native library that aborts
+    when one fails, ends the child, never this process, and the answer is "unknown",
+    naming the bound.  Linux only; elsewhere the analysis runs here, unbounded.  The
+    child's `progress` calls do not reach this process."""
+    import sys
+    from thm3.errors import SolverTimeout
+    from thm3.prove.budget import within
+    started = time.monotonic() if started is None else started
+    if not sys.platform.startswith("linux"):
+        return analyze_loop(loop, timeout=timeout, started=started, **options)
+    options.pop("progress", None)
+    try:
+        got = within(started + timeout * (1 + OVERRUN) + 5.0, _bounded, loop, memory, timeout, started, options,
+                     daemon=False)
+    except SolverTimeout as err:
+        got = "ended" if "without an answer" in str(err) else "timeout"
+    if isinstance(got, Analysis):
+        return got
+    why = {"memory": f"the analysis needed more than memory={memory} MiB and was stopped",
+           "ended": f"the analysis' process ended without an answer (a native library out of the memory={memory} "
+                    "MiB bound aborts)",
+           "timeout": f"the analysis ran past timeout {timeout:g} s and was stopped"}[got]
+    return Analysis(loop, reason=why + "; a larger bound may give an answer",
+                    proofs=dict.fromkeys(("bird",) + LAWS, Status.SKIPPED))
+
+
+def _bounded(loop: Loop, memory: int, timeout: float, started: float, options: dict):
+    from thm3.prove.budget import memory_bound
+    try:
+        with memory_bound(memory):
+            return analyze_loop(loop, timeout=timeout, started=started, **options)
+    except MemoryError:
+        return "memory"
+
+
+def _stopped(a: Analysis, step: str | None, t0: float, timeout: float) -> Analysis:
+    """The analysis so far, when `step` ran past the hard deadline: what the earlier steps
+    found stands (a proved combine, a witness, the routes tried); a verdict not yet
+    reached is "unknown", saying which step was stopped."""
+    where = f" in step '{step}'" if step else ""
+    why = f"the analysis ran past timeout {timeout:g} s{where} and was stopped; a larger timeout may give an answer"
+    steps = a.steps + ((Step(step, Status.TIMEOUT, time.monotonic() - t0, why),) if step else ())
+    if a.verdict is not Verdict.UNKNOWN or step in ("transport", "stability"):
+        return replace(a, steps=steps)
+    return replace(a, steps=steps, reason=why, candidates=(), combine_fn=None,
+                   proofs=a.proofs | {k: a.proofs.get(k, Status.SKIPPED) for k in LAWS})

@@ -113,7 +113,7 @@ def show(xs) -> str:
 class Judgement:
     family: str
     verdict: str
-    outcome: str        # "ok" | "crash" | "wrong" | "unknown-with-answer" | "unknown"
+    outcome: str        # "ok" | "crash" | "wrong" | "overrun" | "unknown-with-answer" | "unknown"
     detail: str = ""
     tested: bool = False  # a homomorphism with a law only "tested"
     seconds: float = 0.0
@@ -181,8 +181,9 @@ def judge(case: FuzzLoop, *, timeout: float = 10.0, seed: int = 0) -> Judgement:
     except thm3.LoopError as err:
         return Judgement(case.family, "-", "crash", f"generator wrote an invalid loop: {err}")
     try:
+        t_call = time.monotonic()
         a = thm3.analyze_source(case.source, timeout=timeout, lift=False)
-        analysed = time.monotonic() - t0
+        analysed, call = time.monotonic() - t0, time.monotonic() - t_call
     except thm3.LoopError as err:
         t = time.monotonic() - t0
         return Judgement(case.family, "-", "ok", f"LoopError: {err}", seconds=t, analysis_seconds=t)
@@ -190,6 +191,9 @@ def judge(case: FuzzLoop, *, timeout: float = 10.0, seed: int = 0) -> Judgement:
         return Judgement(case.family, "-", "crash",
                          f"{type(err).__name__}: {err}\n{traceback.format_exc(limit=3)}",
                          seconds=time.monotonic() - t0, analysis_seconds=time.monotonic() - t0)
+    if call > timeout * 1.1:                # the deadline's promise: the timeout plus a tenth
+        return Judgement(case.family, a.verdict, "overrun", f"{call:.1f} s for timeout {timeout:g} s",
+                         seconds=time.monotonic() - t0, analysis_seconds=analysed)
     found = counterexample(loop, case.params)
     truth = case.truth or ("not-homomorphism" if found else None)
     j = Judgement(case.family, a.verdict, "ok", seconds=0.0, analysis_seconds=analysed)

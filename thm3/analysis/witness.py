@@ -245,12 +245,13 @@ def parameter_settings(loop: Loop, count: int, rng: np.random.Generator) -> list
             settings.append(p)
         if len(settings) >= count:
             break
+    dom = Domain(loop, dim=_DIM)        # one domain: what it learns of the asserts is kept
     while len(settings) < count and tried < 200:
-        p = Domain(loop, dim=_DIM).params(rng)
+        p = dom.params(rng)
         tried += 1
         if _holds(loop, None, p) and not any(_same_params(p, q) for q in settings):
             settings.append(p)
-    return settings or [Domain(loop, dim=_DIM).params(rng)]
+    return settings or [dom.params(rng)]
 
 
 def element_domain(loop: Loop, params: dict, rng: np.random.Generator) -> list[tuple]:

@@ -23,6 +23,8 @@ import hashlib
 import importlib.util
 import os
 import sys
+import threading
+import uuid
 from pathlib import Path
 
 import numba  # noqa: F401  (the optional extra thm3[cpu]; without it this backend is unavailable)
@@ -161,25 +163,33 @@ def compiled(loop: Loop, combine: Fn):
     return mod
 
 
+_LOADING = threading.Lock()     # one thread writes and imports a module; the others wait for it
+
+
 def _load(loop: Loop, combine: Fn):
+    """The module, written (to a temporary file of this process and thread, then renamed
+    into place, so that no reader sees a part of it) and executed in full before it is
+    registered in `sys.modules`: a thread of Dask's threaded scheduler never finds a
+    module half loaded."""
     text = render(loop, combine)
     digest = hashlib.sha256(text.encode()).hexdigest()[:20]
     name = f"thm3_numba_{loop.name}_{digest}"
-    mod = sys.modules.get(name)
-    if mod is not None:
+    with _LOADING:
+        mod = sys.modules.get(name)
+        if mod is not None:
+            return mod
+        folder = cache_dir()
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / f"{name}.py"
+        if not path.exists():               # never rewritten: Numba's cache keys on the file's mtime
+            tmp = folder / f".{name}.{os.getpid()}.{threading.get_ident()}.{uuid.uuid4().hex}.tmp"
+            tmp.write_text(text)
+            os.replace(tmp, path)           # atomic: another process sees no file or the whole one
+        spec = importlib.util.spec_from_file_location(name, path)
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)        # thm3's own rendering of the IR, not the loop file
+        sys.modules[name] = mod
         return mod
-    folder = cache_dir()
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"{name}.py"
-    if not path.exists():               # never rewritten: Numba's cache keys on the file's mtime
-        tmp = folder / f".{name}.{os.getpid()}.tmp"
-        tmp.write_text(text)
-        os.replace(tmp, path)
-    spec = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
-    spec.loader.exec_module(mod)        # thm3's own rendering of the IR, not the loop file
-    return mod
 
 
 # --- rendering ----------------------------------------------------------------------------

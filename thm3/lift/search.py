@@ -29,6 +29,7 @@ from thm3.ir.simplify import simplify
 from thm3.syntax.loopfile import expression_text as to_text, loop_text
 from thm3.syntax.names import fresh
 from thm3.semantics.equality import close, states_close
+from thm3.prove.budget import OVERRUN, PastDeadline, hard_deadline
 from thm3.semantics.samples import Domain
 from thm3.lift.growth import growth_family
 from thm3.analysis.witness import (ShortLists, Witness, element_domain, find_witnesses, fold, from_plain,
@@ -92,37 +93,54 @@ def lift(loop: Loop, *, timeout: float = 10.0, prove=None, without_witness: bool
     and computes the same fields (sign changes: the first element carries the sign that
     the parity of the count would otherwise have to give)."""
     t0 = time.monotonic()
-    deadline = t0 + timeout * 0.95
 
     def done(lifted, added, reason, witness=None, proof=None) -> Lift:
         return Lift(lifted, tuple(added), reason, time.monotonic() - t0, witness, proof)
 
-    first = find_witnesses(loop, timeout=min(5.0, timeout / 2), limit=8)
+    so_far: dict = {}       # the witnesses and the search, for the answer of a search stopped
+    try:            # each stage keeps to the deadline; the alarm bounds a call that does not
+        with hard_deadline(t0 + timeout * (1 + OVERRUN)):
+            return _lift(loop, t0, timeout, prove, without_witness, done, so_far)
+    except PastDeadline:
+        witness = so_far["first"][0] if so_far.get("first") else None
+        if "search" in so_far:
+            return done(None, [], _no_lift(so_far["search"], witness, stopped=True), witness)
+        return done(None, [], f"the lifting search ran past timeout {timeout:g} s and was stopped; "
+                              "a larger timeout may find a lift", witness)
+
+
+def _lift(loop: Loop, t0: float, timeout: float, prove, without_witness: bool, done, so_far: dict) -> Lift:
+    deadline = t0 + timeout * 0.95
+    first = so_far["first"] = find_witnesses(loop, timeout=min(5.0, timeout / 2), limit=8)
     if not first and (prove is None or not without_witness):
         return done(None, [], "no witness: no two lists with equal state were told apart, "
                               "so there is nothing to lift")
-    search = _LiftSearch(loop, first, deadline, prove)
+    search = so_far["search"] = _LiftSearch(loop, first, deadline, prove)
     found = search.run()
     witness = first[0] if first else None
-    if found is None and witness is None:
-        return done(None, [], f"no lift with up to {MAX_ADDED} added units among {len(search.cands)} candidates "
-                              f"({search.tested} lifted loops checked"
-                              + (", time ran out" if search.timed_out else "") + "), and no witness "
-                              "that no combine over the state exists")
     if found is None:
-        reason = (f"no lift with up to {MAX_ADDED} added units among {len(search.cands)} candidates "
-                  f"({search.tested} lifted loops checked"
-                  + (", time ran out" if search.timed_out else "") + ")"
-                  + (f"; {search.refused} had no witness but no combine was proved for them "
-                     f"({'; '.join(', '.join(n) for n in search.refused_names[:3])})" if search.refused else "")
-                  + (f" (the prover failed: {search.prover_errors[0]})" if search.prover_errors else "")
-                  + f"; the witness {witness.describe()} stands")
-        growth = growth_family(loop, timeout=max(0.5, min(3.0, deadline - time.monotonic())))
-        if growth is not None and growth.grows:
-            reason = f"{growth.describe(loop)}; {reason}"
+        reason = _no_lift(search, witness)
+        if witness is not None:
+            growth = growth_family(loop, timeout=max(0.5, min(3.0, deadline - time.monotonic())))
+            if growth is not None and growth.grows:
+                reason = f"{growth.describe(loop)}; {reason}"
         return done(None, [], reason, witness)
     lifted, added, reason, proof = found
     return done(lifted, added, reason, witness, proof)
+
+
+def _no_lift(search: "_LiftSearch", witness, stopped: bool = False) -> str:
+    """Why the search found no lift: what it tried, and the witness that stands."""
+    reason = (f"no lift with up to {MAX_ADDED} added units among {len(search.cands)} candidates "
+              f"({search.tested} lifted loops checked"
+              + (", stopped at the timeout" if stopped else ", time ran out" if search.timed_out else "") + ")")
+    if witness is None:
+        return reason + ", and no witness that no combine over the state exists"
+    return (reason
+            + (f"; {search.refused} had no witness but no combine was proved for them "
+               f"({'; '.join(', '.join(n) for n in search.refused_names[:3])})" if search.refused else "")
+            + (f" (the prover failed: {search.prover_errors[0]})" if search.prover_errors else "")
+            + f"; the witness {witness.describe()} stands")
 
 
 class _LiftSearch:

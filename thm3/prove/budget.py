@@ -5,7 +5,10 @@ a hang.
 
 `memory_bound` caps the address space of the process (and so of the children it forks)
 for the length of a block: an allocation past it raises `MemoryError`, which the CLI
-turns into an honest "unknown" (`--memory`), and Z3 is told the same bound."""
+turns into an honest "unknown" (`--memory`), and Z3 is told the same bound.
+
+`hard_deadline` stops a block with `PastDeadline` when its deadline passes (SIGALRM):
+the backstop of every analysis, in the library as on the command line."""
 from __future__ import annotations
 
 import contextlib
@@ -85,9 +88,94 @@ def _run(send, fn, args):
     try:
         send.send((True, fn(*args)))
     except BaseException as err:            # noqa: BLE001 - handed to the parent as it is
+        import traceback
+        try:                                # where it was raised, for an internal error's report
+            err.thm3_frames = [(f.filename, f.lineno, f.name) for f in traceback.extract_tb(err.__traceback__)]
+            err.thm3_traceback = "".join(traceback.format_exception(err))
+        except AttributeError:              # an exception type without a __dict__
+            pass
         try:
             send.send((False, err))
         except Exception:                   # an exception that does not pickle
             send.send((False, RuntimeError(repr(err))))
     finally:
         send.close()
+
+
+class PastDeadline(BaseException):
+    """Raised by the alarm of `hard_deadline`: a BaseException, so that no stage's
+    `except Exception` swallows it."""
+
+
+OVERRUN = 0.05      # an analysis still running this fraction of its timeout past it is stopped
+_ARMED: list["hard_deadline"] = []    # the open blocks, outermost first
+_FIRED = [False]                # raised once for the innermost block's deadline
+_AGAIN = 0.02                   # seconds: the alarm repeats until it is raised where it counts
+
+
+class hard_deadline:
+    """`with hard_deadline(at):` raises `PastDeadline` in the block once `at` (a
+    `time.monotonic()` value) passes, whatever the block is doing: every step keeps to its
+    deadline by itself, this bounds a solver or SymPy call that does not.  Blocks nest (a
+    lifted loop's analysis inside the lifting search): the inner one ends at the earlier
+    of the two deadlines, and the outer alarm is armed again on leaving it.  An alarm set
+    before the outermost block (a test runner's) is restored after it.  POSIX main thread
+    only (SIGALRM); elsewhere a no-op, and the cooperative deadlines alone hold."""
+
+    def __init__(self, at: float):
+        self.at = at
+        self.active = False
+
+    def __enter__(self):
+        import signal
+        import threading
+        if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
+            return self
+        self.active = True
+        if _ARMED:
+            self.at = min(self.at, _ARMED[-1].at)
+        else:
+            self.entered = time.monotonic()
+            self.before, _ = signal.getitimer(signal.ITIMER_REAL)
+            self.previous = signal.signal(signal.SIGALRM, _alarm)
+        _ARMED.append(self)
+        _arm(self.at)
+        return self
+
+    def __exit__(self, *exc):
+        # `_alarm` never raises in this frame, so the stack is always put back
+        import signal
+        if not self.active:
+            return False
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        self.active = False
+        if self in _ARMED:
+            _ARMED.remove(self)
+        if _ARMED:
+            _arm(_ARMED[-1].at)
+        elif hasattr(self, "previous"):
+            signal.signal(signal.SIGALRM, self.previous)
+            if self.before > 0:         # the earlier alarm, less the time spent here
+                signal.setitimer(signal.ITIMER_REAL, max(1e-4, self.before - (time.monotonic() - self.entered)))
+        return False
+
+
+def _arm(at: float) -> None:
+    import signal
+    _FIRED[0] = False
+    signal.setitimer(signal.ITIMER_REAL, max(1e-4, at - time.monotonic()), _AGAIN)
+
+
+def _alarm(signum, frame):
+    """Raise once per deadline, but not inside a finalizer (`__del__`, where Python would
+    print the exception and drop it) nor while a block is being left: the repeating timer
+    comes back a moment later where it must."""
+    if _FIRED[0] or not _ARMED:
+        return
+    f = frame
+    while f is not None:
+        if f.f_code.co_name == "__del__" or f.f_code is hard_deadline.__exit__.__code__:
+            return
+        f = f.f_back
+    _FIRED[0] = True
+    raise PastDeadline()

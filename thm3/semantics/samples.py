@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -20,9 +20,12 @@ SMALL_INTS = (0, 1, -1, 2, -2, 3, 9)
 @dataclass
 class Domain:
     """How to draw one element (a tuple, one value per element parameter) and the
-    loop parameters, honouring the `assert` preconditions by rejection."""
+    loop parameters, honouring the `assert` preconditions by rejection, or, where that
+    cannot meet them, from Z3's models of the asserts (`solver_models`)."""
     loop: Loop
     dim: int = 3
+    _rejection_futile: bool = field(default=False, init=False, repr=False)   # no element ever accepted
+    _models: dict = field(default_factory=dict, init=False, repr=False)      # Z3's models: params, elements by params
 
     def _draw(self, type_: Type, rng: np.random.Generator, small: bool):
         match type_:
@@ -40,11 +43,19 @@ class Domain:
                 return float(np.round(rng.normal(0, 3), 3)) if rng.random() < 0.5 else float(rng.normal(0, 3))
 
     def params(self, rng: np.random.Generator, small: bool = True) -> dict:
-        for _ in range(200):
-            p = {d.name: self._draw(d.type, rng, small and rng.random() < 0.7) for d in self.loop.params}
+        """Loop parameters that meet the asserts on them (each conjunct of an assert that
+        reads parameters only), by rejection, else from a model of all the asserts."""
+        for i in range(0 if "params" in self._models else 200):
+            p = {d.name: self._draw(d.type, rng, small and rng.random() < 0.7 or i >= 100) for d in self.loop.params}
             if self.precondition_holds(None, p, params_only=True):
                 return p
-        return {d.name: self._draw(d.type, rng, small) for d in self.loop.params}
+        if "params" not in self._models:            # rejection failed: Z3's models, once
+            self._models["params"] = [p for p, _ in solver_models(self.loop, {}, 8, rng)]
+        models = self._models["params"]
+        if models:
+            return models[int(rng.integers(0, len(models)))]
+        raise PreconditionsUnmet(f"{self.loop.path}: no loop parameters satisfying the preconditions were found, "
+                                 "by sampling nor as a model of the asserts (Z3)")
 
     def element(self, rng: np.random.Generator, params: dict, small: bool = True, position: int = 0):
         return self.random_list(rng, params, 1, small, position)[0]
@@ -118,15 +129,26 @@ class Domain:
     def _elements(self, rng: np.random.Generator, params: dict, n: int, small: bool) -> list[tuple]:
         out: list[tuple] = []
         tries = 0
-        while len(out) < n:
+        while len(out) < n and not self._rejection_futile:
             need = n - len(out)
             k = max(8, 4 * need) if self.loop.preconditions else need
             cols = self._candidates(rng, k, small if tries < 3 else True)
             ok = self._accept(cols, params)
             out += [e for e, good in zip(zip(*cols), ok) if good][:need]
             tries += 1
-            if tries > 50:
-                raise ValueError(f"{self.loop.path}: could not draw elements satisfying the preconditions")
+            if tries > 6 and len(out) < n:
+                self._rejection_futile = not out     # not one element: go to the models at once next time
+                break
+        if len(out) < n:        # rejection cannot meet the asserts: draw from their models
+            key = repr(sorted((k, plain(v)) for k, v in params.items()))
+            if key not in self._models:
+                self._models[key] = [e for _, e in solver_models(self.loop, params, 16, rng)]
+            models = self._models[key]
+            if not models and not out:
+                raise PreconditionsUnmet(f"{self.loop.path}: could not draw elements satisfying the preconditions, "
+                                         "by sampling nor as a model of the asserts (Z3)")
+            pool = out + models
+            out += [pool[i] for i in rng.integers(0, len(pool), size=n - len(out))]
         return out
 
     def _accept(self, cols: list[list], params: dict) -> np.ndarray:
@@ -151,15 +173,114 @@ class Domain:
         names = {d.name for d in self.loop.elements}
         if element is not None:
             env.update({d.name: v for d, v in zip(self.loop.elements, element)})
+        conds = self.loop.preconditions
+        if params_only:         # the conjuncts over the parameters alone (`assert x >= 0 and c > 0`)
+            from thm3.ir import free_vars
+            conds = [c for c in _conjuncts(conds) if not free_vars([c]) & names]
         with quiet():
-            for cond in self.loop.preconditions:
-                if params_only:
-                    from thm3.ir import free_vars
-                    if free_vars([cond]) & names:
-                        continue
+            for cond in conds:
                 if not bool(np.all(evaluate([cond], env, NUMPY)[0])):
                     return False
         return True
+
+
+class PreconditionsUnmet(ValueError):
+    """No values meeting the `assert` preconditions were found: by rejection sampling nor
+    as a model of the asserts."""
+
+
+def _conjuncts(conds) -> list:
+    out = []
+    for c in conds:
+        out += _conjuncts(c.src) if c.op is Op.AND else [c]
+    return out
+
+
+def solver_models(loop: Loop, fixed: dict, count: int, rng: np.random.Generator,
+                  seconds: float = 2.0) -> list[tuple[dict, tuple]]:
+    """Up to `count` distinct (parameters, element) pairs that satisfy every `assert` in
+    Z3's exact reals, with the parameters in `fixed` held to their values: a blocking
+    clause after each model, and a random bound on one value before each, spread them.
+    Where a model is irrational (`assert x * x == 2`) its value is the nearest float (the
+    exact checks, such as a witness's, then refuse it).  Empty where Z3 finds none in
+    `seconds`, or for a loop with `Vec` values."""
+    import time
+    import z3
+    from thm3.semantics.symbolic import Explorer, Symbols, SymbolicTable, as_z3_bool, constant
+    if not loop.preconditions or any(d.type is Type.VEC for d in loop.elements + loop.params):
+        return []
+    from thm3.ir import walk
+    deadline = time.monotonic() + seconds
+    abstract = any(e.op in (Op.EXP, Op.EXP2, Op.LOG, Op.LOG2, Op.SQRT) for e in walk(list(loop.preconditions)))
+    syms = Symbols()
+    elems = {d.name: syms.real(f"e.{d.name}", d.type) for d in loop.elements}
+    params = {d.name: constant(plain(fixed[d.name]), d.type) if d.name in fixed else syms.real(f"p.{d.name}", d.type)
+              for d in loop.params}
+    ex = Explorer([], deadline)
+    cons = []
+    try:
+        with quiet():
+            for pre in loop.preconditions:
+                v = evaluate([pre], elems | params, SymbolicTable(ex, lazy=True))[0]
+                if v is False:
+                    return []
+                if v is not True:
+                    cons.append(as_z3_bool(v))
+    except (TypeError, ValueError, NotImplementedError, RecursionError, z3.Z3Exception):
+        return []
+    unknowns = [(d, elems[d.name], True) for d in loop.elements] + [
+        (d, params[d.name], False) for d in loop.params if d.name not in fixed]
+    zs = [v if isinstance(v, z3.BoolRef) else v.z3 for _, v, _ in unknowns]
+    for d, z in zip((d for d, _, _ in unknowns), zs):
+        if d.index:
+            cons.append(z >= 0)
+    solver = z3.Solver()
+    solver.set("timeout", 500)
+    solver.add(*syms.hyps, *ex.side, *cons)
+    numeric = [z for z in zs if not isinstance(z, z3.BoolRef)]
+    out: list[tuple[dict, tuple]] = []
+    for attempt in range(4 * count):
+        if len(out) >= count or time.monotonic() > deadline:
+            break
+        solver.push()
+        if out and numeric and attempt % 3:         # a random side of a random value: variety
+            z, r = numeric[int(rng.integers(0, len(numeric)))], float(np.round(rng.normal(0, 3), 2))
+            solver.add(z > r if rng.random() < 0.5 else z < r)
+        try:
+            got = solver.check()
+            model = solver.model() if got == z3.sat else None
+        except z3.Z3Exception:
+            model = None
+        solver.pop()
+        if model is None:
+            if not out and attempt == 0:
+                break                               # no model at all (unsat, or Z3 gave up)
+            continue
+        vals = [model.eval(z, model_completion=True) for z in zs]
+        row = [_model_value(v, d.type) for v, (d, _, _) in zip(vals, unknowns)]
+        if any(r is None for r in row):
+            break
+        e = tuple(r for r, (_, _, is_elem) in zip(row, unknowns) if is_elem)
+        p = dict(fixed) | {d.name: r for r, (d, _, is_elem) in zip(row, unknowns) if not is_elem}
+        if not abstract or Domain(loop).precondition_holds(e, p):  # Z3's exp is a function it knows little of
+            out.append((p, e))
+        solver.add(z3.Or([z != v for z, v in zip(zs, vals)]) if zs else z3.BoolVal(False))
+    return out
+
+
+def _model_value(v, type_: Type):
+    """A Z3 model's value as the sample's Python value: a bool, an int, or the float
+    nearest an exact rational or algebraic number."""
+    import z3
+    from fractions import Fraction
+    if z3.is_true(v) or z3.is_false(v):
+        return bool(z3.is_true(v))
+    if z3.is_rational_value(v):
+        q = Fraction(v.numerator_as_long(), v.denominator_as_long())
+        return int(q) if type_ is Type.INT and q.denominator == 1 else float(q)
+    if z3.is_algebraic_value(v):
+        return float(v.approx(20).as_decimal(20).rstrip("?"))
+    return None
 
 
 def init_state(loop: Loop, dim: int = 3) -> tuple:

@@ -237,11 +237,12 @@ class _Constructive:
         for k in range(1, self.k_max + 1):
             if time.monotonic() > self.deadline:
                 return
-            for _, state, elems in self._fold(k):
+            for path, state, elems in self._fold(k):
                 if time.monotonic() > self.deadline:
                     return
-                # an Index is unknown too: b's positions are already those of the whole list
-                eqs, unknowns = [], [v.sp for e in elems for v in e]
+                # an Index is unknown too: b's positions are already those of the whole list;
+                # a Bool element is no unknown of the algebra: its path decides it
+                eqs, unknowns = [], [v.sp for e in elems for v in e if not isinstance(v, z3.BoolRef)]
                 ok = True
                 for f, v in zip(self.loop.fields, state):
                     if isinstance(v, Fin) and v.sp is not None:
@@ -259,7 +260,7 @@ class _Constructive:
                 except (NotImplementedError, TypeError, ValueError, RecursionError):
                     continue
                 for sol in sols:
-                    g = self._as_list(sol, elems)
+                    g = self._as_list(sol, elems, path)
                     if g is None:
                         continue
                     key = repr(g)
@@ -267,14 +268,18 @@ class _Constructive:
                         seen.add(key)
                         yield g
 
-    def _as_list(self, sol: dict, elems) -> list | None:
+    def _as_list(self, sol: dict, elems, path: list) -> list | None:
         """The elements of one solution as IR terms of b's fields (an element the
-        equations leave free is 0)."""
+        equations leave free is 0; a Bool element the value its path forces, else
+        False: the candidate is checked on the samples all the same)."""
         out = []
-        free = {v.sp: sp.Integer(0) for e in elems for v in e}
+        free = {v.sp: sp.Integer(0) for e in elems for v in e if not isinstance(v, z3.BoolRef)}
         for e in elems:
             row = []
             for d, v in zip(self.loop.elements, e):
+                if isinstance(v, z3.BoolRef):
+                    row.append(Expr(Op.CONST, Type.BOOL, (), _forced(v, path)))
+                    continue
                 val = sp.sympify(sol.get(v.sp, v.sp)).subs(free)
                 if not val.free_symbols <= set(self.t.values()) | {s for s in val.free_symbols
                                                                      if str(s) in self.types}:
@@ -322,3 +327,11 @@ class _Constructive:
         paths = sum(len(v) for v in self.folds.values())
         more = "; " + "; ".join(self.notes) if self.notes else ""
         return f"has no solution that gives the sampled states back ({paths} path(s) for k <= {self.k_max}{more})"
+
+
+def _forced(b: z3.BoolRef, path: list) -> bool:
+    """True where the path's conditions force the Bool element `b`, else False."""
+    s = z3.Solver()
+    s.set("timeout", 200)
+    s.add(*path, z3.Not(b))
+    return s.check() == z3.unsat

@@ -1,0 +1,117 @@
+"""One deadline for every entry point: `thm3.analyze`, `analyze_source` (the notebook
+magic's door) and `lift` stop a step that overruns `timeout` and answer "unknown",
+naming the step, within the timeout plus a tenth; the alarm behind it nests and never
+leaks out of its block."""
+from __future__ import annotations
+
+import signal
+import sys
+import time
+
+import pytest
+
+import thm3
+import thm3.pipeline as pipeline
+from test_bounds import _wide_state
+from thm3.prove.budget import PastDeadline, hard_deadline
+
+posix = pytest.mark.skipif(not hasattr(signal, "setitimer"), reason="SIGALRM is POSIX")
+
+
+@posix
+@pytest.mark.parametrize("entry", ["analyze", "analyze_source"])
+def test_a_library_call_keeps_to_its_timeout(tmp_path, entry):
+    """40 coupled fields: sampling alone takes several times the timeout."""
+    text = _wide_state(40)
+    p = tmp_path / "wide_state.py"
+    p.write_text(text)
+    t0 = time.monotonic()
+    a = thm3.analyze(p, timeout=5, lift=False) if entry == "analyze" else thm3.analyze_source(text, timeout=5)
+    assert time.monotonic() - t0 < 5.5
+    assert a.verdict == "unknown" and a.combine is None
+    assert "ran past timeout 5 s in step" in a.reason
+    assert str(a.steps[-1].status) == "timeout"
+
+
+@posix
+def test_lift_keeps_to_its_timeout():
+    from thm3.lift import lift
+    loop = thm3.parse_source(_wide_state(40))
+    t0 = time.monotonic()
+    got = lift(loop, timeout=2)
+    assert time.monotonic() - t0 < 2.2
+    assert got.loop is None
+
+
+@posix
+def test_the_alarm_nests_and_is_gone_after():
+    t0 = time.monotonic()
+    with pytest.raises(PastDeadline):
+        with hard_deadline(t0 + 0.3):
+            try:
+                with hard_deadline(t0 + 60):        # ends at the outer deadline
+                    time.sleep(5)
+            except PastDeadline:
+                pass
+            time.sleep(5)                           # the outer alarm comes back at once
+    assert time.monotonic() - t0 < 1.0
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+    time.sleep(0.1)                                 # nothing fires after the block
+
+
+@posix
+def test_an_alarm_in_a_finalizer_is_not_lost():
+    """Python drops an exception raised in `__del__`: the alarm comes back after it."""
+    class Slow:
+        def __del__(self):
+            time.sleep(0.4)
+
+    t0 = time.monotonic()
+    with pytest.raises(PastDeadline):
+        with hard_deadline(t0 + 0.1):
+            del_me = Slow()
+            del del_me
+            time.sleep(5)
+    assert time.monotonic() - t0 < 1.0
+
+
+@posix
+def test_an_earlier_alarm_is_restored():
+    fired = []
+    previous = signal.signal(signal.SIGALRM, lambda *a: fired.append(1))
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0.5)
+        with hard_deadline(time.monotonic() + 10):
+            pass
+        assert 0 < signal.getitimer(signal.ITIMER_REAL)[0] <= 0.5
+        time.sleep(0.7)
+        assert fired == [1]
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+@posix
+def test_the_notebook_magic_keeps_to_its_timeout():
+    from thm3.notebook import thm3_cell
+    t0 = time.monotonic()
+    a = thm3_cell("--timeout 2 --no-lift", _wide_state(40))
+    assert time.monotonic() - t0 < 2.3
+    assert a.verdict == "unknown" and "ran past timeout 2 s in step" in a.reason
+
+
+def _allocate_8_gib(*args, **kwargs):
+    import numpy as np
+    return np.ones(2**30)
+
+
+linux = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS is enforced on Linux")
+
+
+@linux
+def test_the_library_keeps_to_a_memory_bound(monkeypatch):
+    a = thm3.analyze(thm3.sample_path("sum"), timeout=30, memory=1024)
+    assert a.verdict == "homomorphism" and a.combine((1.0,), (2.0,)) == (3.0,)
+    monkeypatch.setattr(pipeline, "analyze_loop", _allocate_8_gib)
+    a = thm3.analyze(thm3.sample_path("sum"), timeout=30, memory=1024)
+    assert a.verdict == "unknown" and "needed more than memory=1024 MiB" in a.reason

@@ -1,0 +1,39 @@
+"""The fuzz families of issue 22, drawn by name only (`from_seed(seed, families)`): loop
+parameters pinned by equalities and conjunctive asserts, and wide coupled states whose
+analysis runs into its timeout (judged "overrun" past the timeout plus a tenth)."""
+from __future__ import annotations
+
+import pytest
+
+import thm3
+from fuzz.generate import FAMILIES, asserted_params, from_seed, scripted, wide_coupled
+from fuzz.oracle import judge
+
+
+def test_named_families_parse_and_leave_the_default_mix_alone():
+    seen = set()
+    for seed in range(40):
+        case = from_seed(seed, ("asserted_params", "wide_coupled"))
+        thm3.parse_source(case.source)
+        seen.add(case.family)
+    assert seen == {"asserted_params", "wide_coupled"}
+    assert asserted_params not in FAMILIES and wide_coupled not in FAMILIES
+    assert all(from_seed(s).family not in seen for s in range(200))
+
+
+@pytest.mark.parametrize("kind", ["window", pytest.param("pinned", marks=pytest.mark.slow),
+                                  pytest.param("capped", marks=pytest.mark.slow),
+                                  pytest.param("pinned_and", marks=pytest.mark.slow)])
+def test_asserted_params_are_answered_truly(kind):
+    case = asserted_params(scripted(kind, 2, 2.5))
+    j = judge(case, timeout=20)
+    assert j.outcome not in ("crash", "wrong", "overrun"), f"{j.verdict}: {j.detail}\n{case.source}"
+    if case.truth:
+        assert j.verdict == case.truth, j.detail
+
+
+@pytest.mark.slow
+def test_a_wide_state_keeps_to_the_timeout():
+    j = judge(wide_coupled(scripted(24)), timeout=3)
+    assert j.outcome not in ("crash", "wrong", "overrun"), j.detail
+    assert j.verdict == "unknown"
