@@ -41,6 +41,17 @@ def _sign_switch(a, b, p):              # (flip, s)
     return (a[0] != b[0], a[1] + (-b[1] if a[0] else b[1]))
 
 
+def _swap_sums(a, b, p):                # (flip, p, n)
+    if a[0]:
+        return (not b[0], a[1] + b[2], a[2] + b[1])
+    return (b[0], a[1] + b[1], a[2] + b[2])
+
+
+def _rotating_sums(a, b, p):            # (m, s0, s1, s2): b's sums turned by a's mode
+    m = a[0]
+    return ((m + b[0]) % 3,) + tuple(a[1 + k] + b[1 + (k - m) % 3] for k in range(3))
+
+
 ENTRIES: list[Entry] = [
     _not("finite_contains_101", PATTERNS, "[] and [0] stay in state 0; after [1, 0] only [] leaves 10",
          ([], [0], [1, 0]), domain="bits", klass="finite", lift=2),
@@ -68,4 +79,8 @@ ENTRIES: list[Entry] = [
          _sign_switch, klass="finite-linear"),
     _not("finite_ones_after_zero", PATTERNS, "[] and [1] agree before a zero; after [0] they differ",
          ([], [1], [0]), domain="bits", klass="finite-linear", lift=1),
+    _hom("finite_swap_sums", LINEAR, "from a flipped start b's sums swap roles", _swap_sums,
+         klass="finite-linear"),
+    _hom("finite_rotating_sums", LINEAR, "from mode m, b's accumulator k adds to a's (k + m) % 3",
+         _rotating_sums, klass="finite-linear"),
 ]

@@ -5,7 +5,8 @@ Routes: "sketch" (the step with the element replaced by the right operand's fiel
 `sketch`), "interpolation" (exact linear algebra on sampled pairs, `interpolation`),
 "transport" (a map onto a product of +/max/min monoids found by linear algebra,
 `transport`), "weak right inverse" (combine = foldl(left, a, g(b)), `inverse`),
-"enumeration" (bottom-up enumeration where no sketch fits, `enumeration`).  Every route's candidates are checked on the batched samples before
+"enumeration" (bottom-up enumeration where no sketch fits, `enumeration`), "finite"
+(a finite-state step: the composition of its transition functions, `finite`).  Every route's candidates are checked on the batched samples before
 they are proved; rational fields are tidied with SymPy (`tidy`).  Branches of `left`
 are normalised first (`thm3.ir.normalize`), so if/else, `where` and max/min spellings
 of one function take the same routes."""
@@ -93,6 +94,16 @@ def _transport(loop, triples, deadline, methods):
 
 # Cheapest first.  The sketch is quick where it fits and may be slow on wide states, so it
 # gets a slice first; the enumeration route runs the sketch again with the time left.
+def _finite(loop, triples, deadline, methods):
+    from thm3.synth import finite
+    try:
+        fn, how = finite.synthesize(loop, deadline)
+    except finite.Failed as e:
+        raise RouteFailed(str(e)) from None
+    methods.update({f.name: how for f in loop.fields})
+    return [fn]
+
+
 def _inverse(loop, triples, deadline, methods):
     from thm3.synth import inverse
     try:
@@ -105,6 +116,7 @@ def _inverse(loop, triples, deadline, methods):
 
 ROUTES: tuple[Route, ...] = (
     Route("sketch", _sketch, 0.1),
+    Route("finite", _finite, 0.3),
     Route("interpolation", _interpolation, 0.3),
     Route("transport", _transport, 0.4),
     Route("weak right inverse", _inverse, 0.4),
