@@ -6,7 +6,9 @@ preserved by one `left` step (proved with `thm3.prove`); facts that fail are dro
 until the set is inductive.  Besides the atoms built from the loop's shape, the
 polynomial identities that exact interpolation finds on reachable states
 (`thm3.synth.interpolation.equality_invariants`: n * mean == sum, a compensation that
-stays 0, a step-matrix power that commutes with the step) are candidates too.  The proofs of the laws assume the survivors."""
+stays 0, a step-matrix power that commutes with the step) are candidates too, and so is,
+for a finite-state step, "the control fields hold one of the reachable states"
+(`thm3.synth.finite.reachable_invariant`).  The proofs of the laws assume the survivors."""
 from __future__ import annotations
 
 import math
@@ -19,6 +21,7 @@ from thm3.ir import COMPARISONS, Expr, Loop, Op, Type, const, free_vars, initial
 from thm3.prove.laws import Setting, preserved_atoms
 from thm3.semantics.critical import arms
 from thm3.semantics.samples import batch_init
+from thm3.synth.finite import reachable_invariant
 from thm3.synth.interpolation import equality_invariants
 
 
@@ -122,6 +125,10 @@ def candidates(loop: Loop) -> list[Expr]:
                 if f is not g:
                     out.append(_cmp(Op.EQ, _field(f), Expr(Op.MOD, g.type, (_field(g),), m)))
     out += _comparison_facts(loop, numeric)
+    # A finite-state step: its control fields hold one of the reachable states.
+    reachable = reachable_invariant(loop, time.monotonic() + 1.0)
+    if reachable is not None:
+        out.append(reachable)
     return out
 
 

@@ -29,6 +29,7 @@ from thm3.syntax.loopfile import expression_text as to_text, loop_text
 from thm3.syntax.names import fresh
 from thm3.semantics.equality import close, states_close
 from thm3.semantics.samples import Domain
+from thm3.synth.finite import lift_candidates as composition_lifts
 from thm3.analysis.witness import (ShortLists, Witness, element_domain, find_witnesses, fold, from_plain,
                           parameter_settings, show, states_far, to_elements, vec_dim)
 
@@ -102,11 +103,12 @@ def lift(loop: Loop, *, timeout: float = 10.0, prove=None, without_witness: bool
     search = _LiftSearch(loop, first, deadline, prove)
     found = search.run()
     witness = first[0] if first else None
+    ruled = ("; composition lifts ruled out: " + "; ".join(search.ruled_out)) if search.ruled_out else ""
     if found is None and witness is None:
         return done(None, [], f"no lift with up to {MAX_ADDED} added units among {len(search.cands)} candidates "
                               f"({search.tested} lifted loops checked"
                               + (", time ran out" if search.timed_out else "") + "), and no witness "
-                              "that no combine over the state exists")
+                              "that no combine over the state exists" + ruled)
     if found is None:
         reason = (f"no lift with up to {MAX_ADDED} added units among {len(search.cands)} candidates "
                   f"({search.tested} lifted loops checked"
@@ -114,7 +116,7 @@ def lift(loop: Loop, *, timeout: float = 10.0, prove=None, without_witness: bool
                   + (f"; {search.refused} had no witness but no combine was proved for them "
                      f"({'; '.join(', '.join(n) for n in search.refused_names[:3])})" if search.refused else "")
                   + (f" (the prover failed: {search.prover_errors[0]})" if search.prover_errors else "")
-                  + f"; the witness {witness.describe()} stands")
+                  + ruled + f"; the witness {witness.describe()} stands")
         return done(None, [], reason, witness)
     lifted, added, reason, proof = found
     return done(lifted, added, reason, witness, proof)
@@ -131,9 +133,21 @@ class _LiftSearch:
         self.refused_sets: list[set[int]] = []   # no witness, but not proved
         self.refused_names: list[list[str]] = []
         self.prover_errors: list[str] = []
+        self.ruled_out: list[str] = []          # composition lifts tried and why they failed
         self.timed_out = False
         self.first_witness = witnesses[0] if witnesses else None
         self.cands = _Candidates(loop, self.rng).build()
+        # Composition lifts first where the step is finite-state (thm3.synth.finite): each
+        # a whole set, tried before the candidates of the search below and never mixed
+        # with them.
+        self.composition: list[tuple[tuple[int, ...], str]] = []
+        for n, got in enumerate(composition_lifts(loop, min(deadline, time.monotonic() + 2.0))):
+            start = len(self.cands)
+            self.cands += [_Aux(a.key, a.hint, a.type, a.default, a.update, a.comment,
+                                "a part of the transition function on the reachable states, which "
+                                "the combine composes", -1) for a in got.fields]
+            self.composition.append((tuple(range(start, len(self.cands))), got.why))
+        self.apart = {i for idx, _ in self.composition for i in idx}
         self.mega = _with_fields(loop, self.cands)
         self.keys = [c.key for c in self.cands]
         self.index = {k: i for i, k in enumerate(self.keys)}
@@ -186,6 +200,8 @@ class _LiftSearch:
         groups: dict[str, list[int]] = {}
         out: list[tuple[int, ...]] = []
         for i, c in enumerate(self.cands):
+            if i in self.apart:
+                continue
             if c.group:
                 groups.setdefault(c.group, []).append(i)
             else:
@@ -210,6 +226,21 @@ class _LiftSearch:
         return np.array([s + (pad,) * (width - len(s)) for s in sets], dtype=np.int64).reshape(len(sets), width)
 
     def run(self):
+        for chosen, why in self.composition:
+            if time.monotonic() > self.deadline:
+                self.timed_out = True
+                return None
+            row = np.array([chosen], dtype=np.int64)
+            if self.violated(row)[0]:
+                self.ruled_out.append(f"{len(chosen)} copies ({why.split(':')[0]}): refuted by a known witness")
+                continue
+            found = self.try_set(list(chosen))
+            if found is not None:
+                lifted, added, reason, proof = found
+                return lifted, added, f"{reason}; {why}", proof
+            self.ruled_out.append(f"{len(chosen)} copies ({why.split(':')[0]}): "
+                                  + ("no witness, but no combine proved" if self.refused_sets and
+                                     self.refused_sets[-1] == set(chosen) else "refuted on lists"))
         sets = self.closed_sets()
         pad = len(self.cands)
         alive = ~self.violated(sets)

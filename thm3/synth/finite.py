@@ -25,7 +25,7 @@ import numpy as np
 
 from thm3.ir import COMPARISONS, Expr, Fn, Loop, Op, Type, const, free_vars, initial_state, substitute, var, walk
 from thm3.ir.simplify import simplify
-from thm3.semantics.evaluate import PYTHON, evaluate
+from thm3.semantics.evaluate import PYTHON, compiled
 
 MAX_STATES = 48         # reachable control states
 MAX_MONOID = 400        # transition functions of lists
@@ -253,12 +253,15 @@ def recognise(loop: Loop, deadline: float | None = None) -> Machine:
     else:
         outputs_c = outputs
     # control: fields whose update reads no element (past the atoms) and no parameter,
-    # closed under what they read
-    control = [i for i, e in enumerate(outputs_c) if not (free_vars([e]) & (elements | params))
-               and fields[i].type in (Type.BOOL, Type.INT, Type.REAL)]
+    # closed under what they read; decided on the text before any solver is asked
+    names = {f"acc.{f.name}": i for i, f in enumerate(fields)}
+    control = _closed([i for i, e in enumerate(outputs_c) if not (free_vars([e]) & (elements | params))], outputs_c,
+                      names)
     by_value = None
     if len(control) < len(fields) and not any(free_vars([outputs[i]]) & params for i in range(len(fields))):
         by_value = finite_elements(loop)
+    if not control and by_value is None:
+        raise Failed("no field is finite control (each update reads the element or a parameter)")
     if by_value is not None and len(by_value) <= MAX_CELLS:
         # the element takes finitely many values: each value its own cell
         atoms = ()
@@ -276,15 +279,7 @@ def recognise(loop: Loop, deadline: float | None = None) -> Machine:
         raise Failed("no element satisfies the preconditions")
     if len(cells) > MAX_CELLS:
         raise Failed(f"{len(cells)} cells of the element (at most {MAX_CELLS})")
-    names = {f"acc.{f.name}": i for i, f in enumerate(fields)}
-    changed = True
-    while changed:
-        changed = False
-        for i in list(control):
-            reads = {names[n] for n in free_vars([outputs_c[i]]) if n in names}
-            if not reads <= set(control):
-                control.remove(i)
-                changed = True
+    control = _closed(control, outputs_c, names)
     if not control:
         raise Failed("no field is finite control (each update reads the element or a parameter)")
     init = [e.arg for e in initial_state(loop)]
@@ -294,15 +289,7 @@ def recognise(loop: Loop, deadline: float | None = None) -> Machine:
             break
         # too many states: the fields with the most values are data, not control
         grown = got
-        control = [i for i in control if i not in grown]
-        changed = True
-        while changed:
-            changed = False
-            for i in list(control):
-                reads = {names[n] for n in free_vars([outputs_c[i]]) if n in names}
-                if not reads <= set(control):
-                    control.remove(i)
-                    changed = True
+        control = _closed([i for i in control if i not in grown], outputs_c, names)
         if not control:
             raise Failed(f"more than {MAX_STATES} reachable states: no finite control part")
     states, table = got
@@ -314,6 +301,20 @@ def recognise(loop: Loop, deadline: float | None = None) -> Machine:
     return Machine(loop, tuple(control), data, tuple(atoms), tuple(cells), tuple(states), table, monoid)
 
 
+def _closed(control: list[int], outputs, names: dict) -> list[int]:
+    """The largest part of `control` whose updates read only fields in it."""
+    control = list(control)
+    changed = True
+    while changed:
+        changed = False
+        for i in list(control):
+            reads = {names[n] for n in free_vars([outputs[i]]) if n in names}
+            if not reads <= set(control):
+                control.remove(i)
+                changed = True
+    return control
+
+
 def _replace_atoms(outputs, atoms, names):
     keys = {repr(a): var(n, Type.BOOL) for a, n in zip(atoms, names)}
 
@@ -323,27 +324,28 @@ def _replace_atoms(outputs, atoms, names):
     return transform(outputs, rule)
 
 
-def _explore(loop, control, outputs, cells, init, deadline):
-    """Breadth-first search of the control states from the initial one: (states, table),
-    or the set of fields whose values grew past the bound."""
+def _explore(loop, control, outputs, cells, init, deadline, starts=(), limit=MAX_STATES):
+    """Breadth-first search of the control states from the initial one (and `starts`):
+    (states, table), or the set of fields whose values grew past the bound."""
     fields = loop.fields
     start = tuple(init[i] for i in control)
-    states = [start]
-    index = {start: 0}
+    states = [start] + [s for s in starts if s != start]
+    index = {s: n for n, s in enumerate(states)}
     rows: list[list[int]] = [[] for _ in cells]
     outs = [outputs[i] for i in control]
+    steps = [compiled(tuple(simplify(e) for e in substitute(outs, cell)), PYTHON) for cell in cells]
     i = 0
     while i < len(states):
         if time.monotonic() > deadline:
             raise Failed("time ran out exploring the states")
         env = {f"acc.{fields[j].name}": v for j, v in zip(control, states[i])}
-        for c, cell in enumerate(cells):
-            vals = evaluate([simplify(e) for e in substitute(outs, cell)], env, PYTHON)
+        for c, run in enumerate(steps):
+            vals = run(env)
             nxt = tuple(_plain(v, fields[j].type) for j, v in zip(control, vals))
             if any(isinstance(v, float) and not math.isfinite(v) for v in nxt):
                 pass
             if nxt not in index:
-                if len(states) >= MAX_STATES:
+                if len(states) >= limit:
                     values = [{s[k] for s in states} for k in range(len(control))]
                     top = max(len(v) for v in values)
                     return {j for j, v in zip(control, values) if len(v) == top and fields[j].type is not Type.BOOL} \
@@ -405,17 +407,58 @@ def synthesize(loop: Loop, deadline: float) -> tuple[Fn, str]:
     a = {i: var(f"a.{fields[i].name}", fields[i].type) for i in range(len(fields))}
     b = {i: var(f"b.{fields[i].name}", fields[i].type) for i in range(len(fields))}
     outs: dict[int, Expr] = {}
-    rows = [(q, r) for r in by_state for q in range(len(m.states))]
-    # control: out(a, b) = f_b(a), a table over (a's state, b's state)
+    # control: out(a, b) = f_b(a), a table over (a's state, b's state): over the box of
+    # the fields' values where the state determines its function there too (the laws
+    # then hold on every state the fields' ranges allow), else over the reachable states
+    box = _boxed(m, deadline)
+    table_m, table_by = (box if box is not None else (m, by_state))
+    rows = [(q, r) for r in table_by for q in range(len(table_m.states))]
     for k, i in enumerate(m.control):
-        values = {(q, r): m.states[by_state[r][q]][k] for q, r in rows}
-        outs[i] = _tree(m, rows, values, a, b, fields[i].type)
+        values = {(q, r): table_m.states[table_by[r][q]][k] for q, r in rows}
+        outs[i] = _tree(table_m, rows, values, a, b, fields[i].type)
     if m.data:
         outs.update(_data_combine(m, by_state, a, b, deadline))
     names = tuple((f"a.{f.name}", f.type) for f in fields) + tuple((f"b.{f.name}", f.type) for f in fields) \
         + tuple((d.name, d.type) for d in loop.params)
     how = f"composition of transition functions ({m.describe()})"
     return Fn(names, tuple(outs[i] for i in range(len(fields)))), how
+
+
+MAX_BOX = 1024
+
+
+def _boxed(m: Machine, deadline: float):
+    """The machine on the product of the control fields' reachable values (the box),
+    with b's side still the reachable states: (machine, reachable state -> its function
+    on the box); None where the box is too large, not closed under the step, or the
+    state does not determine its function on it."""
+    loop = m.loop
+    values = [sorted({s[k] for s in m.states}, key=lambda v: (str(type(v)), v)) for k in range(len(m.control))]
+    if math.prod(len(v) for v in values) > MAX_BOX or math.prod(len(v) for v in values) == len(m.states):
+        return None
+    init = [e.arg for e in initial_state(loop)]
+    outputs = list(_replace_atoms(list(loop.left.outputs), m.atoms, [f"cell.{i}" for i in range(len(m.atoms))])) \
+        if m.atoms else list(loop.left.outputs)
+    box = list(itertools.product(*values))
+    got = _explore(loop, list(m.control), outputs, list(m.cells), init, deadline, starts=box, limit=len(box) + 1)
+    if not isinstance(got, tuple) or len(got[0]) != len(box):
+        return None
+    states, table = got
+    try:
+        monoid = _monoid(table, len(states), deadline)
+    except Failed:
+        return None
+    bm = Machine(loop, m.control, m.data, m.atoms, m.cells, states, table, monoid)
+    where = {s: n for n, s in enumerate(states)}
+    reach = {where[s] for s in m.states}
+    by_state: dict[int, tuple] = {0: bm.identity}
+    for f in monoid:
+        if f[0] not in reach:
+            continue
+        got_f = by_state.setdefault(f[0], f)
+        if got_f != f:
+            return None
+    return bm, by_state
 
 
 def _word(m: Machine, f) -> str:
@@ -475,10 +518,8 @@ def _split(m: Machine, rows, values, keys, a, b, type_) -> Expr:
             return ref
         if type_ is Type.BOOL and all(_lookup(m, r, key) != values[r] for r in rows):
             return Expr(Op.NOT, Type.BOOL, (ref,))
-    for n, key in enumerate(keys):
+    for n, key in _by_gain(m, rows, values, keys, a, b, type_):
         seen = sorted({_lookup(m, r, key) for r in rows}, key=lambda v: (str(type(v)), v))
-        if len(seen) < 2:
-            continue
         ref = (a if key[0] == "a" else b)[m.control[key[1]]]
         rest = keys[:n] + keys[n + 1:]
         if ref.type is Type.BOOL:
@@ -492,6 +533,35 @@ def _split(m: Machine, rows, values, keys, a, b, type_) -> Expr:
             out = _where(test, _split(m, sub, values, rest, a, b, type_), out)
         return out
     raise Failed("the table is not a function of the control fields")
+
+
+def _leafable(m: Machine, rows, values, keys, type_) -> bool:
+    if len({values[r] for r in rows}) == 1:
+        return True
+    for key in keys:
+        if m.loop.fields[m.control[key[1]]].type is not type_:
+            continue
+        if all(_lookup(m, r, key) == values[r] for r in rows) or (
+                type_ is Type.BOOL and all(_lookup(m, r, key) != values[r] for r in rows)):
+            return True
+    return False
+
+
+def _by_gain(m: Machine, rows, values, keys, a, b, type_):
+    """The keys to split on, best first: the split whose parts are most often a leaf
+    (a constant or a field), then the fewest distinct values left in the parts."""
+    scored = []
+    for n, key in enumerate(keys):
+        parts: dict = {}
+        for r in rows:
+            parts.setdefault(_lookup(m, r, key), []).append(r)
+        if len(parts) < 2:
+            continue
+        rest = keys[:n] + keys[n + 1:]
+        open_parts = [p for p in parts.values() if not _leafable(m, p, values, rest, type_)]
+        scored.append(((len(open_parts), sum(len({values[r] for r in p}) for p in open_parts), n), n, key))
+    scored.sort(key=lambda t: t[0])
+    return [(n, key) for _, n, key in scored]
 
 
 def _where(c: Expr, x: Expr, y: Expr) -> Expr:
@@ -714,3 +784,248 @@ def _expr_tree(m: Machine, rows, leaves: dict, a, b) -> Expr:
         if best is None or _size(t) < _size(best):
             best = t
     return best
+
+
+# --- lifting: copies of the state reached from the other reachable states -------------
+
+@dataclass(frozen=True)
+class Added:
+    """A field a lift adds: its update reads "acc.<key>" for itself and the other added
+    fields, besides the loop's own fields, elements and parameters."""
+    key: str
+    hint: str
+    type: Type
+    default: object
+    update: Expr
+    comment: str
+
+
+@dataclass(frozen=True)
+class LiftSet:
+    fields: tuple[Added, ...]
+    why: str
+    full: bool = False          # the full table (every copy), tried after the minimal ones
+
+
+def lift_candidates(loop: Loop, deadline: float, limit: int = 3) -> list[LiftSet]:
+    """Lifts of a loop in the class, smallest first: the transition function restricted
+    to the reachable states is what a lifted state must determine (two lists whose
+    functions differ there are told apart by some prefix), so the lifted state holds
+    the fields of the state each list leads some reachable states to.  Minimised on the
+    monoid: a copy equal on every list to a field, to a constant, to another copy or to
+    a negation adds nothing; the fewest copies that tell every transition function apart
+    (and whose updates read only kept copies) come first, then the full table.  Data
+    fields (finite control with linear data) are copied from each other control state,
+    starting at 0, and dropped where they equal a kept field on folded lists."""
+    try:
+        m = recognise(loop, deadline)
+    except Failed:
+        return []
+    by_state, clash = m.determined()
+    fields = loop.fields
+    funcs = [m.identity] + [f for f in m.monoid if f != m.identity]
+    nq = len(m.states)
+    col = {}
+    for qi in range(nq):
+        for k in range(len(m.control)):
+            col[(qi, k)] = tuple(m.states[f[qi]][k] for f in funcs)
+    originals = {col[(0, k)]: k for k in range(len(m.control))}
+    control_idx = {f"acc.{fields[i].name}": k for k, i in enumerate(m.control)}
+    reads = [{control_idx[n] for n in free_vars([loop.left.outputs[i]]) if n in control_idx} for i in m.control]
+    data_reads_control = {control_idx[n] for i in m.data for n in free_vars([loop.left.outputs[i]])
+                          if n in control_idx}
+    # copies that no field already gives, one a column
+    copies: list[tuple[int, int]] = []
+    seen_cols = set(originals)
+    for qi in range(1, nq):
+        for k in range(len(m.control)):
+            c = col[(qi, k)]
+            if len(set(c)) == 1 or c in seen_cols or _negation(c) in originals:
+                continue
+            seen_cols.add(c)
+            copies.append((qi, k))
+    need_data = clash is not None or bool(m.data)
+    if not need_data:
+        return []
+
+    def available(c, chosen_cols) -> bool:
+        return len(set(c)) == 1 or c in originals or c in chosen_cols or \
+            (isinstance(c[0], bool) and (_negation(c) in originals or _negation(c) in chosen_cols))
+
+    def works(chosen) -> bool:
+        cols = {col[q] for q in chosen}
+        keys = set()
+        for n in range(len(funcs)):
+            key = tuple(m.states[funcs[n][0]]) + tuple(col[q][n] for q in chosen)
+            if key in keys:
+                return False
+            keys.add(key)
+        for qi, k in chosen:
+            if not all(available(col[(qi, j)], cols) for j in reads[k]):
+                return False
+        return True
+
+    def data_ok(chosen) -> bool:
+        cols = {col[q] for q in chosen}
+        return all(available(col[(qi, j)], cols) for qi in data_states for j in data_reads_control)
+
+    data_states = [qi for qi in range(1, nq)] if m.data else []
+    found: list[tuple] = []
+    for size in range(0, len(copies) + 1):
+        if time.monotonic() > deadline:
+            break
+        for chosen in itertools.combinations(copies, size):
+            # the control copies must identify the transition function (only where the state
+            # does not already); the data copies read the control copies from their state
+            if (clash is None or works(chosen)) and _closed_under(chosen, col, reads, available) \
+                    and (not m.data or data_ok(chosen)):
+                found.append(chosen)
+                if len(found) >= limit:
+                    break
+        if found:
+            break
+    out = []
+    for chosen in found:
+        out.append(_lift_set(m, chosen, col, originals, deadline))
+    full = _lift_set(m, tuple(copies), col, originals, deadline, full=True)
+    if all(len(full.fields) > len(s.fields) for s in out):
+        out.append(full)
+    return [s for s in out if s.fields]
+
+
+def _closed_under(chosen, col, reads, available) -> bool:
+    cols = {col[q] for q in chosen}
+    return all(available(col[(qi, j)], cols) for qi, k in chosen for j in reads[k])
+
+
+def _negation(c: tuple) -> tuple | None:
+    return tuple(not v for v in c) if c and isinstance(c[0], bool) else None
+
+
+def _lift_set(m: Machine, chosen, col, originals, deadline, full: bool = False) -> LiftSet:
+    loop = m.loop
+    fields = loop.fields
+    keys = {q: f"fsm{q[0]}_{fields[m.control[q[1]]].name}" for q in chosen}
+    by_col = {col[q]: q for q in chosen}
+
+    def expr_of(qi: int, k: int) -> Expr:
+        c = col[(qi, k)]
+        t = fields[m.control[k]].type
+        if c in by_col:
+            return var(f"acc.{keys[by_col[c]]}", t)
+        if c in originals:
+            return var(f"acc.{fields[m.control[originals[c]]].name}", t)
+        if len(set(c)) == 1:
+            return const(c[0], t)
+        neg = _negation(c)
+        if neg in by_col:
+            return Expr(Op.NOT, Type.BOOL, (var(f"acc.{keys[by_col[neg]]}", Type.BOOL),))
+        return Expr(Op.NOT, Type.BOOL, (var(f"acc.{fields[m.control[originals[neg]]].name}", Type.BOOL),))
+
+    added = []
+    for qi, k in chosen:
+        i = m.control[k]
+        f = fields[i]
+        mapping = {f"acc.{fields[j].name}": expr_of(qi, kk) for kk, j in enumerate(m.control)}
+        (update,) = substitute([loop.left.outputs[i]], mapping)
+        c = col[(qi, k)]
+        state = _show(m, m.states[qi])
+        if len(set(c[1:])) == 1 and c[0] != c[1]:
+            hint, comment = "nonempty" if c[1] is True else "empty", "whether the list is not empty" \
+                if c[1] is True else "whether the list is empty"
+        else:
+            hint, comment = f"{f.name}_from{qi}", f"{f.name} of the state this list leads {state} to"
+        added.append(Added(keys[(qi, k)], hint, f.type, m.states[qi][k], simplify(update), comment))
+    # data: each data field from each other control state, starting at 0
+    for qi in range(1, len(m.states)) if m.data else ():
+        mapping = {f"acc.{fields[j].name}": expr_of(qi, kk) for kk, j in enumerate(m.control)}
+        mapping |= {f"acc.{fields[j].name}": var(f"acc.fsm{qi}_{fields[j].name}", fields[j].type) for j in m.data}
+        for j in m.data:
+            f = fields[j]
+            (update,) = substitute([loop.left.outputs[j]], mapping)
+            zero = 0 if f.type is Type.INT else 0.0
+            added.append(Added(f"fsm{qi}_{f.name}", f"{f.name}_from{qi}", f.type, zero, simplify(update),
+                               f"{f.name} this list adds from {_show(m, m.states[qi])} (from 0)"))
+    if m.data:
+        added = _drop_copied_data(m, added, deadline)
+    size = full_table_size(m)
+    what = "the full transition table" if full else "the fewest copies that tell the transition functions apart"
+    why = (f"{what}: {len(added)} fields, of the {size} of the full table ({len(m.states) - 1} other "
+           f"reachable states x {len(m.control) + len(m.data)} fields); {m.describe()}")
+    return LiftSet(tuple(added), why, full)
+
+
+def full_table_size(m: Machine) -> int:
+    """The fields the full table adds: every field, copied from every other reachable state."""
+    return (len(m.states) - 1) * (len(m.control) + len(m.data))
+
+
+def _drop_copied_data(m: Machine, added: list[Added], deadline: float) -> list[Added]:
+    """Data copies that equal (on folded lists) an original field, its negation, another
+    kept copy, or 0 add nothing; a copy another one reads stays."""
+    from dataclasses import replace as dc_replace
+    from thm3.semantics.samples import Domain, fold_left
+    from thm3.ir import FieldDecl
+    loop = m.loop
+    fields = tuple(loop.fields) + tuple(FieldDecl(a.key, a.type, a.default) for a in added)
+    state = tuple((f"acc.{f.name}", f.type) for f in fields)
+    left = Fn(state + tuple((d.name, d.type) for d in loop.elements) + tuple((d.name, d.type) for d in loop.params),
+              tuple(loop.left.outputs) + tuple(a.update for a in added))
+    mega = dc_replace(loop, fields=fields, left=left, right=None, result=None)
+    rng = np.random.default_rng(1)
+    dom = Domain(loop)
+    rows = []
+    for i in range(40):
+        params = dom.params(rng, small=True)
+        xs = dom.random_list(rng, params, int(rng.integers(0, 7)), small=i % 2 == 0)
+        rows.append([float(v) for v in fold_left(mega, xs, params, dim=1)])
+    cols = np.array(rows).T
+    k = len(loop.fields)
+    known = [cols[i] for i in range(k) if loop.fields[i].type in (Type.INT, Type.REAL)]
+    needed = set()
+    for a in added:
+        needed |= {n[4:] for n in free_vars([a.update]) if n.startswith("acc.fsm")} - {a.key}
+    data_keys = {f"fsm{qi}_{loop.fields[j].name}" for qi in range(1, len(m.states)) for j in m.data}
+    kept = []
+    for n, a in enumerate(added):
+        c = cols[k + n]
+        if a.key in data_keys and a.key not in needed and (
+                np.allclose(c, 0) or any(np.allclose(c, o) or np.allclose(c, -o) for o in known)):
+            continue
+        kept.append(a)
+        if a.key in data_keys:
+            known.append(c)
+    return kept
+
+
+def reachable_invariant(loop: Loop, deadline: float | None = None, most: int = 32) -> Expr | None:
+    """The fact "the control fields hold one of the reachable states" (a disjunction of
+    equalities), for the invariant search to prove inductive; None outside the class,
+    past `most` states, or where the fields' own ranges already say it (the box is
+    reached whole)."""
+    try:
+        m = recognise(loop, deadline)
+    except Failed:
+        return None
+    if len(m.states) > most or len(m.states) < 2:
+        return None
+    values = [{s[k] for s in m.states} for k in range(len(m.control))]
+    if math.prod(len(v) for v in values) == len(m.states):
+        return None
+    fields = loop.fields
+    out = None
+    for s in m.states:
+        conj = None
+        for k, i in enumerate(m.control):
+            if len(values[k]) == 1:
+                continue
+            f = fields[i]
+            x = var(f"acc.{f.name}", f.type)
+            eq = x if f.type is Type.BOOL and s[k] is True else \
+                Expr(Op.NOT, Type.BOOL, (x,)) if f.type is Type.BOOL else \
+                Expr(Op.EQ, Type.BOOL, (x, const(s[k], f.type)))
+            conj = eq if conj is None else Expr(Op.AND, Type.BOOL, (conj, eq))
+        if conj is None:
+            return None
+        out = conj if out is None else Expr(Op.OR, Type.BOOL, (out, conj))
+    return out
