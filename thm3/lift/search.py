@@ -104,6 +104,10 @@ def lift(loop: Loop, *, timeout: float = 10.0, prove=None, without_witness: bool
     found = search.run()
     witness = first[0] if first else None
     ruled = ("; composition lifts ruled out: " + "; ".join(search.ruled_out)) if search.ruled_out else ""
+    if search.outcomes:
+        shown = [f"({', '.join(n)}) {why}" for n, why in search.outcomes[:8]]
+        more = len(search.outcomes) - len(shown)
+        ruled += "; lifted loops ruled out: " + "; ".join(shown) + (f"; and {more} more" if more > 0 else "")
     if found is None and witness is None:
         return done(None, [], f"no lift with up to {MAX_ADDED} added units among {len(search.cands)} candidates "
                               f"({search.tested} lifted loops checked"
@@ -134,6 +138,7 @@ class _LiftSearch:
         self.refused_names: list[list[str]] = []
         self.prover_errors: list[str] = []
         self.ruled_out: list[str] = []          # composition lifts tried and why they failed
+        self.outcomes: list[tuple[list[str], str]] = []     # every lifted loop tried: its fields, why not
         self.timed_out = False
         self.first_witness = witnesses[0] if witnesses else None
         self.cands = _Candidates(loop, self.rng).build()
@@ -239,8 +244,7 @@ class _LiftSearch:
                 lifted, added, reason, proof = found
                 return lifted, added, f"{reason}; {why}", proof
             self.ruled_out.append(f"{len(chosen)} copies ({why.split(':')[0]}): "
-                                  + ("no witness, but no combine proved" if self.refused_sets and
-                                     self.refused_sets[-1] == set(chosen) else "refuted on lists"))
+                                  + (self.outcomes[-1][1] if self.outcomes else "not tried"))
         sets = self.closed_sets()
         pad = len(self.cands)
         alive = ~self.violated(sets)
@@ -282,10 +286,13 @@ class _LiftSearch:
         if ws:
             for w in ws:
                 self.add(w)
+            self.outcomes.append((names, f"a witness on short lists ({ws[0].describe()})"))
             return None
         if time.monotonic() > self.deadline:
+            self.outcomes.append((names, "no witness found before the deadline; not proved"))
             return None
         if not self.preserved(lifted):
+            self.outcomes.append((names, "the original fields change"))
             return None
         proof = None
         if self.prove is not None:
@@ -294,6 +301,8 @@ class _LiftSearch:
                 self.refused += 1
                 self.refused_sets.append(set(chosen))
                 self.refused_names.append(names)
+                self.outcomes.append((names, "no witness, but no combine was proved"
+                                      + (" before the deadline" if self.timed_out else "")))
                 return None
         how = "and the prover proved its combine" if self.prove is not None else "no prover given"
         reason = (f"added {', '.join(names)}: the lifted loop has no witness on short lists "
@@ -301,9 +310,19 @@ class _LiftSearch:
         return lifted, self.describe(cands, lifted), reason, proof
 
     def proved(self, lifted: Loop):
-        """The prover's answer; an error in it counts as "not proved", and is reported."""
+        """The prover's answer, within the search's deadline (on Linux in a child process,
+        so that an analysis that overruns its own budget cannot carry the search past
+        it); an error in it counts as "not proved", and is reported."""
+        import sys
+        from thm3.errors import SolverTimeout
+        from thm3.prove.budget import within
         try:
+            if sys.platform.startswith("linux"):
+                return within(self.deadline, self.prove, lifted, daemon=False)
             return self.prove(lifted)
+        except SolverTimeout:
+            self.timed_out = True
+            return None
         except Exception as err:            # the prover is another stage: report, go on
             self.prover_errors.append(f"{type(err).__name__}: {err}")
             return None

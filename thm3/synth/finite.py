@@ -1002,7 +1002,9 @@ def reachable_invariant(loop: Loop, deadline: float | None = None, most: int = 3
     """The fact "the control fields hold one of the reachable states" (a disjunction of
     equalities), for the invariant search to prove inductive; None outside the class,
     past `most` states, or where the fields' own ranges already say it (the box is
-    reached whole)."""
+    reached whole).  The combine's table is read on reachable operands only (b's state
+    stands for a transition function only where some list reaches it), so its laws
+    need this fact."""
     try:
         m = recognise(loop, deadline)
     except Failed:
