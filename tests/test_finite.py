@@ -207,7 +207,7 @@ def test_thm3_lift_ends_within_its_timeout_with_what_it_ruled_out():
     t0 = time.monotonic()
     r = CliRunner().invoke(main, ["lift", str(by_name("finite_clamp_walk").path), "--timeout", "8"])
     seconds = time.monotonic() - t0
-    assert seconds < 8 + 2 + 4, seconds          # the hard bound is --timeout + 2 s; a margin for load
+    assert seconds < 8 + 2 + 10, seconds         # the hard bound is --timeout + 2 s; a margin for load
     assert "ran past --timeout" not in r.output, r.output
     assert r.exit_code in (0, 1), r.output
     if r.exit_code == 1:

@@ -310,15 +310,10 @@ class _LiftSearch:
         return lifted, self.describe(cands, lifted), reason, proof
 
     def proved(self, lifted: Loop):
-        """The prover's answer, within the search's deadline (on Linux in a child process,
-        so that an analysis that overruns its own budget cannot carry the search past
-        it); an error in it counts as "not proved", and is reported."""
-        import sys
+        """The prover's answer; one that ran out of time (`SolverTimeout`) ends the search,
+        an error in it counts as "not proved", and is reported."""
         from thm3.errors import SolverTimeout
-        from thm3.prove.budget import within
         try:
-            if sys.platform.startswith("linux"):
-                return within(self.deadline, self.prove, lifted, daemon=False)
             return self.prove(lifted)
         except SolverTimeout:
             self.timed_out = True
