@@ -23,7 +23,8 @@ from fractions import Fraction
 
 import numpy as np
 
-from thm3.ir import COMPARISONS, Expr, Fn, Loop, Op, Type, const, free_vars, initial_state, substitute, var, walk
+from thm3.ir import (COMPARISONS, Expr, Fn, Loop, Op, Type, const, free_vars, initial_state, substitute, transform,
+                     var, walk)
 from thm3.ir.simplify import simplify
 from thm3.semantics.evaluate import PYTHON, compiled
 
@@ -104,9 +105,6 @@ def element_atoms(loop: Loop, outputs) -> list[Expr]:
         for s in e.src:
             visit(s)
 
-    memo: set[int] = set()
-    for e in walk(outputs):
-        memo.add(id(e))
     for e in outputs:
         visit(e)
     return out
@@ -244,12 +242,8 @@ def recognise(loop: Loop, deadline: float | None = None) -> Machine:
     outputs = list(loop.left.outputs)
     atoms = element_atoms(loop, outputs)
     cells: list[dict]
-    mapping = {}
     if len(atoms) <= MAX_ATOMS:
-        names = [f"cell.{i}" for i in range(len(atoms))]
-        for a, n in zip(atoms, names):
-            mapping[id(a)] = var(n, Type.BOOL)
-        outputs_c = list(_replace_atoms(outputs, atoms, names))
+        outputs_c = list(_replace_atoms(outputs, atoms, [f"cell.{i}" for i in range(len(atoms))]))
     else:
         outputs_c = outputs
     # control: fields whose update reads no element (past the atoms) and no parameter,
@@ -288,8 +282,7 @@ def recognise(loop: Loop, deadline: float | None = None) -> Machine:
         if isinstance(got, tuple):
             break
         # too many states: the fields with the most values are data, not control
-        grown = got
-        control = _closed([i for i in control if i not in grown], outputs_c, names)
+        control = _closed([i for i in control if i not in got], outputs_c, names)
         if not control:
             raise Failed(f"more than {MAX_STATES} reachable states: no finite control part")
     states, table = got
@@ -316,11 +309,11 @@ def _closed(control: list[int], outputs, names: dict) -> list[int]:
 
 
 def _replace_atoms(outputs, atoms, names):
+    """`outputs` with each atom (by its text) replaced by the Bool variable of its cell."""
     keys = {repr(a): var(n, Type.BOOL) for a, n in zip(atoms, names)}
 
     def rule(e, go):
         return keys.get(repr(e)) if e.type is Type.BOOL and _state_free(e) and repr(e) in keys else None
-    from thm3.ir import transform
     return transform(outputs, rule)
 
 
@@ -342,8 +335,6 @@ def _explore(loop, control, outputs, cells, init, deadline, starts=(), limit=MAX
         for c, run in enumerate(steps):
             vals = run(env)
             nxt = tuple(_plain(v, fields[j].type) for j, v in zip(control, vals))
-            if any(isinstance(v, float) and not math.isfinite(v) for v in nxt):
-                pass
             if nxt not in index:
                 if len(states) >= limit:
                     values = [{s[k] for s in states} for k in range(len(control))]
