@@ -52,6 +52,15 @@ def _rotating_sums(a, b, p):            # (m, s0, s1, s2): b's sums turned by a'
     return ((m + b[0]) % 3,) + tuple(a[1 + k] + b[1 + (k - m) % 3] for k in range(3))
 
 
+# S3's elements as permutations of (0, 1, 2) in lexicographic order; row a, column b: a then b
+_S3 = [[0, 1, 2, 3, 4, 5], [1, 0, 3, 2, 5, 4], [2, 4, 0, 5, 1, 3], [3, 5, 1, 4, 0, 2], [4, 2, 5, 0, 3, 1],
+       [5, 3, 4, 1, 2, 0]]
+
+
+def _s3(a, b, p):
+    return (_S3[a[0]][b[0]],)
+
+
 ENTRIES: list[Entry] = [
     _not("finite_contains_101", PATTERNS, "[] and [0] stay in state 0; after [1, 0] only [] leaves 10",
          ([], [0], [1, 0]), domain="bits", klass="finite", lift=2),
@@ -67,6 +76,8 @@ ENTRIES: list[Entry] = [
          _mod3, domain="bits", klass="finite"),
     _not("finite_mode_reset", FSM, "[1] and [2, 1] reach mode 1; after [1] the second was reset",
          ([1], [2, 1], [1]), domain="digits", klass="finite", lift=1),
+    _hom("finite_s3_word", FSM, "the group's multiplication table: b's element after a's", _s3,
+         domain="bits", klass="finite"),
     _hom("finite_last_positive", PATTERNS, "the right operand when it is not empty", _last_nonempty,
          klass="finite"),
     _hom("finite_three_ones", COUNTERS, "n = min(n1 + n2, 3), enough = n >= 3", _three, domain="bits",
