@@ -231,25 +231,22 @@ class _LiftSearch:
         return np.array([s + (pad,) * (width - len(s)) for s in sets], dtype=np.int64).reshape(len(sets), width)
 
     def run(self):
-        for chosen, why in self.composition:
-            if time.monotonic() > self.deadline:
-                self.timed_out = True
-                return None
-            row = np.array([chosen], dtype=np.int64)
-            if self.violated(row)[0]:
-                self.ruled_out.append(f"{len(chosen)} copies ({why.split(':')[0]}): refuted by a known witness")
-                continue
-            found = self.try_set(list(chosen))
-            if found is not None:
-                lifted, added, reason, proof = found
-                return lifted, added, f"{reason}; {why}", proof
-            self.ruled_out.append(f"{len(chosen)} copies ({why.split(':')[0]}): "
-                                  + (self.outcomes[-1][1] if self.outcomes else "not tried"))
+        """The candidate sets, fewest fields first; among sets of one size the composition
+        lifts (a finite-state step's copies) come first, then the search's own."""
+        pending = sorted(self.composition, key=lambda c: len(c[0]))
         sets = self.closed_sets()
         pad = len(self.cands)
         alive = ~self.violated(sets)
         seen = len(self.records)
-        for row in range(len(sets)):
+        for row in range(len(sets) + 1):
+            size = MAX_ADDED + 1 if row == len(sets) else int(np.sum(sets[row] != pad))
+            while pending and len(pending[0][0]) <= size:
+                chosen, why = pending.pop(0)
+                found = self.try_composition(chosen, why)
+                if found is not None or self.timed_out:
+                    return found
+            if row == len(sets):
+                break
             if not alive[row]:
                 continue
             if len(self.records) > seen:
@@ -269,6 +266,26 @@ class _LiftSearch:
             found = self.try_set(chosen)
             if found is not None:
                 return found
+        for chosen, why in pending:
+            found = self.try_composition(chosen, why)
+            if found is not None or self.timed_out:
+                return found
+        return None
+
+    def try_composition(self, chosen: tuple[int, ...], why: str):
+        """One composition lift: refuted by a known witness, on lists, or by the prover."""
+        if time.monotonic() > self.deadline:
+            self.timed_out = True
+            return None
+        if self.violated(np.array([chosen], dtype=np.int64))[0]:
+            self.ruled_out.append(f"{len(chosen)} copies ({why.split(':')[0]}): refuted by a known witness")
+            return None
+        found = self.try_set(list(chosen))
+        if found is not None:
+            lifted, added, reason, proof = found
+            return lifted, added, f"{reason}; {why}", proof
+        self.ruled_out.append(f"{len(chosen)} copies ({why.split(':')[0]}): "
+                              + (self.outcomes[-1][1] if self.outcomes else "not tried"))
         return None
 
     def try_set(self, chosen: list[int]):
