@@ -2,10 +2,12 @@
 
 Same conventions as tests/corpus.py (which adds these to CORPUS): each entry carries its
 `klass`, and a non-homomorphism its smallest lift's size in `lift` where one is known.
-Here `lift` counts the fields of the smallest lift made of copies of the state's fields
-(each copy: a field of the state reached from another reachable state, the
+`COPY_LIFTS` gives, besides, the size of the smallest lift made of copies of the state's
+fields (each copy: a field of the state reached from another reachable state, the
 Myhill–Nerode construction restricted to the reachable states), worked out by hand on the
-transition monoid; a copy that equals another field, or is constant, adds nothing."""
+transition monoid (a copy that equals another field, or is constant, adds nothing); it
+is larger than `lift` where a field of another kind does it alone (ends with 01: the
+number of ones, which tells the one-element list [1] apart)."""
 from __future__ import annotations
 
 from corpus import INF, Entry, _hom, _not  # noqa: F401
@@ -65,7 +67,7 @@ ENTRIES: list[Entry] = [
     _not("finite_contains_101", PATTERNS, "[] and [0] stay in state 0; after [1, 0] only [] leaves 10",
          ([], [0], [1, 0]), domain="bits", klass="finite", lift=2),
     _not("finite_ends_with_01", PATTERNS, "[] and [1] agree; after [0] only [0, 1] ends with 01",
-         ([], [1], [0]), domain="bits", klass="finite", lift=2),
+         ([], [1], [0]), domain="bits", klass="finite", lift=1),
     _hom("finite_parity_ones", PATTERNS, "odd = odd1 != odd2 (the table: b's flag selects not or id)",
          _xor, domain="bits", klass="finite"),
     _hom("finite_mod3_positive", FSM, "c = (c1 + c2) % 3", _mod3, klass="finite"),
@@ -95,3 +97,14 @@ ENTRIES: list[Entry] = [
     _hom("finite_rotating_sums", LINEAR, "from mode m, b's accumulator k adds to a's (k + m) % 3",
          _rotating_sums, klass="finite-linear"),
 ]
+
+# The smallest lift by copies of the state (see the docstring), per non-homomorphism above.
+COPY_LIFTS: dict[str, int] = {
+    "finite_contains_101": 2,       # st from "1" and from "10" (from "101" it stays 3)
+    "finite_ends_with_01": 2,       # both fields from "last bit 0"
+    "finite_clamp_walk": 3,         # s from 1, 2 and 3: the clamp maps are told apart by all four values
+    "finite_mode_reset": 1,         # m from mode 1: a rotation or a constant, and which
+    "finite_ones_in_brackets": 1,   # the count from inside (inside from inside is not inside)
+    "finite_sum_after_marker": 1,   # the sum from after the marker (the flag stays true there)
+    "finite_ones_after_zero": 1,    # the count from after the zero
+}
