@@ -236,3 +236,15 @@ def left(acc: State, x: Real) -> State:
     full = critical.exact_roots(loop, {})
     assert set(map(str, late["x"])) <= set(map(str, full["x"]))
     assert len(late["x"]) < len(full["x"])
+
+
+def test_the_monoid_gives_witnesses_that_fold_as_claimed():
+    from thm3.analysis.witness import Witness, check_witness
+    loop = _loop("finite_clamp_walk")
+    found = finite.monoid_witnesses(loop, time.monotonic() + 5)
+    assert found
+    for xs1, xs2, ys in found:
+        w = Witness([x[0] for x in xs1], [x[0] for x in xs2], [x[0] for x in ys])
+        assert check_witness(loop, w), w.describe()
+    # a homomorphism's state gives its function: no such pair
+    assert finite.monoid_witnesses(_loop("finite_mode_rotate"), time.monotonic() + 5) == []

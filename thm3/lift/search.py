@@ -29,8 +29,8 @@ from thm3.syntax.loopfile import expression_text as to_text, loop_text
 from thm3.syntax.names import fresh
 from thm3.semantics.equality import close, states_close
 from thm3.semantics.samples import Domain
-from thm3.synth.finite import lift_candidates as composition_lifts
-from thm3.analysis.witness import (ShortLists, Witness, element_domain, find_witnesses, fold, from_plain,
+from thm3.synth.finite import lift_candidates as composition_lifts, monoid_witnesses as composition_witnesses
+from thm3.analysis.witness import (ShortLists, Witness, check_witness, element_domain, find_witnesses, fold, from_plain,
                           parameter_settings, show, states_far, to_elements, vec_dim)
 
 MAX_ADDED = 3           # candidate units (a field, or a group such as a step matrix) per lift
@@ -165,6 +165,14 @@ class _LiftSearch:
         self.records: list[Witness] = []
         for w in witnesses:
             self.add(w)
+        # Where the step is finite-state, the lists whose transition functions differ
+        # though their states agree are witnesses too (each confirmed by folding): every
+        # candidate set must tell them apart before it goes to the lists or the prover.
+        for xs1, xs2, ys in composition_witnesses(loop, min(deadline, time.monotonic() + 1.0)):
+            plain = (lambda xs: [x[0] if len(x) == 1 else list(x) for x in xs])
+            w = Witness(plain(xs1), plain(xs2), plain(ys))
+            if not loop.params and check_witness(loop, w):
+                self.add(w)
 
     # --- witnesses as constraints on candidate sets
 

@@ -1022,3 +1022,77 @@ def reachable_invariant(loop: Loop, deadline: float | None = None, most: int = 3
             return None
         out = conj if out is None else Expr(Op.OR, Type.BOOL, (out, conj))
     return out
+
+
+def cell_elements(m: Machine) -> list[tuple] | None:
+    """One element a cell (a tuple of the element parameters' values): the cell's value,
+    or a Z3 model of its sign vector; None where a cell has none here (atoms that read
+    loop parameters, or that Z3 cannot read)."""
+    import z3
+    loop = m.loop
+    names = [d.name for d in loop.elements]
+    if not m.atoms:
+        return [tuple(cell[n].arg for n in names) for cell in m.cells]
+    if loop.params:
+        return None
+    syms: dict = {}
+    terms = [_z3_term(a, z3, syms) for a in m.atoms]
+    pre = [_z3_term(p, z3, syms) for p in loop.preconditions]
+    if any(t is None for t in terms) or any(p is None for p in pre):
+        return None
+    out = []
+    for cell in m.cells:
+        s = z3.Solver()
+        s.set("timeout", 200)
+        s.add(*pre)
+        s.add(*[t if cell[f"cell.{i}"].arg else z3.Not(t) for i, t in enumerate(terms)])
+        if s.check() != z3.sat:
+            return None
+        model = s.model()
+        values = []
+        for d in loop.elements:
+            sym = syms.get(d.name)
+            v = None if sym is None else model.eval(sym, model_completion=True)
+            match d.type:
+                case Type.BOOL:
+                    values.append(bool(v is not None and z3.is_true(v)))
+                case Type.INT:
+                    values.append(0 if v is None else v.as_long())
+                case Type.REAL:
+                    values.append(0.0 if v is None else float(Fraction(str(v.as_fraction()))))
+                case _:
+                    return None
+        out.append(tuple(values))
+    return out
+
+
+def monoid_witnesses(loop: Loop, deadline: float, limit: int = 12) -> list[tuple[list, list, list]]:
+    """Pairs of lists that end in the same state but whose transition functions differ,
+    with a list that leads to a state where they do: (xs1, xs2, ys) such that
+    h(xs1) == h(xs2) and h(ys + xs1) != h(ys + xs2), read off the monoid (a lift must
+    tell each such pair apart).  Elements as tuples of the element parameters; the
+    caller folds them to confirm."""
+    try:
+        m = recognise(loop, deadline)
+    except Failed:
+        return []
+    reps = cell_elements(m)
+    if reps is None:
+        return []
+    words = {m.identity: ()} | dict(m.monoid)
+    reach = {}
+    for f, w in sorted(words.items(), key=lambda t: len(t[1])):
+        reach.setdefault(f[0], w)
+    groups: dict[int, list[tuple]] = {}
+    for f in words:
+        groups.setdefault(f[0], []).append(f)
+    out = []
+    for fs in groups.values():
+        for f, g in itertools.combinations(fs, 2):
+            q = _first_diff(f, g)
+            if q not in reach:
+                continue
+            out.append(tuple([reps[c] for c in w] for w in (words[f], words[g], reach[q])))
+            if len(out) >= limit:
+                return out
+    return out
