@@ -1,10 +1,110 @@
 """Corpus entries of issue 21's classes: finite-state steps (transition tables) and finite control with linear data.
 
 Same conventions as tests/corpus.py (which adds these to CORPUS): each entry carries its
-`klass`, and a non-homomorphism its smallest lift's size in `lift` where one is known."""
+`klass`, and a non-homomorphism its smallest lift's size in `lift` where one is known.
+`COPY_LIFTS` gives, besides, the size of the smallest lift made of copies of the state's
+fields (each copy: a field of the state reached from another reachable state, the
+Myhill–Nerode construction restricted to the reachable states), worked out by hand on the
+transition monoid (a copy that equals another field, or is constant, adds nothing); it
+is larger than `lift` where a field of another kind does it alone (ends with 01: the
+number of ones, which tells the one-element list [1] apart)."""
 from __future__ import annotations
 
 from corpus import INF, Entry, _hom, _not  # noqa: F401
 
+FSM = "Mytkowicz, Musuvathi and Schulte, ASPLOS 2014 (data-parallel finite-state machines)"
+PATTERNS = "PLDI 2021 regular-pattern loops"
+COUNTERS = "saturating counters"
+LINEAR = "finite control with linear data (AutoLifter / Parsynt region counts)"
+
+
+def _xor(a, b, p):
+    return (a[0] != b[0],)
+
+
+def _mod3(a, b, p):
+    return ((a[0] + b[0]) % 3,)
+
+
+def _sat3(a, b, p):
+    return (min(a[0] + b[0], 3),)
+
+
+def _last_nonempty(a, b, p):            # (has, pos)
+    return b if b[0] else a
+
+
+def _three(a, b, p):                    # (n, enough)
+    n = min(a[0] + b[0], 3)
+    return (n, n >= 3)
+
+
+def _sign_switch(a, b, p):              # (flip, s)
+    return (a[0] != b[0], a[1] + (-b[1] if a[0] else b[1]))
+
+
+def _swap_sums(a, b, p):                # (flip, p, n)
+    if a[0]:
+        return (not b[0], a[1] + b[2], a[2] + b[1])
+    return (b[0], a[1] + b[1], a[2] + b[2])
+
+
+def _rotating_sums(a, b, p):            # (m, s0, s1, s2): b's sums turned by a's mode
+    m = a[0]
+    return ((m + b[0]) % 3,) + tuple(a[1 + k] + b[1 + (k - m) % 3] for k in range(3))
+
+
+# S3's elements as permutations of (0, 1, 2) in lexicographic order; row a, column b: a then b
+_S3 = [[0, 1, 2, 3, 4, 5], [1, 0, 3, 2, 5, 4], [2, 4, 0, 5, 1, 3], [3, 5, 1, 4, 0, 2], [4, 2, 5, 0, 3, 1],
+       [5, 3, 4, 1, 2, 0]]
+
+
+def _s3(a, b, p):
+    return (_S3[a[0]][b[0]],)
+
+
 ENTRIES: list[Entry] = [
+    _not("finite_contains_101", PATTERNS, "[] and [0] stay in state 0; after [1, 0] only [] leaves 10",
+         ([], [0], [1, 0]), domain="bits", klass="finite", lift=2),
+    _not("finite_ends_with_01", PATTERNS, "[] and [1] agree; after [0] only [0, 1] ends with 01",
+         ([], [1], [0]), domain="bits", klass="finite", lift=1),
+    _hom("finite_parity_ones", PATTERNS, "odd = odd1 != odd2 (the table: b's flag selects not or id)",
+         _xor, domain="bits", klass="finite"),
+    _hom("finite_mod3_positive", FSM, "c = (c1 + c2) % 3", _mod3, klass="finite"),
+    _hom("finite_saturating_ones", COUNTERS, "n = min(n1 + n2, 3)", _sat3, domain="bits", klass="finite"),
+    _not("finite_clamp_walk", COUNTERS, "[1] and [-1, 1] reach 1; after [1] one reaches 2, the other 1",
+         ([1], [-1, 1], [1]), domain="pm1", klass="finite", lift=3),
+    _hom("finite_mode_rotate", FSM, "m = (m1 + m2) % 3: b's mode says how far a's is turned",
+         _mod3, domain="bits", klass="finite"),
+    _not("finite_mode_reset", FSM, "[1] and [2, 1] reach mode 1; after [1] the second was reset",
+         ([1], [2, 1], [1]), domain="digits", klass="finite", lift=1),
+    _hom("finite_s3_word", FSM, "the group's multiplication table: b's element after a's", _s3,
+         domain="bits", klass="finite"),
+    _hom("finite_last_positive", PATTERNS, "the right operand when it is not empty", _last_nonempty,
+         klass="finite"),
+    _hom("finite_three_ones", COUNTERS, "n = min(n1 + n2, 3), enough = n >= 3", _three, domain="bits",
+         klass="finite"),
+    _not("finite_ones_in_brackets", LINEAR, "[] and [1] agree outside; after [2] only [2, 1] counts a one",
+         ([], [1], [2]), domain="digits", klass="finite-linear", lift=1),
+    _not("finite_sum_after_marker", LINEAR, "[] and [1] agree before a zero; after [0] they differ",
+         ([], [1.0], [0.0]), klass="finite-linear", lift=1),
+    _hom("finite_sign_switch_sum", LINEAR, "flip = flip1 != flip2, s = s1 + (-s2 if flip1 else s2)",
+         _sign_switch, klass="finite-linear"),
+    _not("finite_ones_after_zero", PATTERNS, "[] and [1] agree before a zero; after [0] they differ",
+         ([], [1], [0]), domain="bits", klass="finite-linear", lift=1),
+    _hom("finite_swap_sums", LINEAR, "from a flipped start b's sums swap roles", _swap_sums,
+         klass="finite-linear"),
+    _hom("finite_rotating_sums", LINEAR, "from mode m, b's accumulator k adds to a's (k + m) % 3",
+         _rotating_sums, klass="finite-linear"),
 ]
+
+# The smallest lift by copies of the state (see the docstring), per non-homomorphism above.
+COPY_LIFTS: dict[str, int] = {
+    "finite_contains_101": 2,       # st from "1" and from "10" (from "101" it stays 3)
+    "finite_ends_with_01": 2,       # both fields from "last bit 0"
+    "finite_clamp_walk": 3,         # s from 1, 2 and 3: the clamp maps are told apart by all four values
+    "finite_mode_reset": 1,         # m from mode 1: a rotation or a constant, and which
+    "finite_ones_in_brackets": 1,   # the count from inside (inside from inside is not inside)
+    "finite_sum_after_marker": 1,   # the sum from after the marker (the flag stays true there)
+    "finite_ones_after_zero": 1,    # the count from after the zero
+}

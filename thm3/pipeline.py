@@ -7,6 +7,7 @@ whose condition holds, in order, and builds each next `Analysis` with `replace`,
 CLI can show and time them one by one."""
 from __future__ import annotations
 
+import sys
 import time
 from collections import namedtuple
 from collections.abc import Callable
@@ -309,7 +310,17 @@ def lift_prover(deadline: float):
     (without lifting) proves it a homomorphism; that analysis is the answer."""
 
     def prove(lifted: Loop) -> Analysis | None:
-        b = analyze_loop(lifted, timeout=max(1.0, min(10.0, deadline - time.monotonic())), lift=False)
+        # on Linux in a child process, so that an analysis that overruns its own budget
+        # cannot carry the lifting search past the deadline (`SolverTimeout` then)
+        now = time.monotonic()
+        timeout = max(1.0, min(10.0, deadline - now))
+        if sys.platform.startswith("linux"):
+            from functools import partial
+            from thm3.prove.budget import within
+            b = within(min(now + timeout + 1.0, max(deadline, now + 1.0)),
+                       partial(analyze_loop, lifted, timeout=timeout, lift=False), daemon=False)
+        else:
+            b = analyze_loop(lifted, timeout=timeout, lift=False)
         ok = b.verdict == Verdict.HOMOMORPHISM and all(b.proofs.get(k) == Status.PROVED for k in LAWS)
         return b if ok else None
 

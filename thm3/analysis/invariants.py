@@ -8,7 +8,9 @@ polynomial identities that exact interpolation finds on reachable states
 (`thm3.synth.interpolation.equality_invariants`: n * mean == sum, a compensation that
 stays 0, a step-matrix power that commutes with the step) are candidates too, and so are
 the ranges that interval reasoning over the step gives (`thm3.analysis.intervals`: a
-clamp's 0 <= s <= cap - 1).  The proofs of the laws assume the survivors."""
+clamp's 0 <= s <= cap - 1) and, for a finite-state step, "the control fields hold one of the
+reachable states" (`thm3.synth.finite.reachable_invariant`).  The proofs of the laws assume
+the survivors."""
 from __future__ import annotations
 
 import math
@@ -22,6 +24,7 @@ from thm3.prove.laws import Setting, preserved_atoms
 from thm3.analysis.intervals import range_candidates
 from thm3.semantics.critical import arms
 from thm3.semantics.samples import batch_init
+from thm3.synth.finite import reachable_invariant
 from thm3.synth.interpolation import equality_invariants
 
 
@@ -137,6 +140,10 @@ def candidates(loop: Loop) -> list[Expr]:
     # Ranges from interval reasoning over the step (0 <= s <= cap - 1 for a clamp).
     known = {_key(a) for a in out}
     out += [a for a in range_candidates(loop) if _key(a) not in known]
+    # A finite-state step: its control fields hold one of the reachable states.
+    reachable = reachable_invariant(loop, time.monotonic() + 1.0)
+    if reachable is not None:
+        out.append(reachable)
     return out
 
 

@@ -91,7 +91,7 @@ def find_witnesses(loop: Loop, *, timeout: float = 1.0, rng_seed=0, max_lists: i
         if time.monotonic() > deadline:
             break
         try:
-            exact_values = critical.exact_element_values(loop, params)
+            exact_values = critical.exact_element_values(loop, params, deadline)
         except (TypeError, ValueError, NotImplementedError, RecursionError):
             exact_values = {}
         hints = exact_hints(exact_values)

@@ -32,7 +32,8 @@ from thm3.semantics.equality import close, states_close
 from thm3.prove.budget import OVERRUN, PastDeadline, hard_deadline
 from thm3.semantics.samples import Domain
 from thm3.lift.growth import growth_family
-from thm3.analysis.witness import (ShortLists, Witness, element_domain, find_witnesses, fold, from_plain,
+from thm3.synth.finite import lift_candidates as composition_lifts, monoid_witnesses as composition_witnesses
+from thm3.analysis.witness import (ShortLists, Witness, check_witness, element_domain, find_witnesses, fold, from_plain,
                           parameter_settings, show, states_far, to_elements, vec_dim)
 
 MAX_ADDED = 3           # candidate units (a field, or a group such as a step matrix) per lift
@@ -118,8 +119,13 @@ def _lift(loop: Loop, t0: float, timeout: float, prove, without_witness: bool, d
     search = so_far["search"] = _LiftSearch(loop, first, deadline, prove)
     found = search.run()
     witness = first[0] if first else None
+    ruled = ("; composition lifts ruled out: " + "; ".join(search.ruled_out)) if search.ruled_out else ""
+    if search.outcomes:
+        shown = [f"({', '.join(n)}) {why}" for n, why in search.outcomes[:8]]
+        more = len(search.outcomes) - len(shown)
+        ruled += "; lifted loops ruled out: " + "; ".join(shown) + (f"; and {more} more" if more > 0 else "")
     if found is None:
-        reason = _no_lift(search, witness)
+        reason = _no_lift(search, witness) + ruled
         if witness is not None:
             growth = growth_family(loop, timeout=max(0.5, min(3.0, deadline - time.monotonic())))
             if growth is not None and growth.grows:
@@ -154,9 +160,22 @@ class _LiftSearch:
         self.refused_sets: list[set[int]] = []   # no witness, but not proved
         self.refused_names: list[list[str]] = []
         self.prover_errors: list[str] = []
+        self.ruled_out: list[str] = []          # composition lifts tried and why they failed
+        self.outcomes: list[tuple[list[str], str]] = []     # every lifted loop tried: its fields, why not
         self.timed_out = False
         self.first_witness = witnesses[0] if witnesses else None
         self.cands = _Candidates(loop, self.rng).build()
+        # Composition lifts first where the step is finite-state (thm3.synth.finite): each
+        # a whole set, tried before the candidates of the search below and never mixed
+        # with them.
+        self.composition: list[tuple[tuple[int, ...], str]] = []
+        for n, got in enumerate(composition_lifts(loop, min(deadline, time.monotonic() + 2.0))):
+            start = len(self.cands)
+            self.cands += [_Aux(a.key, a.hint, a.type, a.default, a.update, a.comment,
+                                "a part of the transition function on the reachable states, which "
+                                "the combine composes", -1) for a in got.fields]
+            self.composition.append((tuple(range(start, len(self.cands))), got.why))
+        self.apart = {i for idx, _ in self.composition for i in idx}
         self.mega = _with_fields(loop, self.cands)
         self.keys = [c.key for c in self.cands]
         self.index = {k: i for i, k in enumerate(self.keys)}
@@ -169,6 +188,14 @@ class _LiftSearch:
         self.records: list[Witness] = []
         for w in witnesses:
             self.add(w)
+        # Where the step is finite-state, the lists whose transition functions differ
+        # though their states agree are witnesses too (each confirmed by folding): every
+        # candidate set must tell them apart before it goes to the lists or the prover.
+        for xs1, xs2, ys in composition_witnesses(loop, min(deadline, time.monotonic() + 1.0)):
+            plain = (lambda xs: [x[0] if len(x) == 1 else list(x) for x in xs])
+            w = Witness(plain(xs1), plain(xs2), plain(ys))
+            if not loop.params and check_witness(loop, w):
+                self.add(w)
 
     # --- witnesses as constraints on candidate sets
 
@@ -209,6 +236,8 @@ class _LiftSearch:
         groups: dict[str, list[int]] = {}
         out: list[tuple[int, ...]] = []
         for i, c in enumerate(self.cands):
+            if i in self.apart:
+                continue
             if c.group:
                 groups.setdefault(c.group, []).append(i)
             else:
@@ -233,11 +262,22 @@ class _LiftSearch:
         return np.array([s + (pad,) * (width - len(s)) for s in sets], dtype=np.int64).reshape(len(sets), width)
 
     def run(self):
+        """The candidate sets, fewest fields first; among sets of one size the composition
+        lifts (a finite-state step's copies) come first, then the search's own."""
+        pending = sorted(self.composition, key=lambda c: len(c[0]))
         sets = self.closed_sets()
         pad = len(self.cands)
         alive = ~self.violated(sets)
         seen = len(self.records)
-        for row in range(len(sets)):
+        for row in range(len(sets) + 1):
+            size = MAX_ADDED + 1 if row == len(sets) else int(np.sum(sets[row] != pad))
+            while pending and len(pending[0][0]) <= size:
+                chosen, why = pending.pop(0)
+                found = self.try_composition(chosen, why)
+                if found is not None or self.timed_out:
+                    return found
+            if row == len(sets):
+                break
             if not alive[row]:
                 continue
             if len(self.records) > seen:
@@ -257,6 +297,26 @@ class _LiftSearch:
             found = self.try_set(chosen)
             if found is not None:
                 return found
+        for chosen, why in pending:
+            found = self.try_composition(chosen, why)
+            if found is not None or self.timed_out:
+                return found
+        return None
+
+    def try_composition(self, chosen: tuple[int, ...], why: str):
+        """One composition lift: refuted by a known witness, on lists, or by the prover."""
+        if time.monotonic() > self.deadline:
+            self.timed_out = True
+            return None
+        if self.violated(np.array([chosen], dtype=np.int64))[0]:
+            self.ruled_out.append(f"{len(chosen)} copies ({why.split(':')[0]}): refuted by a known witness")
+            return None
+        found = self.try_set(list(chosen))
+        if found is not None:
+            lifted, added, reason, proof = found
+            return lifted, added, f"{reason}; {why}", proof
+        self.ruled_out.append(f"{len(chosen)} copies ({why.split(':')[0]}): "
+                              + (self.outcomes[-1][1] if self.outcomes else "not tried"))
         return None
 
     def try_set(self, chosen: list[int]):
@@ -274,10 +334,13 @@ class _LiftSearch:
         if ws:
             for w in ws:
                 self.add(w)
+            self.outcomes.append((names, f"a witness on short lists ({ws[0].describe()})"))
             return None
         if time.monotonic() > self.deadline:
+            self.outcomes.append((names, "no witness found before the deadline; not proved"))
             return None
         if not self.preserved(lifted):
+            self.outcomes.append((names, "the original fields change"))
             return None
         proof = None
         if self.prove is not None:
@@ -286,6 +349,8 @@ class _LiftSearch:
                 self.refused += 1
                 self.refused_sets.append(set(chosen))
                 self.refused_names.append(names)
+                self.outcomes.append((names, "no witness, but no combine was proved"
+                                      + (" before the deadline" if self.timed_out else "")))
                 return None
         how = "and the prover proved its combine" if self.prove is not None else "no prover given"
         reason = (f"added {', '.join(names)}: the lifted loop has no witness on short lists "
@@ -293,9 +358,14 @@ class _LiftSearch:
         return lifted, self.describe(cands, lifted), reason, proof
 
     def proved(self, lifted: Loop):
-        """The prover's answer; an error in it counts as "not proved", and is reported."""
+        """The prover's answer; one that ran out of time (`SolverTimeout`) ends the search,
+        an error in it counts as "not proved", and is reported."""
+        from thm3.errors import SolverTimeout
         try:
             return self.prove(lifted)
+        except SolverTimeout:
+            self.timed_out = True
+            return None
         except Exception as err:            # the prover is another stage: report, go on
             self.prover_errors.append(f"{type(err).__name__}: {err}")
             return None

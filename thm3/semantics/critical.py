@@ -14,6 +14,7 @@ sqrt(2)), so that a witness built on a root folds exactly to the state it claims
 from __future__ import annotations
 
 import math
+import time
 from collections import defaultdict
 
 import sympy as sp
@@ -128,10 +129,11 @@ def _constants_compared(loop: Loop) -> list[float]:
     return out
 
 
-def exact_roots(loop: Loop, params: dict | None = None) -> dict[str, list]:
+def exact_roots(loop: Loop, params: dict | None = None, deadline: float | None = None) -> dict[str, list]:
     """Per scalar element parameter, the values at which a comparison switches or a
     field's new value equals its initial value, exactly (SymPy numbers), in order of
-    appearance; the compared constants as the rationals they denote."""
+    appearance; the compared constants as the rationals they denote.  Past `deadline`
+    (a `time.monotonic()` value) no more differences are solved: the roots found so far."""
     memo, symbols = _values(loop, params or {})
     diffs = list(dict.fromkeys(_switches(loop, memo)))      # each difference solved once
     out: dict[str, list] = {}
@@ -140,6 +142,8 @@ def exact_roots(loop: Loop, params: dict | None = None) -> dict[str, list]:
             continue
         vals: list = []
         for diff in diffs:
+            if deadline is not None and time.monotonic() > deadline:
+                break
             for r in _roots(diff, symbols[d.name]):
                 if d.type is Type.INT:
                     vals += [sp.floor(r), sp.ceiling(r)]
@@ -175,10 +179,10 @@ def around_exact(values: list, integer: bool) -> list:
     return list(dict.fromkeys(out))
 
 
-def exact_element_values(loop: Loop, params: dict | None = None) -> dict[str, list]:
+def exact_element_values(loop: Loop, params: dict | None = None, deadline: float | None = None) -> dict[str, list]:
     """Per scalar element parameter: the roots first, then their sides and interiors,
-    exactly (SymPy numbers)."""
-    by_name = exact_roots(loop, params)
+    exactly (SymPy numbers); past `deadline`, from the roots found so far."""
+    by_name = exact_roots(loop, params, deadline)
     types = {d.name: d.type for d in loop.elements}
     return {name: around_exact(vals, types[name] is Type.INT) for name, vals in by_name.items()}
 

@@ -6,7 +6,8 @@ Routes: "sketch" (the step with the element replaced by the right operand's fiel
 "transport" (a map onto a product of +/max/min monoids found by linear algebra,
 `transport`), "weak right inverse" (combine = foldl(left, a, g(b)), `inverse`),
 "enumeration" (bottom-up enumeration where no sketch fits, `enumeration`), "semiring" (the
-step read as an affine map over a semiring, the combine its composition, `semiring`).  Every route's candidates are checked on the batched samples before
+step read as an affine map over a semiring, the combine its composition, `semiring`), "finite"
+(a finite-state step: the composition of its transition functions, `finite`).  Every route's candidates are checked on the batched samples before
 they are proved; rational fields are tidied with SymPy (`tidy`).  Branches of `left`
 are normalised first (`thm3.ir.normalize`), so if/else, `where` and max/min spellings
 of one function take the same routes."""
@@ -105,6 +106,16 @@ def _semiring(loop, triples, deadline, methods):
 
 # Cheapest first.  The sketch is quick where it fits and may be slow on wide states, so it
 # gets a slice first; the enumeration route runs the sketch again with the time left.
+def _finite(loop, triples, deadline, methods):
+    from thm3.synth import finite
+    try:
+        fn, how = finite.synthesize(loop, deadline)
+    except finite.Failed as e:
+        raise RouteFailed(str(e)) from None
+    methods.update({f.name: how for f in loop.fields})
+    return [fn]
+
+
 def _inverse(loop, triples, deadline, methods):
     from thm3.synth import inverse
     try:
@@ -118,6 +129,7 @@ def _inverse(loop, triples, deadline, methods):
 ROUTES: tuple[Route, ...] = (
     Route("sketch", _sketch, 0.1),
     Route("semiring", _semiring, 0.2, recognises=True),
+    Route("finite", _finite, 0.3),
     Route("interpolation", _interpolation, 0.3),
     Route("transport", _transport, 0.4),
     Route("weak right inverse", _inverse, 0.4),
@@ -206,11 +218,20 @@ def ordered(loop: Loop, work: Loop, routes: tuple[Route, ...]) -> tuple[Route, .
     `left` is a rational map without branches and the sketch's space is cut (it has
     more completions than the sketch builds, so the sketch is dear and sees only part
     of its space): there the exact linear-algebra routes (interpolation, transport),
-    cheap on such a `left`, come just before the sketch.  Decided from `left` alone."""
+    cheap on such a `left`, come just before the sketch; and where the step is finite-state
+    with a state that gives its own transition function, and the state is wide (three
+    fields or more) or the sketch's space is cut, the composition route comes first.  Decided from `left` alone."""
     from thm3.ir import walk
     from thm3.synth.exact import rational_loop_reason
     from thm3.synth.sketch import Sketch
     names = [r.name for r in routes]
+    if "finite" in names and "sketch" in names and names.index("sketch") < names.index("finite") \
+            and _composes(work) and (len(loop.fields) >= 3 or Sketch(loop).cut() or Sketch(work).cut()):
+        # a finite-state step whose state gives its transition function: the composition
+        # is exact and cheap, the sketch dear on wide states (a lifted table) or a cut space
+        first = next(r for r in routes if r.name == "finite")
+        routes = (first,) + tuple(r for r in routes if r is not first)
+        names = [r.name for r in routes]
     algebra = [r for r in routes if r.name in ("interpolation", "transport")]
     if "sketch" not in names or not algebra or names.index("sketch") > min(names.index(r.name) for r in algebra):
         return routes
@@ -221,6 +242,15 @@ def ordered(loop: Loop, work: Loop, routes: tuple[Route, ...]) -> tuple[Route, .
     rest = [r for r in routes if r not in algebra]
     at = rest.index(next(r for r in rest if r.name == "sketch"))
     return tuple(rest[:at] + algebra + rest[at:])
+
+
+def _composes(loop: Loop) -> bool:
+    """`loop` is finite-state with a state that determines its own transition function."""
+    from thm3.synth import finite
+    try:
+        return finite.recognise(loop, time.monotonic() + 0.5).determined()[1] is None
+    except finite.Failed:
+        return False
 
 
 def _agrees(loop: Loop, fn: Fn, triples) -> bool:

@@ -1,0 +1,1098 @@
+"""Finite-state steps: the step read as a transition function, the combine as composition.
+
+A loop is in the class when its control fields (Bool flags, Int fields, selections among
+constants) reach finitely many states from the initial one, and the element enters their
+updates only through finitely many predicates (or takes finitely many values under the
+loop's `assert`): the element domain splits into cells, one transition table a cell, and
+the lists' transition functions, restricted to the reachable states, form a finite
+monoid (Hillis & Steele 1986; Mytkowicz, Musuvathi & Schulte, ASPLOS 2014), found here by
+breadth-first search within a bound.  Where the state determines its own transition
+function on the reachable states, the combine is the composition: a selection (`where`
+chains) over the finitely many values, written in the state's own fields.  Fields outside
+the control part (counts, sums) may be linear in themselves with coefficients the control
+state chooses: one affine map a control state (a weighted automaton), composed.  The
+lifting side (`lift_candidates`) gives the copies of the state reached from the other
+reachable states, minimised on the monoid.  The prover still decides every candidate."""
+from __future__ import annotations
+
+import itertools
+import math
+import time
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+
+from thm3.ir import (COMPARISONS, Expr, Fn, Loop, Op, Type, const, free_vars, initial_state, substitute, transform,
+                     var, walk)
+from thm3.ir.simplify import simplify
+from thm3.semantics.evaluate import PYTHON, compiled
+
+MAX_STATES = 48         # reachable control states
+MAX_MONOID = 400        # transition functions of lists
+MAX_CELLS = 16          # cells of the element domain
+MAX_ATOMS = 5           # predicates on the element (2**MAX_ATOMS sign vectors at most)
+
+
+class Failed(Exception):
+    """Not in the class, or in it but no combine: the message says which and why."""
+
+
+@dataclass(frozen=True)
+class Machine:
+    """The step as a transition function.  `control`: indices of the finite fields;
+    `data`: the others (linear in themselves, or empty).  `cells`: per cell, the
+    substitution that stands for the element in `left` (atoms -> Bool constants, or the
+    element's value); `states`: the reachable control states (tuples, the initial first);
+    `table[c][i]`: the index of the state cell c leads state i to; `monoid`: the
+    transition functions of nonempty lists (tuples of state indices) -> a shortest word
+    of cells giving it."""
+    loop: Loop
+    control: tuple[int, ...]
+    data: tuple[int, ...]
+    atoms: tuple[Expr, ...]
+    cells: tuple[dict, ...]
+    states: tuple[tuple, ...]
+    table: tuple[tuple[int, ...], ...]
+    monoid: dict
+
+    @property
+    def identity(self) -> tuple[int, ...]:
+        return tuple(range(len(self.states)))
+
+    def describe(self) -> str:
+        kind = "finite" if not self.data else "finite control with linear data"
+        return (f"{kind}: {len(self.states)} reachable states of ({', '.join(self.names(self.control))}), "
+                f"{len(self.cells)} cells of the element, {len(self.monoid)} transition functions")
+
+    def names(self, idx) -> list[str]:
+        return [self.loop.fields[i].name for i in idx]
+
+    def determined(self) -> tuple[dict, tuple | None]:
+        """State reached from the initial one -> its transition function, where that is
+        unique; else the first two functions that share a state (None when none do)."""
+        by_state: dict[int, tuple] = {0: self.identity}
+        clash = None
+        for f in self.monoid:
+            got = by_state.setdefault(f[0], f)
+            if got != f and clash is None:
+                clash = (got, f)
+        return by_state, clash
+
+
+# --- recognition -------------------------------------------------------------------
+
+def _state_free(e: Expr) -> bool:
+    return not any(n.startswith("acc.") for n in free_vars([e]))
+
+
+def element_atoms(loop: Loop, outputs) -> list[Expr]:
+    """The predicates through which the element enters `outputs`: the largest Bool
+    subterms over the element and parameters only (comparisons, and Bool elements)."""
+    elements = {d.name for d in loop.elements}
+    out: list[Expr] = []
+    seen: set[str] = set()
+
+    def visit(e: Expr):
+        names = free_vars([e])
+        if e.type is Type.BOOL and names & elements and _state_free(e) and (
+                e.op in COMPARISONS or e.op is Op.VAR or e.op in (Op.AND, Op.OR, Op.NOT)):
+            for a in _atoms_of(e):
+                if repr(a) not in seen:
+                    seen.add(repr(a))
+                    out.append(a)
+            return
+        for s in e.src:
+            visit(s)
+
+    for e in outputs:
+        visit(e)
+    return out
+
+
+def _atoms_of(e: Expr) -> list[Expr]:
+    if e.op in (Op.AND, Op.OR, Op.NOT):
+        return [a for s in e.src for a in _atoms_of(s)]
+    return [e]
+
+
+def _z3_term(e: Expr, z3, syms: dict):
+    """`e` as a Z3 term (elements and parameters as free constants); None if some op has
+    no exact Z3 reading here."""
+    args = [_z3_term(s, z3, syms) for s in e.src]
+    if any(a is None for a in args):
+        return None
+    match e.op:
+        case Op.CONST:
+            if isinstance(e.arg, bool):
+                return z3.BoolVal(e.arg)
+            if not math.isfinite(float(e.arg)):
+                return None
+            return z3.IntVal(int(e.arg)) if e.type is Type.INT else z3.RealVal(Fraction(float(e.arg)))
+        case Op.VAR:
+            if e.arg not in syms:
+                make = {Type.BOOL: z3.Bool, Type.INT: z3.Int, Type.REAL: z3.Real}.get(e.type)
+                if make is None:
+                    return None
+                syms[e.arg] = make(e.arg)
+            return syms[e.arg]
+        case Op.ADD:
+            return args[0] + args[1]
+        case Op.SUB:
+            return args[0] - args[1]
+        case Op.MUL:
+            return args[0] * args[1]
+        case Op.NEG:
+            return -args[0]
+        case Op.LT:
+            return args[0] < args[1]
+        case Op.LE:
+            return args[0] <= args[1]
+        case Op.GT:
+            return args[0] > args[1]
+        case Op.GE:
+            return args[0] >= args[1]
+        case Op.EQ:
+            return args[0] == args[1]
+        case Op.NE:
+            return args[0] != args[1]
+        case Op.AND:
+            return z3.And(*args)
+        case Op.OR:
+            return z3.Or(*args)
+        case Op.NOT:
+            return z3.Not(args[0])
+        case Op.MOD if e.type is Type.INT:
+            return args[0] % e.arg
+        case Op.WHERE:
+            return z3.If(*args)
+        case Op.MAX:
+            return z3.If(args[0] >= args[1], args[0], args[1])
+        case Op.MIN:
+            return z3.If(args[0] <= args[1], args[0], args[1])
+        case Op.ABS:
+            return z3.If(args[0] >= 0, args[0], -args[0])
+        case _:
+            return None
+
+
+def atom_cells(loop: Loop, atoms: list[Expr]) -> list[tuple[bool, ...]]:
+    """The sign vectors of `atoms` that some element satisfies under the loop's
+    preconditions (for some parameters): each one cell.  Where Z3 cannot read an atom,
+    every sign vector is kept (more cells: the monoid found is then a superset)."""
+    import z3
+    vectors = list(itertools.product((True, False), repeat=len(atoms)))
+    syms: dict = {}
+    terms = [_z3_term(a, z3, syms) for a in atoms]
+    pre = [_z3_term(p, z3, syms) for p in loop.preconditions]
+    if any(t is None for t in terms) or any(p is None for p in pre):
+        return vectors
+    out = []
+    for v in vectors:
+        s = z3.Solver()
+        s.set("timeout", 200)
+        s.add(*pre)
+        s.add(*[t if b else z3.Not(t) for t, b in zip(terms, v)])
+        if s.check() != z3.unsat:
+            out.append(v)
+    return out
+
+
+def finite_elements(loop: Loop) -> list[dict] | None:
+    """Every value of the (Int or Bool) elements the preconditions admit, where they are
+    at most MAX_CELLS (enumerated with Z3); None where they are more or not all Int."""
+    import z3
+    if not loop.preconditions or any(d.type not in (Type.INT, Type.BOOL) for d in loop.elements):
+        return None
+    params = {d.name for d in loop.params}
+    syms: dict = {}
+    pre = [_z3_term(p, z3, syms) for p in loop.preconditions]
+    if any(p is None for p in pre) or any(n in params for n in syms):
+        return None
+    xs = [syms.get(d.name) for d in loop.elements]
+    if any(x is None for x in xs):
+        return None
+    s = z3.Solver()
+    s.set("timeout", 500)
+    s.add(*pre)
+    out = []
+    while len(out) <= MAX_CELLS:
+        got = s.check()
+        if got == z3.unsat:
+            return out
+        if got != z3.sat:
+            return None
+        m = s.model()
+        vals = [m.eval(x, model_completion=True) for x in xs]
+        out.append({d.name: (z3.is_true(v) if d.type is Type.BOOL else v.as_long())
+                    for d, v in zip(loop.elements, vals)})
+        s.add(z3.Or(*[x != v for x, v in zip(xs, vals)]))
+    return None
+
+
+def recognise(loop: Loop, deadline: float | None = None) -> Machine:
+    """The loop as a machine, or `Failed` saying why it is not one (fast on loops outside
+    the class: a syntactic test first, then a bounded search)."""
+    deadline = time.monotonic() + 2.0 if deadline is None else deadline
+    fields = loop.fields
+    if any(f.type is Type.VEC for f in fields):
+        raise Failed("a Vec field")
+    elements = {d.name for d in loop.elements}
+    params = {d.name for d in loop.params}
+    outputs = list(loop.left.outputs)
+    atoms = element_atoms(loop, outputs)
+    cells: list[dict]
+    if len(atoms) <= MAX_ATOMS:
+        outputs_c = list(_replace_atoms(outputs, atoms, [f"cell.{i}" for i in range(len(atoms))]))
+    else:
+        outputs_c = outputs
+    # control: fields whose update reads no element (past the atoms) and no parameter,
+    # closed under what they read; decided on the text before any solver is asked
+    names = {f"acc.{f.name}": i for i, f in enumerate(fields)}
+    control = _closed([i for i, e in enumerate(outputs_c) if not (free_vars([e]) & (elements | params))], outputs_c,
+                      names)
+    by_value = None
+    if len(control) < len(fields) and not any(free_vars([outputs[i]]) & params for i in range(len(fields))):
+        by_value = finite_elements(loop)
+    if not control and by_value is None:
+        raise Failed("no field is finite control (each update reads the element or a parameter)")
+    if by_value is not None and len(by_value) <= MAX_CELLS:
+        # the element takes finitely many values: each value its own cell
+        atoms = ()
+        cells = [{n: const(v, d.type) for d in loop.elements for n, v in [(d.name, val[d.name])]}
+                 for val in by_value]
+        outputs_c = outputs
+        control = [i for i, e in enumerate(outputs) if not (free_vars([e]) & params)]
+    else:
+        if len(atoms) > MAX_ATOMS:
+            raise Failed(f"the element enters through {len(atoms)} predicates (at most {MAX_ATOMS})")
+        vectors = atom_cells(loop, atoms)
+        cells = [{f"cell.{i}": const(b) for i, b in enumerate(v)} for v in vectors]
+        atoms = tuple(atoms)
+    if not cells:
+        raise Failed("no element satisfies the preconditions")
+    if len(cells) > MAX_CELLS:
+        raise Failed(f"{len(cells)} cells of the element (at most {MAX_CELLS})")
+    control = _closed(control, outputs_c, names)
+    if not control:
+        raise Failed("no field is finite control (each update reads the element or a parameter)")
+    init = [e.arg for e in initial_state(loop)]
+    while True:
+        got = _explore(loop, control, outputs_c, cells, init, deadline)
+        if isinstance(got, tuple):
+            break
+        # too many states: the fields with the most values are data, not control
+        control = _closed([i for i in control if i not in got], outputs_c, names)
+        if not control:
+            raise Failed(f"more than {MAX_STATES} reachable states: no finite control part")
+    states, table = got
+    data = tuple(i for i in range(len(fields)) if i not in control)
+    for i in data:
+        if fields[i].type not in (Type.INT, Type.REAL):
+            raise Failed(f"field {fields[i].name} is neither finite control nor a number")
+    monoid = _monoid(table, len(states), deadline)
+    return Machine(loop, tuple(control), data, tuple(atoms), tuple(cells), tuple(states), table, monoid)
+
+
+def _closed(control: list[int], outputs, names: dict) -> list[int]:
+    """The largest part of `control` whose updates read only fields in it."""
+    control = list(control)
+    changed = True
+    while changed:
+        changed = False
+        for i in list(control):
+            reads = {names[n] for n in free_vars([outputs[i]]) if n in names}
+            if not reads <= set(control):
+                control.remove(i)
+                changed = True
+    return control
+
+
+def _replace_atoms(outputs, atoms, names):
+    """`outputs` with each atom (by its text) replaced by the Bool variable of its cell."""
+    keys = {repr(a): var(n, Type.BOOL) for a, n in zip(atoms, names)}
+
+    def rule(e, go):
+        return keys.get(repr(e)) if e.type is Type.BOOL and _state_free(e) and repr(e) in keys else None
+    return transform(outputs, rule)
+
+
+def _explore(loop, control, outputs, cells, init, deadline, starts=(), limit=MAX_STATES):
+    """Breadth-first search of the control states from the initial one (and `starts`):
+    (states, table), or the set of fields whose values grew past the bound."""
+    fields = loop.fields
+    start = tuple(init[i] for i in control)
+    states = [start] + [s for s in starts if s != start]
+    index = {s: n for n, s in enumerate(states)}
+    rows: list[list[int]] = [[] for _ in cells]
+    outs = [outputs[i] for i in control]
+    steps = [compiled(tuple(simplify(e) for e in substitute(outs, cell)), PYTHON) for cell in cells]
+    i = 0
+    while i < len(states):
+        if time.monotonic() > deadline:
+            raise Failed("time ran out exploring the states")
+        env = {f"acc.{fields[j].name}": v for j, v in zip(control, states[i])}
+        for c, run in enumerate(steps):
+            vals = run(env)
+            nxt = tuple(_plain(v, fields[j].type) for j, v in zip(control, vals))
+            if nxt not in index:
+                if len(states) >= limit:
+                    values = [{s[k] for s in states} for k in range(len(control))]
+                    top = max(len(v) for v in values)
+                    return {j for j, v in zip(control, values) if len(v) == top and fields[j].type is not Type.BOOL} \
+                        or set(control)
+                index[nxt] = len(states)
+                states.append(nxt)
+            rows[c].append(index[nxt])
+        i += 1
+    return tuple(states), tuple(tuple(r) for r in rows)
+
+
+def _plain(v, type_: Type):
+    v = np.asarray(v).item() if not isinstance(v, (bool, int, float)) else v
+    if type_ is Type.BOOL:
+        return bool(v)
+    if type_ is Type.INT:
+        return int(v)
+    return float(v)
+
+
+def _monoid(table, n: int, deadline: float) -> dict:
+    """The transition functions of nonempty lists, breadth first from the cells'."""
+    found: dict[tuple, tuple] = {}
+    frontier = []
+    for c, row in enumerate(table):
+        if row not in found:
+            found[row] = (c,)
+            frontier.append(row)
+    while frontier:
+        nxt = []
+        if time.monotonic() > deadline:
+            raise Failed("time ran out composing transition functions")
+        for f in frontier:
+            for c, row in enumerate(table):
+                g = tuple(row[j] for j in f)      # f first, then the cell
+                if g not in found:
+                    if len(found) >= MAX_MONOID:
+                        raise Failed(f"more than {MAX_MONOID} transition functions")
+                    found[g] = found[f] + (c,)
+                    nxt.append(g)
+        frontier = nxt
+    return found
+
+
+# --- synthesis -----------------------------------------------------------------------
+
+def synthesize(loop: Loop, deadline: float) -> tuple[Fn, str]:
+    """The composition combine of a loop in the class, or `Failed` with the class it was
+    recognised as and what failed."""
+    m = recognise(loop, deadline)
+    by_state, clash = m.determined()
+    if clash is not None:
+        f, g = clash
+        raise Failed(f"recognised as {m.describe()}; but the state does not determine its transition "
+                     f"function: lists {_word(m, f)} and {_word(m, g)} reach "
+                     f"{_show(m, m.states[f[0]])} from the start and differ from "
+                     f"{_show(m, m.states[_first_diff(f, g)])}: a lift is needed")
+    fields = loop.fields
+    a = {i: var(f"a.{fields[i].name}", fields[i].type) for i in range(len(fields))}
+    b = {i: var(f"b.{fields[i].name}", fields[i].type) for i in range(len(fields))}
+    outs: dict[int, Expr] = {}
+    # control: out(a, b) = f_b(a), a table over (a's state, b's state): over the box of
+    # the fields' values where the state determines its function there too (the laws
+    # then hold on every state the fields' ranges allow), else over the reachable states
+    box = _boxed(m, deadline)
+    table_m, table_by = (box if box is not None else (m, by_state))
+    rows = [(q, r) for r in table_by for q in range(len(table_m.states))]
+    for k, i in enumerate(m.control):
+        values = {(q, r): table_m.states[table_by[r][q]][k] for q, r in rows}
+        outs[i] = _tree(table_m, rows, values, a, b, fields[i].type)
+    if m.data:
+        outs.update(_data_combine(m, by_state, a, b, deadline))
+    names = tuple((f"a.{f.name}", f.type) for f in fields) + tuple((f"b.{f.name}", f.type) for f in fields) \
+        + tuple((d.name, d.type) for d in loop.params)
+    how = f"composition of transition functions ({m.describe()})"
+    return Fn(names, tuple(outs[i] for i in range(len(fields)))), how
+
+
+MAX_BOX = 1024
+
+
+def _boxed(m: Machine, deadline: float):
+    """The machine on the product of the control fields' reachable values (the box),
+    with b's side still the reachable states: (machine, reachable state -> its function
+    on the box); None where the box is too large, not closed under the step, or the
+    state does not determine its function on it."""
+    loop = m.loop
+    values = [sorted({s[k] for s in m.states}, key=lambda v: (str(type(v)), v)) for k in range(len(m.control))]
+    if math.prod(len(v) for v in values) > MAX_BOX or math.prod(len(v) for v in values) == len(m.states):
+        return None
+    init = [e.arg for e in initial_state(loop)]
+    outputs = list(_replace_atoms(list(loop.left.outputs), m.atoms, [f"cell.{i}" for i in range(len(m.atoms))])) \
+        if m.atoms else list(loop.left.outputs)
+    box = list(itertools.product(*values))
+    got = _explore(loop, list(m.control), outputs, list(m.cells), init, deadline, starts=box, limit=len(box) + 1)
+    if not isinstance(got, tuple) or len(got[0]) != len(box):
+        return None
+    states, table = got
+    try:
+        monoid = _monoid(table, len(states), deadline)
+    except Failed:
+        return None
+    bm = Machine(loop, m.control, m.data, m.atoms, m.cells, states, table, monoid)
+    where = {s: n for n, s in enumerate(states)}
+    reach = {where[s] for s in m.states}
+    by_state: dict[int, tuple] = {0: bm.identity}
+    for f in monoid:
+        if f[0] not in reach:
+            continue
+        got_f = by_state.setdefault(f[0], f)
+        if got_f != f:
+            return None
+    return bm, by_state
+
+
+def _word(m: Machine, f) -> str:
+    cells = m.monoid.get(f, ())
+    return "[" + ", ".join(_cell_text(m, c) for c in cells) + "]"
+
+
+def _cell_text(m: Machine, c: int) -> str:
+    cell = m.cells[c]
+    if not m.atoms:
+        return "/".join(f"{v.arg}" for v in cell.values())
+    return " & ".join(("" if cell[f"cell.{i}"].arg else "not ") + repr(a) for i, a in enumerate(m.atoms))
+
+
+def _show(m: Machine, s: tuple) -> str:
+    return "(" + ", ".join(f"{n}={v}" for n, v in zip(m.names(m.control), s)) + ")"
+
+
+def _first_diff(f, g) -> int:
+    return next(i for i, (x, y) in enumerate(zip(f, g)) if x != y)
+
+
+def _tree(m: Machine, rows, values: dict, a: dict, b: dict, type_: Type) -> Expr:
+    """A `where` chain over a's and b's control fields whose value on each row (a's
+    state q, b's state r) is `values[(q, r)]`: split on one field at a time, with
+    leaves that are constants or one of the fields (or its negation).  Both orders of
+    the operands are tried; the smaller tree is kept."""
+    ctrl = list(m.control)
+    best = None
+    for order in (("b", "a"), ("a", "b")):
+        keys = [(side, k) for side in order for k in range(len(ctrl))]
+        t = _split(m, rows, values, keys, a, b, type_)
+        if best is None or _size(t) < _size(best):
+            best = t
+    return best
+
+
+def _size(e: Expr) -> int:
+    return len(walk([e]))
+
+
+def _lookup(m: Machine, row, key):
+    side, k = key
+    q, r = row
+    return m.states[q if side == "a" else r][k]
+
+
+def _split(m: Machine, rows, values, keys, a, b, type_) -> Expr:
+    vals = {values[r] for r in rows}
+    if len(vals) == 1:
+        return const(_plain(vals.pop(), type_), type_)
+    for key in keys:
+        ref = (a if key[0] == "a" else b)[m.control[key[1]]]
+        if ref.type is not type_:
+            continue
+        if all(_lookup(m, r, key) == values[r] for r in rows):
+            return ref
+        if type_ is Type.BOOL and all(_lookup(m, r, key) != values[r] for r in rows):
+            return Expr(Op.NOT, Type.BOOL, (ref,))
+    for n, key in _by_gain(m, rows, values, keys, a, b, type_):
+        seen = sorted({_lookup(m, r, key) for r in rows}, key=lambda v: (str(type(v)), v))
+        ref = (a if key[0] == "a" else b)[m.control[key[1]]]
+        rest = keys[:n] + keys[n + 1:]
+        if ref.type is Type.BOOL:
+            yes = [r for r in rows if _lookup(m, r, key)]
+            no = [r for r in rows if not _lookup(m, r, key)]
+            return _where(ref, _split(m, yes, values, rest, a, b, type_), _split(m, no, values, rest, a, b, type_))
+        out = _split(m, [r for r in rows if _lookup(m, r, key) == seen[-1]], values, rest, a, b, type_)
+        for v in reversed(seen[:-1]):
+            sub = [r for r in rows if _lookup(m, r, key) == v]
+            test = Expr(Op.EQ, Type.BOOL, (ref, const(v, ref.type)))
+            out = _where(test, _split(m, sub, values, rest, a, b, type_), out)
+        return out
+    raise Failed("the table is not a function of the control fields")
+
+
+def _leafable(m: Machine, rows, values, keys, type_) -> bool:
+    if len({values[r] for r in rows}) == 1:
+        return True
+    for key in keys:
+        if m.loop.fields[m.control[key[1]]].type is not type_:
+            continue
+        if all(_lookup(m, r, key) == values[r] for r in rows) or (
+                type_ is Type.BOOL and all(_lookup(m, r, key) != values[r] for r in rows)):
+            return True
+    return False
+
+
+def _by_gain(m: Machine, rows, values, keys, a, b, type_):
+    """The keys to split on, best first: the split whose parts are most often a leaf
+    (a constant or a field), then the fewest distinct values left in the parts."""
+    scored = []
+    for n, key in enumerate(keys):
+        parts: dict = {}
+        for r in rows:
+            parts.setdefault(_lookup(m, r, key), []).append(r)
+        if len(parts) < 2:
+            continue
+        rest = keys[:n] + keys[n + 1:]
+        open_parts = [p for p in parts.values() if not _leafable(m, p, values, rest, type_)]
+        scored.append(((len(open_parts), sum(len({values[r] for r in p}) for p in open_parts), n), n, key))
+    scored.sort(key=lambda t: t[0])
+    return [(n, key) for _, n, key in scored]
+
+
+def _where(c: Expr, x: Expr, y: Expr) -> Expr:
+    return simplify(Expr(Op.WHERE, x.type if x.type is y.type else Type.REAL, (c, x, y)))
+
+
+# --- finite control with linear data --------------------------------------------------
+
+def affine_rows(m: Machine) -> dict:
+    """Per (control state, cell): each data field's update as {data field index ->
+    constant coefficient, "": the rest}; `Failed` where it is not affine in the data
+    with constant coefficients."""
+    loop = m.loop
+    fields = loop.fields
+    outputs = list(_replace_atoms(list(loop.left.outputs), m.atoms,
+                                  [f"cell.{i}" for i in range(len(m.atoms))])) if m.atoms else list(loop.left.outputs)
+    data_names = {f"acc.{fields[i].name}": i for i in m.data}
+    out = {}
+    for q, s in enumerate(m.states):
+        env = {f"acc.{fields[j].name}": const(v, fields[j].type) for j, v in zip(m.control, s)}
+        for c, cell in enumerate(m.cells):
+            exprs = [simplify(e) for e in substitute([outputs[i] for i in m.data], env | cell)]
+            rows = []
+            for e in exprs:
+                lin = _affine(e, data_names)
+                if lin is None:
+                    raise Failed(f"recognised control ({', '.join(m.names(m.control))}); the update "
+                                 f"{e!r} is not affine in ({', '.join(m.names(m.data))})")
+                rows.append(lin)
+            out[(q, c)] = rows
+    return out
+
+
+def _affine(e: Expr, names: dict) -> dict | None:
+    """`e` as sum of constant * data field plus a data-free rest: {index: coefficient,
+    "": rest expression or None}."""
+    if not (free_vars([e]) & set(names)):
+        return {"": e}
+    match e.op:
+        case Op.VAR:
+            return {names[e.arg]: 1.0, "": None}
+        case Op.ADD | Op.SUB:
+            x, y = (_affine(s, names) for s in e.src)
+            if x is None or y is None:
+                return None
+            sign = 1.0 if e.op is Op.ADD else -1.0
+            out = {k: v for k, v in x.items() if k != ""}
+            for k, v in y.items():
+                if k != "":
+                    out[k] = out.get(k, 0.0) + sign * v
+            rest = [r for r in (x[""], y[""]) if r is not None]
+            if len(rest) == 2:
+                out[""] = Expr(e.op, e.type, tuple(rest))
+            elif y[""] is not None and e.op is Op.SUB:
+                out[""] = Expr(Op.NEG, y[""].type, (y[""],))
+            else:
+                out[""] = rest[0] if rest else None
+            return out
+        case Op.NEG:
+            x = _affine(e.src[0], names)
+            if x is None:
+                return None
+            out = {k: -v for k, v in x.items() if k != ""}
+            out[""] = None if x[""] is None else Expr(Op.NEG, x[""].type, (x[""],))
+            return out
+        case Op.MUL:
+            for s, t in (e.src, e.src[::-1]):
+                if t.op is Op.CONST and not isinstance(t.arg, bool):
+                    x = _affine(s, names)
+                    if x is None:
+                        return None
+                    out = {k: float(t.arg) * v for k, v in x.items() if k != ""}
+                    out[""] = None if x[""] is None else Expr(Op.MUL, e.type, (x[""], t))
+                    return out
+            return None
+        case _:
+            return None
+
+
+def _data_combine(m: Machine, by_state: dict, a: dict, b: dict, deadline: float) -> dict:
+    """Each data field of the combine: d = sum over a's control state q of [a at q] *
+    (A_q d_a + v_q), where A_q, the product of the step coefficients of b's list from
+    q, is read off b's control state, and v_q, the data b's list adds from q (data 0),
+    is fitted as a linear combination of b's data fields on folded lists (then proved)."""
+    from thm3.semantics.samples import Domain, fold_left
+    loop = m.loop
+    fields = loop.fields
+    rows = affine_rows(m)
+    nd = len(m.data)
+    # the coefficient matrices of each transition function, from each control state
+    coef: dict[tuple, tuple] = {}
+
+    def step_matrix(q, c):
+        return np.array([[rows[(q, c)][r].get(m.data[j], 0.0) for j in range(nd)] for r in range(nd)])
+
+    for f, word in m.monoid.items():
+        mats = []
+        for q in range(len(m.states)):
+            mat, s = np.eye(nd), q
+            for c in word:
+                mat = step_matrix(s, c) @ mat
+                s = m.table[c][s]
+            mats.append(mat)
+        coef[f] = tuple(mats)
+    # the coefficients must be read off b's control state: equal for every word of f
+    # (checked on the cells' generators: f's coefficients compose as the table does)
+    for f, word in m.monoid.items():
+        for c, row in enumerate(m.table):
+            g = tuple(row[j] for j in f)
+            for q in range(len(m.states)):
+                if not np.allclose(step_matrix(f[q], c) @ coef[f][q], coef[g][q]):
+                    raise Failed(f"recognised as {m.describe()}; the data's coefficients are not a function "
+                                 "of the transition function (a lift is needed)")
+    rng = np.random.default_rng(0)
+    dom = Domain(loop)
+    samples = []
+    for i in range(48):
+        params = dom.params(rng, small=True)
+        n = int(rng.integers(0, 6))
+        xs = dom.random_list(rng, params, n, small=i % 2 == 0)
+        samples.append((xs, params))
+    init = [e.arg for e in initial_state(loop)]
+    out = {}
+    for k, i in enumerate(m.data):
+        per_state: dict[int, dict[int, Expr]] = {}
+        for r in by_state:
+            per_state[r] = {}
+        for q in range(len(m.states)):
+            start = list(init)
+            for j, v in zip(m.control, m.states[q]):
+                start[j] = v
+            for j in m.data:
+                start[j] = 0 if fields[j].type is Type.INT else 0.0
+            got: dict[int, list] = {}
+            for xs, params in samples:
+                whole = fold_left(loop, xs, params, dim=1)
+                r_state = tuple(_plain(whole[j], fields[j].type) for j in m.control)
+                r = m.states.index(r_state) if r_state in m.states else None
+                if r is None:
+                    continue
+                from_q = fold_left(loop, xs, params, state=tuple(np.asarray(v) for v in start), dim=1)
+                got.setdefault(r, []).append(([float(whole[j]) for j in m.data] + [1.0], float(from_q[i])))
+            for r in by_state:
+                pts = got.get(r)
+                if not pts:
+                    raise Failed(f"recognised as {m.describe()}; no sampled list reaches {_show(m, m.states[r])}")
+                mat = np.array([p for p, _ in pts])
+                rhs = np.array([v for _, v in pts])
+                sol, *_ = np.linalg.lstsq(mat, rhs, rcond=None)
+                if not np.allclose(mat @ sol, rhs, atol=1e-7):
+                    raise Failed(f"recognised as {m.describe()}; the data b adds from "
+                                 f"{_show(m, m.states[q])} is not linear in b's fields: a lift is needed")
+                per_state[r][q] = _linear_expr([round(float(x), 9) for x in sol], [b[j] for j in m.data],
+                                               fields[i].type)
+        # combine: where over b's state r, then a's state q: A[f_r][q] row k . a.data + v
+        leaves: dict[tuple, Expr] = {}
+        for r, f in by_state.items():
+            for q in range(len(m.states)):
+                arow = coef[f][q][k] if f in coef else np.eye(nd)[k]
+                lin = _linear_expr([float(x) for x in arow] + [0.0], [a[j] for j in m.data], fields[i].type)
+                leaves[(q, r)] = _add(lin, per_state[r][q])
+        out[i] = _expr_tree(m, list(leaves), leaves, a, b)
+    return out
+
+
+def _linear_expr(coefs, terms, type_: Type) -> Expr:
+    out = None
+    for cf, t in zip(coefs, terms + [None]):
+        if abs(cf) < 1e-12:
+            continue
+        c = int(cf) if float(cf).is_integer() else cf
+        if t is None:
+            piece = const(c if type_ is Type.INT and isinstance(c, int) else float(c), type_ if isinstance(c, int) else Type.REAL)
+        elif c == 1:
+            piece = t
+        elif c == -1:
+            piece = Expr(Op.NEG, t.type, (t,))
+        else:
+            piece = Expr(Op.MUL, t.type if isinstance(c, int) else Type.REAL, (const(c), t))
+        out = piece if out is None else _add(out, piece)
+    return out if out is not None else const(0 if type_ is Type.INT else 0.0, type_)
+
+
+def _add(x: Expr, y: Expr) -> Expr:
+    if y.op is Op.CONST and not isinstance(y.arg, bool) and float(y.arg) == 0.0:
+        return x
+    if x.op is Op.CONST and not isinstance(x.arg, bool) and float(x.arg) == 0.0:
+        return y
+    if y.op is Op.NEG:
+        return Expr(Op.SUB, x.type if x.type is y.type else Type.REAL, (x, y.src[0]))
+    return Expr(Op.ADD, x.type if x.type is y.type else Type.REAL, (x, y))
+
+
+def _expr_tree(m: Machine, rows, leaves: dict, a, b) -> Expr:
+    """A `where` chain over the control fields with expression leaves."""
+    def go(rows, keys):
+        texts = {repr(leaves[r]) for r in rows}
+        if len(texts) == 1:
+            return leaves[rows[0]]
+        for n, key in enumerate(keys):
+            seen = sorted({_lookup(m, r, key) for r in rows}, key=lambda v: (str(type(v)), v))
+            if len(seen) < 2:
+                continue
+            ref = (a if key[0] == "a" else b)[m.control[key[1]]]
+            rest = keys[:n] + keys[n + 1:]
+            if ref.type is Type.BOOL:
+                return _where(ref, go([r for r in rows if _lookup(m, r, key)], rest),
+                              go([r for r in rows if not _lookup(m, r, key)], rest))
+            out = go([r for r in rows if _lookup(m, r, key) == seen[-1]], rest)
+            for v in reversed(seen[:-1]):
+                test = Expr(Op.EQ, Type.BOOL, (ref, const(v, ref.type)))
+                out = _where(test, go([r for r in rows if _lookup(m, r, key) == v], rest), out)
+            return out
+        raise Failed("the data's combine is not a function of the control fields")
+
+    best = None
+    for order in (("a", "b"), ("b", "a")):
+        keys = [(side, k) for side in order for k in range(len(m.control))]
+        t = go(rows, keys)
+        if best is None or _size(t) < _size(best):
+            best = t
+    return best
+
+
+# --- lifting: copies of the state reached from the other reachable states -------------
+
+@dataclass(frozen=True)
+class Added:
+    """A field a lift adds: its update reads "acc.<key>" for itself and the other added
+    fields, besides the loop's own fields, elements and parameters."""
+    key: str
+    hint: str
+    type: Type
+    default: object
+    update: Expr
+    comment: str
+
+
+@dataclass(frozen=True)
+class LiftSet:
+    fields: tuple[Added, ...]
+    why: str
+    full: bool = False          # the full table (every copy), tried after the minimal ones
+
+
+def lift_candidates(loop: Loop, deadline: float, limit: int = 3) -> list[LiftSet]:
+    """Lifts of a loop in the class, smallest first: the transition function restricted
+    to the reachable states is what a lifted state must determine (two lists whose
+    functions differ there are told apart by some prefix), so the lifted state holds
+    the fields of the state each list leads some reachable states to.  Minimised on the
+    monoid: a copy equal on every list to a field, to a constant, to another copy or to
+    a negation adds nothing; the fewest copies that tell every transition function apart
+    (and whose updates read only kept copies) come first, then the full table.  Data
+    fields (finite control with linear data) are copied from each other control state,
+    starting at 0, and dropped where they equal a kept field on folded lists."""
+    try:
+        m = recognise(loop, deadline)
+    except Failed:
+        return []
+    by_state, clash = m.determined()
+    fields = loop.fields
+    funcs = [m.identity] + [f for f in m.monoid if f != m.identity]
+    nq = len(m.states)
+    col = {}
+    for qi in range(nq):
+        for k in range(len(m.control)):
+            col[(qi, k)] = tuple(m.states[f[qi]][k] for f in funcs)
+    originals = {col[(0, k)]: k for k in range(len(m.control))}
+    control_idx = {f"acc.{fields[i].name}": k for k, i in enumerate(m.control)}
+    reads = [{control_idx[n] for n in free_vars([loop.left.outputs[i]]) if n in control_idx} for i in m.control]
+    data_reads_control = {control_idx[n] for i in m.data for n in free_vars([loop.left.outputs[i]])
+                          if n in control_idx}
+    # copies that no field already gives, one a column
+    copies: list[tuple[int, int]] = []
+    seen_cols = set(originals)
+    for qi in range(1, nq):
+        for k in range(len(m.control)):
+            c = col[(qi, k)]
+            if len(set(c)) == 1 or c in seen_cols or _negation(c) in originals:
+                continue
+            seen_cols.add(c)
+            copies.append((qi, k))
+    need_data = clash is not None or bool(m.data)
+    if not need_data:
+        return []
+
+    def available(c, chosen_cols) -> bool:
+        return len(set(c)) == 1 or c in originals or c in chosen_cols or \
+            (isinstance(c[0], bool) and (_negation(c) in originals or _negation(c) in chosen_cols))
+
+    def works(chosen) -> bool:
+        cols = {col[q] for q in chosen}
+        keys = set()
+        for n in range(len(funcs)):
+            key = tuple(m.states[funcs[n][0]]) + tuple(col[q][n] for q in chosen)
+            if key in keys:
+                return False
+            keys.add(key)
+        for qi, k in chosen:
+            if not all(available(col[(qi, j)], cols) for j in reads[k]):
+                return False
+        return True
+
+    def data_ok(chosen) -> bool:
+        cols = {col[q] for q in chosen}
+        return all(available(col[(qi, j)], cols) for qi in data_states for j in data_reads_control)
+
+    data_states = [qi for qi in range(1, nq)] if m.data else []
+    found: list[tuple] = []
+    for size in range(0, len(copies) + 1):
+        if time.monotonic() > deadline:
+            break
+        for chosen in itertools.combinations(copies, size):
+            # the control copies must identify the transition function (only where the state
+            # does not already); the data copies read the control copies from their state
+            if (clash is None or works(chosen)) and _closed_under(chosen, col, reads, available) \
+                    and (not m.data or data_ok(chosen)):
+                found.append(chosen)
+                if len(found) >= limit:
+                    break
+        if found:
+            break
+    out = []
+    for chosen in found:
+        out.append(_lift_set(m, chosen, col, originals, deadline))
+    full = _lift_set(m, tuple(copies), col, originals, deadline, full=True)
+    if all(len(full.fields) > len(s.fields) for s in out):
+        out.append(full)
+    return [s for s in out if s.fields]
+
+
+def _closed_under(chosen, col, reads, available) -> bool:
+    cols = {col[q] for q in chosen}
+    return all(available(col[(qi, j)], cols) for qi, k in chosen for j in reads[k])
+
+
+def _negation(c: tuple) -> tuple | None:
+    return tuple(not v for v in c) if c and isinstance(c[0], bool) else None
+
+
+def _lift_set(m: Machine, chosen, col, originals, deadline, full: bool = False) -> LiftSet:
+    loop = m.loop
+    fields = loop.fields
+    keys = {q: f"fsm{q[0]}_{fields[m.control[q[1]]].name}" for q in chosen}
+    by_col = {col[q]: q for q in chosen}
+
+    def expr_of(qi: int, k: int) -> Expr:
+        c = col[(qi, k)]
+        t = fields[m.control[k]].type
+        if c in by_col:
+            return var(f"acc.{keys[by_col[c]]}", t)
+        if c in originals:
+            return var(f"acc.{fields[m.control[originals[c]]].name}", t)
+        if len(set(c)) == 1:
+            return const(c[0], t)
+        neg = _negation(c)
+        if neg in by_col:
+            return Expr(Op.NOT, Type.BOOL, (var(f"acc.{keys[by_col[neg]]}", Type.BOOL),))
+        return Expr(Op.NOT, Type.BOOL, (var(f"acc.{fields[m.control[originals[neg]]].name}", Type.BOOL),))
+
+    added = []
+    for qi, k in chosen:
+        i = m.control[k]
+        f = fields[i]
+        mapping = {f"acc.{fields[j].name}": expr_of(qi, kk) for kk, j in enumerate(m.control)}
+        (update,) = substitute([loop.left.outputs[i]], mapping)
+        c = col[(qi, k)]
+        state = _show(m, m.states[qi])
+        if len(set(c[1:])) == 1 and c[0] != c[1]:
+            hint, comment = "nonempty" if c[1] is True else "empty", "whether the list is not empty" \
+                if c[1] is True else "whether the list is empty"
+        else:
+            hint, comment = f"{f.name}_from{qi}", f"{f.name} of the state this list leads {state} to"
+        added.append(Added(keys[(qi, k)], hint, f.type, m.states[qi][k], simplify(update), comment))
+    # data: each data field from each other control state, starting at 0
+    for qi in range(1, len(m.states)) if m.data else ():
+        mapping = {f"acc.{fields[j].name}": expr_of(qi, kk) for kk, j in enumerate(m.control)}
+        mapping |= {f"acc.{fields[j].name}": var(f"acc.fsm{qi}_{fields[j].name}", fields[j].type) for j in m.data}
+        for j in m.data:
+            f = fields[j]
+            (update,) = substitute([loop.left.outputs[j]], mapping)
+            zero = 0 if f.type is Type.INT else 0.0
+            added.append(Added(f"fsm{qi}_{f.name}", f"{f.name}_from{qi}", f.type, zero, simplify(update),
+                               f"{f.name} this list adds from {_show(m, m.states[qi])} (from 0)"))
+    if m.data:
+        added = _drop_copied_data(m, added, deadline)
+    size = full_table_size(m)
+    what = "the full transition table" if full else "the fewest copies that tell the transition functions apart"
+    why = (f"{what}: {len(added)} fields, of the {size} of the full table ({len(m.states) - 1} other "
+           f"reachable states x {len(m.control) + len(m.data)} fields); {m.describe()}")
+    return LiftSet(tuple(added), why, full)
+
+
+def full_table_size(m: Machine) -> int:
+    """The fields the full table adds: every field, copied from every other reachable state."""
+    return (len(m.states) - 1) * (len(m.control) + len(m.data))
+
+
+def _drop_copied_data(m: Machine, added: list[Added], deadline: float) -> list[Added]:
+    """Data copies that equal (on folded lists) an original field, its negation, another
+    kept copy, or 0 add nothing; a copy another one reads stays."""
+    from dataclasses import replace as dc_replace
+    from thm3.semantics.samples import Domain, fold_left
+    from thm3.ir import FieldDecl
+    loop = m.loop
+    fields = tuple(loop.fields) + tuple(FieldDecl(a.key, a.type, a.default) for a in added)
+    state = tuple((f"acc.{f.name}", f.type) for f in fields)
+    left = Fn(state + tuple((d.name, d.type) for d in loop.elements) + tuple((d.name, d.type) for d in loop.params),
+              tuple(loop.left.outputs) + tuple(a.update for a in added))
+    mega = dc_replace(loop, fields=fields, left=left, right=None, result=None)
+    rng = np.random.default_rng(1)
+    dom = Domain(loop)
+    rows = []
+    for i in range(40):
+        params = dom.params(rng, small=True)
+        xs = dom.random_list(rng, params, int(rng.integers(0, 7)), small=i % 2 == 0)
+        rows.append([float(v) for v in fold_left(mega, xs, params, dim=1)])
+    cols = np.array(rows).T
+    k = len(loop.fields)
+    known = [cols[i] for i in range(k) if loop.fields[i].type in (Type.INT, Type.REAL)]
+    needed = set()
+    for a in added:
+        needed |= {n[4:] for n in free_vars([a.update]) if n.startswith("acc.fsm")} - {a.key}
+    data_keys = {f"fsm{qi}_{loop.fields[j].name}" for qi in range(1, len(m.states)) for j in m.data}
+    kept = []
+    for n, a in enumerate(added):
+        c = cols[k + n]
+        if a.key in data_keys and a.key not in needed and (
+                np.allclose(c, 0) or any(np.allclose(c, o) or np.allclose(c, -o) for o in known)):
+            continue
+        kept.append(a)
+        if a.key in data_keys:
+            known.append(c)
+    return kept
+
+
+def reachable_invariant(loop: Loop, deadline: float | None = None, most: int = 32) -> Expr | None:
+    """The fact "the control fields hold one of the reachable states" (a disjunction of
+    equalities), for the invariant search to prove inductive; None outside the class,
+    past `most` states, or where the fields' own ranges already say it (the box is
+    reached whole).  The combine's table is read on reachable operands only (b's state
+    stands for a transition function only where some list reaches it), so its laws
+    need this fact."""
+    try:
+        m = recognise(loop, deadline)
+    except Failed:
+        return None
+    if len(m.states) > most or len(m.states) < 2:
+        return None
+    values = [{s[k] for s in m.states} for k in range(len(m.control))]
+    if math.prod(len(v) for v in values) == len(m.states):
+        return None
+    fields = loop.fields
+    out = None
+    for s in m.states:
+        conj = None
+        for k, i in enumerate(m.control):
+            if len(values[k]) == 1:
+                continue
+            f = fields[i]
+            x = var(f"acc.{f.name}", f.type)
+            eq = x if f.type is Type.BOOL and s[k] is True else \
+                Expr(Op.NOT, Type.BOOL, (x,)) if f.type is Type.BOOL else \
+                Expr(Op.EQ, Type.BOOL, (x, const(s[k], f.type)))
+            conj = eq if conj is None else Expr(Op.AND, Type.BOOL, (conj, eq))
+        if conj is None:
+            return None
+        out = conj if out is None else Expr(Op.OR, Type.BOOL, (out, conj))
+    return out
+
+
+def cell_elements(m: Machine) -> list[tuple] | None:
+    """One element a cell (a tuple of the element parameters' values): the cell's value,
+    or a Z3 model of its sign vector; None where a cell has none here (atoms that read
+    loop parameters, or that Z3 cannot read)."""
+    import z3
+    loop = m.loop
+    names = [d.name for d in loop.elements]
+    if not m.atoms:
+        return [tuple(cell[n].arg for n in names) for cell in m.cells]
+    if loop.params:
+        return None
+    syms: dict = {}
+    terms = [_z3_term(a, z3, syms) for a in m.atoms]
+    pre = [_z3_term(p, z3, syms) for p in loop.preconditions]
+    if any(t is None for t in terms) or any(p is None for p in pre):
+        return None
+    out = []
+    for cell in m.cells:
+        s = z3.Solver()
+        s.set("timeout", 200)
+        s.add(*pre)
+        s.add(*[t if cell[f"cell.{i}"].arg else z3.Not(t) for i, t in enumerate(terms)])
+        if s.check() != z3.sat:
+            return None
+        model = s.model()
+        values = []
+        for d in loop.elements:
+            sym = syms.get(d.name)
+            v = None if sym is None else model.eval(sym, model_completion=True)
+            match d.type:
+                case Type.BOOL:
+                    values.append(bool(v is not None and z3.is_true(v)))
+                case Type.INT:
+                    values.append(0 if v is None else v.as_long())
+                case Type.REAL:
+                    values.append(0.0 if v is None else float(Fraction(str(v.as_fraction()))))
+                case _:
+                    return None
+        out.append(tuple(values))
+    return out
+
+
+def monoid_witnesses(loop: Loop, deadline: float, limit: int = 12) -> list[tuple[list, list, list]]:
+    """Pairs of lists that end in the same state but whose transition functions differ,
+    with a list that leads to a state where they do: (xs1, xs2, ys) such that
+    h(xs1) == h(xs2) and h(ys + xs1) != h(ys + xs2), read off the monoid (a lift must
+    tell each such pair apart).  Elements as tuples of the element parameters; the
+    caller folds them to confirm."""
+    try:
+        m = recognise(loop, deadline)
+    except Failed:
+        return []
+    reps = cell_elements(m)
+    if reps is None:
+        return []
+    words = {m.identity: ()} | dict(m.monoid)
+    reach = {}
+    for f, w in sorted(words.items(), key=lambda t: len(t[1])):
+        reach.setdefault(f[0], w)
+    groups: dict[int, list[tuple]] = {}
+    for f in words:
+        groups.setdefault(f[0], []).append(f)
+    out = []
+    for fs in groups.values():
+        for f, g in itertools.combinations(fs, 2):
+            q = _first_diff(f, g)
+            if q not in reach:
+                continue
+            out.append(tuple([reps[c] for c in w] for w in (words[f], words[g], reach[q])))
+            if len(out) >= limit:
+                return out
+    return out
