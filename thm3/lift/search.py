@@ -119,13 +119,8 @@ def _lift(loop: Loop, t0: float, timeout: float, prove, without_witness: bool, d
     search = so_far["search"] = _LiftSearch(loop, first, deadline, prove)
     found = search.run()
     witness = first[0] if first else None
-    ruled = ("; composition lifts ruled out: " + "; ".join(search.ruled_out)) if search.ruled_out else ""
-    if search.outcomes:
-        shown = [f"({', '.join(n)}) {why}" for n, why in search.outcomes[:8]]
-        more = len(search.outcomes) - len(shown)
-        ruled += "; lifted loops ruled out: " + "; ".join(shown) + (f"; and {more} more" if more > 0 else "")
     if found is None:
-        reason = _no_lift(search, witness) + ruled
+        reason = _no_lift(search, witness)
         if witness is not None:
             growth = growth_family(loop, timeout=max(0.5, min(3.0, deadline - time.monotonic())))
             if growth is not None and growth.grows:
@@ -141,12 +136,22 @@ def _no_lift(search: "_LiftSearch", witness, stopped: bool = False) -> str:
               f"({search.tested} lifted loops checked"
               + (", stopped at the timeout" if stopped else ", time ran out" if search.timed_out else "") + ")")
     if witness is None:
-        return reason + ", and no witness that no combine over the state exists"
+        return reason + ", and no witness that no combine over the state exists" + _ruled_out(search)
     return (reason
             + (f"; {search.refused} had no witness but no combine was proved for them "
                f"({'; '.join(', '.join(n) for n in search.refused_names[:3])})" if search.refused else "")
             + (f" (the prover failed: {search.prover_errors[0]})" if search.prover_errors else "")
-            + f"; the witness {witness.describe()} stands")
+            + f"; the witness {witness.describe()} stands" + _ruled_out(search))
+
+
+def _ruled_out(search: "_LiftSearch") -> str:
+    """The lifted loops the search ruled out, each with why (the first eight)."""
+    ruled = ("; composition lifts ruled out: " + "; ".join(search.ruled_out)) if search.ruled_out else ""
+    if search.outcomes:
+        shown = [f"({', '.join(n)}) {why}" for n, why in search.outcomes[:8]]
+        more = len(search.outcomes) - len(shown)
+        ruled += "; lifted loops ruled out: " + "; ".join(shown) + (f"; and {more} more" if more > 0 else "")
+    return ruled or "; no lifted loop was ruled out before the search ended"
 
 
 class _LiftSearch:
