@@ -282,10 +282,62 @@ def _scan_outputs(shape) -> list:
     return [cupy.empty(shape + ((DIM,) if t == "Vec" else ()), dtype=_real_type(t)) for _, t in FIELDS]
 
 
-def scan(*arrays, **params) -> tuple:
-    """Every prefix State (inclusive, in list order): a tuple of CuPy arrays, one per
-    field, of length n (n x DIM for a Vec).  Three launches: the blocks' states, their
-    exclusive prefixes, each block's tiles scanned again."""
+def _scan_numpy(arrays, params) -> tuple:
+    """backend="numpy": every prefix State on the CPU.  Runs of RUN consecutive elements
+    are scanned with left side by side (one left step a column, over every run at once),
+    the runs' totals scanned with the combine (Hillis-Steele, log2(runs) steps), and each
+    run's prefixes combined on the right of the states before the run."""
+    xs, n = _host_arrays(arrays)
+    ps = _host_params(params)
+    widths = [DIM if t == "Vec" else 1 for _, t in FIELDS]
+    if n == 0:
+        return tuple(np.empty((0, DIM) if t == "Vec" else (0,), dtype=_real_type(t)) for _, t in FIELDS)
+    runs = -(-n // RUN)
+    state = [_column(v, t, runs) for v, (_, t) in zip(DEFAULTS, FIELDS)]
+    local = [np.empty((runs, RUN, w), dtype=_real_type(t)) for w, (_, t) in zip(widths, FIELDS)]
+    for k in range(min(RUN, n)):
+        at = np.arange(runs) * RUN + k
+        valid = (at < n)[:, None]
+        at = np.minimum(at, n - 1)
+        elements, data = [], iter(xs)
+        for name, t in ELEMENTS:
+            if t == "Index":
+                elements.append(at[:, None].astype(np.int64))
+            else:
+                a = next(data)
+                elements.append(a[at] if t == "Vec" else a[at][:, None])
+        new = _left(*state, *elements, *ps)
+        state = [np.where(valid, np.broadcast_to(v, s.shape), s).astype(s.dtype) for v, s in zip(new, state)]
+        for out, s in zip(local, state):
+            out[:, k] = s
+    totals, step = state, 1                 # inclusive scan of the runs' totals
+    while step < runs:
+        merged = _combine(*[s[:-step] for s in totals], *[s[step:] for s in totals], *ps)
+        totals = [np.concatenate([s[:step], np.broadcast_to(m, s[step:].shape).astype(s.dtype)])
+                  for m, s in zip(merged, totals)]
+        step *= 2
+    if runs > 1:                            # run r's prefixes after the total of runs 0..r-1
+        before = [np.repeat(s[:-1], RUN, axis=0) for s in totals]
+        after = [x[1:].reshape(-1, x.shape[2]) for x in local]
+        merged = _combine(*before, *after, *ps)
+        for x, m in zip(local, merged):
+            x[1:] = np.broadcast_to(m, (after[0].shape[0], x.shape[2])).reshape(x[1:].shape)
+    return tuple(x.reshape(runs * RUN, w)[:n] if t == "Vec" else x.reshape(runs * RUN)[:n]
+                 for x, w, (_, t) in zip(local, widths, FIELDS))
+
+
+def scan(*arrays, backend: str = "cupy", **params) -> tuple:
+    """Every prefix State (inclusive, in list order): a tuple of arrays, one per field, of
+    length n (n x DIM for a Vec); CuPy arrays from the GPU, or NumPy arrays computed on
+    the CPU with backend="numpy" (no CuPy needed).  On the GPU, three launches: the
+    blocks' states, their exclusive prefixes, each block's tiles scanned again."""
+    match backend:
+        case "cupy":
+            pass
+        case "numpy":
+            return _scan_numpy(arrays, params)
+        case _:
+            raise ValueError(f"backend must be 'cupy' or 'numpy', not {backend!r}")
     cupy = _cupy()
     xs, n = _length(arrays)
     ps = _params(params)

@@ -91,6 +91,37 @@ def float_infinity(node: ast.AST) -> float | None:
     return None
 
 
+_OPENERS = {"(", "[", "{", ",", "=", ":", "return", "if", "elif", "else", "assert", "not"}
+
+
+def _deepest_expression(text: str) -> tuple[int, int, int]:
+    """Where an expression too deep for `ast.parse` is (its 1-based line and column) and
+    how many operators its line holds, read from the tokens alone (the tokenizer does not
+    recurse): the line with the most operators, at the start of the operand before its
+    first one."""
+    import io
+    import tokenize
+    lines: dict[int, list] = {}
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+            if tok.type in (tokenize.OP, tokenize.NAME, tokenize.NUMBER):
+                lines.setdefault(tok.start[0], []).append(tok)
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        pass
+    if not lines:
+        return 1, 1, 0
+
+    def operators(toks):
+        return [k for k, t in enumerate(toks) if t.type == tokenize.OP and t.string not in "()[]{},.:="
+                or t.string in ("and", "or")]
+
+    line, toks = max(lines.items(), key=lambda kv: len(operators(kv[1])))
+    ops = operators(toks)
+    first = ops[0] if ops else 0
+    start = next((k + 1 for k in range(first - 1, -1, -1) if toks[k].string in _OPENERS), 0)
+    return line, toks[min(start, len(toks) - 1)].start[1] + 1, len(ops)
+
+
 def parse_source(text: str, path: str = "<string>", name: str | None = None) -> Loop:
     """Read a loop file's text; `path` names it in errors, `name` defaults to its stem."""
     if name is None:
@@ -106,14 +137,23 @@ def parse_source(text: str, path: str = "<string>", name: str | None = None) -> 
         line = err.lineno or 1
         raise LoopError(f"invalid Python syntax: {err.msg}", path, line, err.offset or 1,
                         source.line(line)) from None
-    except (ValueError, RecursionError, MemoryError) as err:   # NUL bytes, absurd nesting
+    except RecursionError:                  # an expression deeper than Python's parser takes
+        raise _too_deep(text, source, "Python's parser") from None
+    except (ValueError, MemoryError) as err:   # NUL bytes
         raise LoopError(f"unreadable source: {err}", path, 1, 1, source.line(1)) from None
     try:
         return _Module(source, name).read(tree)
     except LoopError as err:
         raise err.with_traceback(None) from None
     except RecursionError:
-        raise LoopError("expression nested too deeply", path, 1, 1, source.line(1)) from None
+        raise _too_deep(text, source, "thm3's frontend") from None
+
+
+def _too_deep(text: str, source: _Source, reader: str) -> LoopError:
+    line, col, count = _deepest_expression(text)
+    return LoopError(f"this expression chains {count} operations, more than {reader} can read",
+                     source.path, line, col, source.line(line),
+                     "a shorter expression: name its parts (t = x + y) and combine the names")
 
 
 def parse_file(path) -> Loop:
