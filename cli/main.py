@@ -504,6 +504,8 @@ def _short(v) -> str:
     precision of its dtype (a float32 by its shortest float32 spelling), arrays cut short;
     several values in parentheses."""
     import numpy as np
+    if hasattr(v, "_fields"):               # a NamedTuple of named results
+        return f"{type(v).__name__}(" + ", ".join(f"{k}={_short(x)}" for k, x in zip(v._fields, v)) + ")"
     if isinstance(v, tuple):
         return "(" + ", ".join(_short(x) for x in v) + ")"
     arr = np.asarray(v)

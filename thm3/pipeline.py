@@ -257,8 +257,9 @@ def _in_dtype(value, real):
     """The result with its floats in the dtype the run computed in."""
     if real is np.float64:
         return value
-    if isinstance(value, tuple):
-        return tuple(_in_dtype(v, real) for v in value)
+    if isinstance(value, tuple):                # a tuple or NamedTuple keeps its class
+        values = [_in_dtype(v, real) for v in value]
+        return type(value)(*values) if hasattr(value, "_fields") else tuple(values)
     return real(value) if isinstance(value, (float, np.floating)) else value
 
 

@@ -17,7 +17,9 @@ DIM: int | None         # the length of a Vec
 FIELDS: tuple           # the State: (name, type) in order
 ELEMENTS: tuple         # the elements, one array each in order (an Index is the position)
 PARAMS: tuple           # the loop parameters, passed by keyword
-RESULT: str | None      # the type of reduce's answer (None: the state itself)
+RESULT: str | tuple | None   # the type of reduce's answer (None: the state itself; a tuple: several values)
+RESULT_NAMES: tuple | None   # the names of several values, where `result` returns a NamedTuple
+RESULT_CLASS: str | None     # ... and its name
 BLOCK: int              # threads per block of the reduction
 ITEMS: int              # consecutive elements per thread in a warp tile
 STATE_BYTES: int        # sizeof(State) in the sources
@@ -32,6 +34,31 @@ MAX_BLOCKS = 4096       # cap on pass 1's grid: pass 2 combines that many partia
 RUN = 1024              # backend="numpy": elements a run folds with left
 
 _modules: dict = {}
+
+
+def _result_kinds() -> list:
+    """The result's outputs, (name, type) each: one, or one per value of several."""
+    if RESULT is None:
+        return []
+    if isinstance(RESULT, str):
+        return [("result", RESULT)]
+    return [(f"result{k}", t) for k, t in enumerate(RESULT)]
+
+
+_result_class: list = []
+
+
+def _shaped(values: list):
+    """The result's values in the shape `result` returns: one value, a tuple, or the
+    loop file's NamedTuple of named results."""
+    if isinstance(RESULT, str):
+        return values[0]
+    if not RESULT_NAMES:
+        return tuple(values)
+    if not _result_class:
+        from collections import namedtuple
+        _result_class.append(namedtuple(RESULT_CLASS, RESULT_NAMES))
+    return _result_class[0](*values)
 
 
 def _kernel(name: str, source: str | None = None):
@@ -104,7 +131,7 @@ def _params(params: dict) -> list:
 
 def _outputs(count: int) -> list:
     cupy = _cupy()
-    kinds = list(FIELDS) + ([("result", RESULT)] if RESULT else [])
+    kinds = list(FIELDS) + _result_kinds()
     return [cupy.empty((count, DIM) if t == "Vec" else (count,), dtype=_real_type(t)) for _, t in kinds]
 
 
@@ -203,8 +230,8 @@ def _reduce_numpy(arrays, params) -> list:
         state = [np.concatenate([m, s[2 * pairs:]]) for m, s in zip(merged, state)]
     values = [s[0] if t == "Vec" else s[0, 0] for s, (_, t) in zip(state, FIELDS)]
     if _result is not None:
-        r = _result(*values, *ps)[0]
-        values.append(np.asarray(r, dtype=_real_type(RESULT)) if RESULT == "Vec" else _real_type(RESULT)(r))
+        for r, (_, t) in zip(_result(*values, *ps), _result_kinds()):
+            values.append(np.asarray(r, dtype=_real_type(t)) if t == "Vec" else _real_type(t)(r))
     return values
 
 
@@ -247,7 +274,7 @@ def reduce(*arrays, backend: str = "cupy", **params):
     """The loop's answer over the arrays (the result, or the final State); on the GPU, or
     on the CPU with backend="numpy"."""
     values = _reduce(arrays, params, backend)
-    return values[len(FIELDS)] if RESULT else tuple(values)
+    return _shaped(values[len(FIELDS):]) if RESULT else tuple(values)
 
 
 def _reduce_rows(arrays, params):
@@ -272,7 +299,7 @@ def reduce_rows(*arrays, **params):
     """One reduction per row of (rows, n) arrays ((rows, n, DIM) for a Vec): a CuPy array
     of the rows' results (no result: a tuple of per-field arrays)."""
     outs = _reduce_rows(arrays, params)
-    return outs[len(FIELDS)] if RESULT else tuple(outs)
+    return _shaped(outs[len(FIELDS):]) if RESULT else tuple(outs)
 
 
 # --- the inclusive scan: every prefix state, in list order ---------------------------------
