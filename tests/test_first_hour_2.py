@@ -242,3 +242,17 @@ def test_demo_to_unwritable_dir_is_one_line_exit_2():
     r = CliRunner().invoke(main, ["demo", "-o", "/proc/nope-demo"])
     assert r.exit_code == 2 and r.stderr.strip().splitlines() == [
         "cannot write /proc/nope-demo: No such file or directory"], r.stderr
+
+
+# -- the extras --------------------------------------------------------------------------------
+
+def test_nvrtc_extra_is_small_and_the_demo_names_it():
+    import tomllib
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[1]
+    extras = tomllib.loads((root / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    nvrtc = extras["nvrtc"]
+    assert sorted(r.split(">")[0].split("<")[0] for r in nvrtc) == ["cuda-bindings", "nvidia-cuda-nvrtc-cu12"]
+    assert any(r.startswith("nvidia-cuda-nvrtc-cu12") and "<12.8" in r for r in nvrtc)   # not the 88 MB 12.8+
+    assert any(r.startswith("cuda-bindings") for r in extras["test"])
+    assert "thm3[nvrtc]" in (root / "cli" / "demo.py").read_text()
