@@ -124,7 +124,7 @@ def main(argv=None):
     table += "\n\n" + "\n".join(f"- {k}: {v}" for k, v in summary.items())
     name = "analyze" + (f"-{args.label}" if args.label else "")
     md = write(name, {"summary": summary, "rows": rows}, table)
-    txt = RESULTS / f"{name}-{datetime.date.today().isoformat()}.txt"
+    txt = md.with_suffix(".txt")
     txt.write_text(md.read_text())
     print("wrote", md, "and", txt)
     return 0 if met else 1

@@ -244,7 +244,9 @@ def targets(rows: list[dict]) -> dict:
 def write(out_dir: Path, data: dict, table: str) -> Path:
     out_dir.mkdir(parents=True, exist_ok=True)
     gpu = re.sub(r"[^A-Za-z0-9]+", "-", data["gpu"]).strip("-").lower() or "gpu"
-    stem = data.get("stem") or f"attention-{data['date']}-{gpu}"
+    sys.path.insert(0, str(ROOT / "bench"))
+    from common import result_stem
+    stem = data.get("stem") or f"{result_stem('attention')}-{gpu}"
     (out_dir / f"{stem}.json").write_text(json.dumps(data, indent=2, default=str))
     t = data["targets"]
     fmt = lambda x: "n/a" if x is None else f"{x:.2f}"

@@ -62,8 +62,11 @@ def _best_fresh(client, make, repeat: int = 3) -> float:
     return min(times)
 
 
-def main() -> None:
+def main(argv=None) -> None:
+    import argparse
     import time
+    argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                            epilog="THM3_DASK_SIZES=n1,n2 sets the sizes").parse_args(argv)   # -h: nothing run
 
     import dask.array as da
     import distributed

@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "tests")]
 sys.modules.pop("fuzz", None)
 
-from common import RESULTS, machine  # noqa: E402  (bench/, the script's own folder)
+from common import RESULTS, machine, result_stem  # noqa: E402  (bench/, the script's own folder)
 
 
 def _worker(tasks, results, timeout: float, families: tuple = ()) -> None:
@@ -125,7 +125,7 @@ def main(argv=None) -> Path:
     args.hang = args.hang or 6 * args.timeout + 30
     today = datetime.date.today().isoformat()
     RESULTS.mkdir(exist_ok=True)
-    path = RESULTS / f"fuzz-{today}-{socket.gethostname()}{'-' + args.name if args.name else ''}.txt"
+    path = RESULTS / f"{result_stem('fuzz' + ('-' + args.name if args.name else ''))}.txt"
 
     ctx = mp.get_context("fork")
     results = ctx.Queue()

@@ -6,7 +6,8 @@ a fresh Python process so that no cache or warm import helps.
 `--prove` wires the analyzer in as the prover (`thm3.pipeline.lift_prover`, as `analyze`
 does).  Prints a table (median and max seconds of `lift` itself, and of the whole
 process, against a fresh process that only imports thm3, measured in the same run) and
-writes bench/results/lift-<date>.txt and .json (lift-noprover-<date>.* without --prove)."""
+writes bench/results/lift-<time>-<host>-<commit>.txt and .json (lift-noprover-* without
+--prove), a new file every run."""
 from __future__ import annotations
 
 import argparse
@@ -81,11 +82,14 @@ def main() -> None:
     meta = {"date": date, "host": host, "python": platform.python_version(), "cpus": os.cpu_count(),
             "repeat": args.repeat, "timeout_s": args.timeout, "prove": args.prove,
             "import_baseline_s": baseline, "load_average_1min_end": os.getloadavg()[0]}
-    out_dir = ROOT / "bench" / "results"
+    sys.path.insert(0, str(ROOT / "bench"))
+    from common import RESULTS, commit, result_stem
+    meta["commit"] = commit()
+    out_dir = RESULTS
     out_dir.mkdir(parents=True, exist_ok=True)
-    stem = out_dir / f"lift{'' if args.prove else '-noprover'}-{date}"
+    stem = out_dir / result_stem(f"lift{'' if args.prove else '-noprover'}", rev=meta["commit"])
     stem.with_suffix(".json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=2) + "\n")
-    lines = [f"# Lifting search, {date}, {host}", "",
+    lines = [f"# Lifting search, {date}, {host}, commit {meta['commit']}", "",
              f"Python {meta['python']}, {meta['cpus']} CPUs; {args.repeat} fresh processes per loop; "
              f"timeout {args.timeout:g} s; prover: {'the analyzer' if args.prove else 'none'}; "
              f"baseline (a process importing thm3) {baseline:.2f} s; "

@@ -16,7 +16,9 @@ from common import best, write                           # noqa: E402
 
 
 
-def main() -> None:
+def main(argv=None) -> None:
+    import argparse
+    argparse.ArgumentParser(description=__doc__.split("\n\n")[0]).parse_args(argv)   # -h: this, nothing run
     import numba
     n = 10**7
     x = np.random.default_rng(0).standard_normal(n)

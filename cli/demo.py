@@ -17,7 +17,7 @@ import numpy as np
 
 import thm3
 from thm3.ir.printer import to_text
-from thm3.report import invariant_text, math_text, with_field_names
+from thm3.report import combine_terms, invariant_text, math_text
 
 
 def _sample() -> Path:
@@ -84,7 +84,7 @@ def run_demo(outdir: str, dim: int, timeout: float) -> int:
     say(_steps_table(a.steps))
     say("2. invariants: " + "; ".join(invariant_text(e) for e in a.invariant_exprs))
     say("3. combine (synthesized from left, no table of known loops):")
-    for f, e in zip(a.loop.fields, with_field_names(a.loop, a.combine_fn.outputs)):
+    for f, e in zip(a.loop.fields, combine_terms(a.loop, a.combine_fn.outputs)):
         say(f"     {f.name} = {math_text(to_text(e))}")
     say(f"   identity: ({', '.join(str(f.default) for f in a.loop.fields)})")
     say(f"   transport of structure: {a.transport}")
@@ -101,7 +101,11 @@ def run_demo(outdir: str, dim: int, timeout: float) -> int:
         return 1
     say(f"6. recognised: {shape.describe()}")
     from thm3.backends.gpu import gpu
-    cu, py = gpu().emit_attention(a, shape, outdir, dim=dim)
+    try:
+        cu, py = gpu().emit_attention(a, shape, outdir, dim=dim)
+    except OSError as err:                  # an unwritable -o: one line, exit 2
+        click.echo(f"cannot write {err.filename or outdir}: {err.strerror or err}", err=True)
+        return 2
     say(f"7. emitted {cu} and {py}")
 
     nvrtc = gpu().nvrtc
@@ -112,7 +116,7 @@ def run_demo(outdir: str, dim: int, timeout: float) -> int:
             nvrtc.compile_cuda(cu.read_text(), arch=arch, name=cu.name)
             say(f"     NVRTC {arch}: compiled in {time.perf_counter() - t:.2f} s")
     else:
-        say("     NVRTC not installed (pip install 'thm3[test]' adds it): compile check skipped")
+        say("     NVRTC not installed (pip install 'thm3[nvrtc]' adds it, a few tens of MB): compile check skipped")
 
     mod = _import(py)
     rng = np.random.default_rng(0)

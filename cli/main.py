@@ -98,6 +98,17 @@ def _path(file: str | None, sample: str | None) -> str:
     return path
 
 
+@contextlib.contextmanager
+def _writing(target: str):
+    """An output path that cannot be written: one line on stderr naming it, exit 2 (bad
+    usage), never a traceback."""
+    try:
+        yield
+    except OSError as err:
+        click.echo(f"cannot write {err.filename or target}: {err.strerror or err}", err=True)
+        sys.exit(2)
+
+
 def _fail(message: str, as_json: bool, line: int | None = None, col: int | None = None, path=None,
           hint: str | None = None):
     """A bad file: the error on stderr, or as JSON on stdout with --json (with what is
@@ -165,10 +176,28 @@ def _analyse(loop, timeout: float, lift: bool, accept_tested: bool, memory: int,
     if not sys.platform.startswith("linux"):
         return _analysis(loop, timeout, hard, lift, accept_tested, None, quiet, lift_unknown)
     try:
-        return within(time.monotonic() + hard + 5.0, _analysis, loop, timeout, hard, lift, accept_tested,
+        return within(time.monotonic() + hard + 5.0, _analysis_in_child, loop, timeout, hard, lift, accept_tested,
                       memory, quiet, lift_unknown, daemon=False)
     except SolverTimeout as err:
         return _Stopped("ended" if "without an answer" in str(err) else "timeout")
+
+
+def _analysis_in_child(*args):
+    """`_analysis` in the forked child, its native libraries' stderr (file descriptor 2)
+    sent to /dev/null: a C++ "terminate called ..." of a library that could not allocate
+    under --memory is not the user's to read; the CLI says why the analysis stopped.
+    Python's own stderr (the steps, warnings) still goes to the terminal."""
+    import os
+    try:
+        sys.stderr.flush()
+        keep = os.dup(2)
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, 2)
+        os.close(null)
+        sys.stderr = open(keep, "w", buffering=1, closefd=True)
+    except (OSError, ValueError, AttributeError):     # no file descriptor 2 (captured): as it is
+        pass
+    return _analysis(*args)
 
 
 def _analysis(loop, timeout: float, hard: float, lift: bool, accept_tested: bool, memory, quiet: bool,
@@ -315,7 +344,8 @@ def main(debug):
 @click.argument("file", type=click.Path(dir_okay=False), required=False)
 @click.option("--sample", metavar="NAME", help=SAMPLE_HELP)
 @click.option("--json", "as_json", is_flag=True,
-              help="Print the analysis as JSON (`to_json()`); errors as JSON {error, line, col} on stdout.")
+              help="Print the analysis as JSON (`to_json()`); a bad file as JSON {error, line, col, path, hint} "
+                   "on stdout.")
 @TIMEOUT
 @MEMORY
 @click.option("--no-lift", is_flag=True, help="Do not search for auxiliary state on a non-homomorphism.")
@@ -355,12 +385,14 @@ def lift(file, sample, output, timeout, memory):
         click.echo(note if note.startswith("no bounded lift") else f"no lift found: {note}" if note else
                    "no lift found")
         sys.exit(1)
+    if output:                              # written first: an unwritable path is one line, exit 2
+        with _writing(output):
+            Path(output).write_text(a.lifted)
     click.echo(f"{path}: {a.reason}")
     click.echo("added:")
     for line in a.lift_added:
         click.echo(f"  {line}")
     if output:
-        Path(output).write_text(a.lifted)
         click.echo(f"wrote {output}")
     else:
         click.echo("")
@@ -400,7 +432,9 @@ def emit(file, sample, outdir, dtype, dim, timeout, accept_tested, memory):
         if dim not in (64, 128):
             raise click.UsageError("the attention kernel takes --dim 64 or 128")
         click.echo(f"{a.loop.name}: {shape.describe()}")
-    for p in a.emit(outdir, dtype=dtype, dim=dim):
+    with _writing(outdir):
+        written = a.emit(outdir, dtype=dtype, dim=dim)
+    for p in written:
         click.echo(f"wrote {p}")
     sys.exit(0)
 
@@ -442,7 +476,7 @@ def run(file, sample, n, backend, scan, dtype, dim, seed, timeout, memory, param
         else:
             par = a.run(*arrays, backend=backend, **params)
     except BackendUnavailable as err:
-        click.echo(f"{file}: backend {backend}: {err}", err=True)
+        click.echo(f"{path}: backend {backend}: {err}", err=True)
         sys.exit(2)
     except UsageError as err:                # a --param that breaks a precondition
         click.echo(f"{path}: {err}", err=True)
@@ -503,10 +537,21 @@ class _Bar:
 
 
 def _short(v) -> str:
+    """A value as the CLI prints it: plain numbers (no `np.float32(...)`), each at the
+    precision of its dtype (a float32 by its shortest float32 spelling), arrays cut short;
+    several values in parentheses."""
     import numpy as np
-    arr = np.asarray(v, dtype=object) if isinstance(v, tuple) else np.asarray(v)
-    with np.printoptions(precision=6, threshold=6):
-        return str(arr) if arr.ndim else repr(arr.item())
+    if hasattr(v, "_fields"):               # a NamedTuple of named results
+        return f"{type(v).__name__}(" + ", ".join(f"{k}={_short(x)}" for k, x in zip(v._fields, v)) + ")"
+    if isinstance(v, tuple):
+        return "(" + ", ".join(_short(x) for x in v) + ")"
+    arr = np.asarray(v)
+    if arr.ndim:
+        with np.printoptions(precision=6, threshold=6):
+            return str(arr)
+    if arr.dtype.kind == "f":
+        return str(arr[()]) if arr.dtype != np.float64 else repr(float(arr))
+    return str(arr.item())
 
 
 def _difference(x, y) -> float:
@@ -548,16 +593,19 @@ def accuracy(file, sample, dtype, max_n, plot, seed, timeout, memory, param_valu
     if a.combine_fn is None:
         click.echo(f"{path}: {a.verdict}: {a.reason}; no tree to measure", err=True)
         sys.exit(1)
+    if plot:                                # before the measurement, which takes a while
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            raise click.UsageError("--plot needs matplotlib: pip install 'thm3[plot]'") from None
     with _Bar("accuracy", 2 * max_n) as bar:
         rows = measure(a, dtype=dtype, max_n=max_n, seed=seed, params=_params(a.loop, param_values),
                        progress=bar.advance)
     click.echo(f"{a.loop.title}\nrelative error of the {dtype} results against {reference_name()} (random data):")
     click.echo(table(rows))
     if plot:
-        try:
+        with _writing(plot):
             plot_errors(rows, plot, title=f"{a.loop.title.split(':')[0]} ({dtype})", dtype=dtype)
-        except ImportError:
-            raise click.ClickException("--plot needs matplotlib: pip install 'thm3[plot]'") from None
         click.echo(f"wrote {plot}")
     sys.exit(0)
 

@@ -586,7 +586,7 @@ REJECTED = [
     ("unpack_mismatch", in_left("a, b = x, x, x", "return acc"), "unpacking 3 values into 2 names", 10, 12),
     ("return_tuple", in_left("return (acc.s, acc.m)"), "`left` must return the state", 10, 12),
     ("state_outside_return", in_left("t = State(x, x)", "return t"), "State(...) is allowed only directly in a return", 10, 9),
-    ("result_returns_state", RIGHT_AFTER + "def result(acc: State) -> Real:\n    return acc\n", "`result` returns one value", 14, 5),
+    ("result_returns_state", RIGHT_AFTER + "def result(acc: State) -> Real:\n    return acc\n", "`result` returns values, not the state", 14, 5),
     ("state_arity", in_left("return State(acc.s, acc.m, x)"), "State has 2 fields (`s`, `m`), this is argument 3", 10, 32),
     ("state_missing_field", in_left("return State(acc.s)"), "State(...) is missing `m`", 10, 12),
     ("state_duplicate_field", in_left("return State(acc.s, s=x)"), "field `s` is given twice", 10, 25),

@@ -1097,6 +1097,32 @@ def test_emitted_module_runs_on_numpy_without_cupy(name, tmp_path, monkeypatch):
         module.reduce(*(dev or [n]), backend="torch", **params)
 
 
+@pytest.mark.parametrize("name", sorted(LOOPS))
+def test_emitted_scan_runs_on_numpy_without_cupy(name, tmp_path, monkeypatch):
+    """The emitted module's `scan(..., backend="numpy")`: every prefix state on the CPU,
+    against the sequential prefixes; CuPy blocked.  (Issue 23: its error said "run with
+    backend='numpy'" while scan took `backend` as a loop parameter.)"""
+    from thm3.backends.scan import run_sequential_prefixes
+    loop, combine = LOOPS[name]()
+    dim = DIM if any(x.type is V for x in loop.fields + loop.elements + loop.params) else None
+    _, py = emit_mod.emit(loop, combine, tmp_path, dim=dim)
+    monkeypatch.setitem(sys.modules, "cupy", None)
+    module = _import(py)
+    rng = np.random.default_rng(12)
+    for n in (0, 1, 7, 1024, 3000 + 5):
+        arrays, params = data(name, n, rng)
+        dev = [a.astype(np.float32) if a.dtype == np.float64 else a for a in arrays]
+        got = module.scan(*(dev or [n]), backend="numpy", **params)
+        assert len(got) == len(loop.fields) and all(len(g) == n for g in got)
+        want = run_sequential_prefixes(loop, [a.astype(np.float64) if a.dtype == np.float32 else a for a in dev],
+                                       params)
+        for g, w, f in zip(got, want, loop.fields):
+            np.testing.assert_allclose(np.asarray(g, np.float64), np.asarray(w, np.float64), 2e-4, 2e-4,
+                                       err_msg=f"{name} n={n} field {f.name}")
+    with pytest.raises(ValueError, match="backend"):
+        module.scan(*(dev or [n]), backend="torch", **params)
+
+
 def test_exp_certified_nonpositive_uses_ex2_approx_in_left_and_combine_only():
     """With the stability certificate (every exp argument of left and the combine <= 0)
     their float32 exps take ex2.approx alone; the result's exps, which it does not cover,

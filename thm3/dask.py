@@ -355,7 +355,7 @@ def _prefix_results(spec, params, parts, lengths, dim):
     empty = tuple(np.zeros((0, dim) if f.type is Type.VEC else (0,), dtype=field_dtype(f.type, np.float64))
                   for f in loop.fields)
     sample = prefix_results(loop, empty, params)
-    samples = sample if isinstance(sample, tuple) else (sample,)
+    samples = tuple(sample) if isinstance(sample, tuple) else (sample,)
     results = [dask.delayed(_chunk_results, pure=True)(spec, part, params) for part in parts]
     out = []
     for k, s in enumerate(samples):
@@ -365,4 +365,7 @@ def _prefix_results(spec, params, parts, lengths, dim):
         out.append(da.concatenate(pieces) if pieces else da.zeros(s.shape, dtype=s.dtype))
     if not isinstance(sample, tuple):
         return out[0]
+    if loop.result is not None and loop.result_kind == "namedtuple":
+        from thm3.backends.numpy_tree import result_class
+        return LazyState(result_class(loop.result_class, loop.result_names), loop.result_names, out)
     return LazyState(_as_tuple, [f"r{k}" for k in range(len(out))], out)

@@ -26,8 +26,17 @@ def html(a) -> str:
             f"<pre>{_html.escape(a.report())}</pre></div>")
 
 
+class _BadLine(Exception):
+    """A `%%thm3` line argparse refuses: shown in the cell, never a SystemExit."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):
+        raise _BadLine(f"%%thm3: {message}\n{self.format_usage().strip()}")
+
+
 def _arguments() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="%%thm3", add_help=False,
+    p = _Parser(prog="%%thm3", add_help=False,
                                 description="Analyse the cell's text as a loop file (never run it).")
     p.add_argument("--timeout", type=float, default=60.0, help="seconds for the whole analysis")
     p.add_argument("--no-lift", action="store_true", help="no search for auxiliary state")
@@ -41,7 +50,11 @@ def thm3_cell(line: str, cell: str, user_ns: dict | None = None):
     the Analysis (displayed by the notebook) and stores it in `VAR` (default `_thm3`).
     A LoopError is shown as the file error, with the cell's line and column."""
     import thm3
-    args = _arguments().parse_args(shlex.split(line))
+    try:
+        args = _arguments().parse_args(shlex.split(line))
+    except (_BadLine, ValueError) as err:      # ValueError: shlex on an unclosed quote
+        print(err if isinstance(err, _BadLine) else f"%%thm3: {err}")
+        return None
     try:
         a = thm3.analyze_source(cell, path=f"<{args.name}>", name=args.name, timeout=args.timeout,
                                 lift=not args.no_lift)

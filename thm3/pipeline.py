@@ -215,6 +215,10 @@ def _check_run_inputs(loop: Loop, arrays, params: dict):
     if unknown:
         known = ", ".join(p.name for p in loop.params) or "none"
         raise UsageError(f"{loop.name}: unknown keyword(s) {', '.join(unknown)}; the loop parameters are {known}")
+    missing = [p.name for p in loop.params if p.name not in params]
+    if missing:
+        raise UsageError(f"{loop.name}: missing loop parameter(s) {', '.join(missing)}: pass "
+                         + ", ".join(f"{name}=..." for name in missing))
     given = [d for d in loop.elements if not d.index]
     if len(arrays) != len(given):
         raise UsageError(f"{loop.name}: {len(arrays)} array(s) given, one per element parameter expected: "
@@ -225,8 +229,19 @@ def _check_run_inputs(loop: Loop, arrays, params: dict):
         env = {d.name: np.arange(n) for d in loop.elements if d.index}
         env.update({d.name: (x if d.type is Type.VEC else x.reshape(n, 1)) for d, x in zip(given, data)})
         env.update({p.name: np.asarray(params[p.name], dtype=np.float64) for p in loop.params if p.name in params})
+        from thm3.ir import free_vars
         from thm3.report import invariant_text
+        names = {p.name for p in loop.params}
         for cond in loop.preconditions:
+            if free_vars([cond]) <= names:      # over the parameters alone: blame them, not the data
+                with quiet():
+                    holds = bool(np.all(evaluate([cond], env, NUMPY)[0]))
+                if not holds:
+                    values = ", ".join(f"{p.name} = {plain(params[p.name])}" for p in loop.params
+                                       if p.name in free_vars([cond]))
+                    raise UsageError(f"{loop.name}: the loop parameter(s) {values} break the precondition "
+                                     f"`assert {invariant_text(cond)}`")
+                continue
             with quiet():
                 holds = np.asarray(evaluate([cond], env, NUMPY)[0])
                 holds = np.broadcast_to(holds, (n, 1)) if holds.ndim == 0 else holds   # a condition on parameters only
@@ -244,8 +259,9 @@ def _in_dtype(value, real):
     """The result with its floats in the dtype the run computed in."""
     if real is np.float64:
         return value
-    if isinstance(value, tuple):
-        return tuple(_in_dtype(v, real) for v in value)
+    if isinstance(value, tuple):                # a tuple or NamedTuple keeps its class
+        values = [_in_dtype(v, real) for v in value]
+        return type(value)(*values) if hasattr(value, "_fields") else tuple(values)
     return real(value) if isinstance(value, (float, np.floating)) else value
 
 

@@ -67,7 +67,7 @@ def render_report(a) -> str:
         w(f"  assumes   {'; '.join(to_text(p) for p in loop.preconditions)}")
     w("  left      " + "\n            ".join(
         f"{f.name}' = {to_text(e)}".replace("acc.", "")
-        for f, e in zip(loop.fields, with_field_names(loop, loop.left.outputs, "'"))))
+        for f, e in zip(loop.fields, branches_merged(with_field_names(loop, loop.left.outputs, "'")))))
     w("")
     w(f"verdict: {a.verdict.upper()}" + (f"  ({a.reason})" if a.reason else "") + f"   [{a.seconds:.2f} s]")
     w("")
@@ -88,9 +88,13 @@ def render_report(a) -> str:
         names2 = ", ".join(f"{f.name}₂" for f in loop.fields)
         w(f"{n}. Combine ⊙ (found by {a.method}):")
         w(f"     ({names1}) ⊙ ({names2}) = (")
-        for f, e in zip(loop.fields, with_field_names(loop, a.combine_fn.outputs)):
+        terms = combine_terms(loop, a.combine_fn.outputs)
+        for f, e in zip(loop.fields, terms):
             w(f"        {f.name}: {math_text(to_text(e))}")
         w("     )")
+        primed = [f.name for f in loop.fields if any(f"{f.name}'" in to_text(e) for e in terms)]
+        if primed:
+            w(f"     where {', '.join(p + chr(39) for p in primed)}: the combined value above")
         w(f"     identity: ({', '.join(_default(f) for f in loop.fields)})")
         if getattr(a, "transport", None):
             w(f"     transport of structure: {a.transport}")
@@ -177,6 +181,31 @@ def with_field_names(loop, outputs, suffix: str = "") -> list:
             return r
         out.append(go(e))
     return out
+
+
+def combine_terms(loop, outputs) -> list:
+    """The combine's outputs as the report writes them in math: an output that another
+    reads by its field's name primed (n' = n₁ + n₂, as left's new values read; a bare `n`
+    beside n₁ and n₂ would not say which), branches that agree merged."""
+    return branches_merged(with_field_names(loop, outputs, "'"))
+
+
+def branches_merged(exprs: list) -> list:
+    """`exprs` with every `A if c else A` written A (sharing kept): what an if/else whose
+    branches compute the same term reads as."""
+    from thm3.ir import Expr, Op, same
+    memo: dict = {}
+
+    def go(x):
+        if id(x) in memo:
+            return memo[id(x)]
+        src = tuple(go(s) for s in x.src)
+        r = x if all(a is b for a, b in zip(src, x.src)) else Expr(x.op, x.type, src, x.arg)
+        if r.op is Op.WHERE and same(src[1], src[2]):
+            r = src[1]
+        memo[id(x)] = r
+        return r
+    return [go(e) for e in exprs]
 
 
 def combine_code(a) -> str:

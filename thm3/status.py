@@ -1,6 +1,7 @@
 """The words every stage answers with: a `Status` for a law, a check or a pipeline step,
 and the `Verdict` of an analysis.  Both are `str` enums, so `a.proofs["identity"] ==
-"proved"` holds, they print as their value and JSON carries the plain word."""
+"proved"` holds, they print as their value (`repr` too, so that `print(a.proofs)` shows words) and JSON
+carries the plain word."""
 from __future__ import annotations
 
 from enum import Enum
@@ -26,6 +27,9 @@ class Status(str, Enum):
     def __str__(self) -> str:
         return self.value
 
+    def __repr__(self) -> str:       # in a printed dict or list too: the word, as JSON has it
+        return repr(self.value)
+
 
 class Verdict(str, Enum):
     """The answer of an analysis: a combine exists and its laws hold, none can exist
@@ -36,3 +40,6 @@ class Verdict(str, Enum):
 
     def __str__(self) -> str:
         return self.value
+
+    def __repr__(self) -> str:       # in a printed dict or list too: the word, as JSON has it
+        return repr(self.value)

@@ -316,9 +316,19 @@ class Spec:
 
     @property
     def result_type(self) -> Type | None:
-        if self.loop.result is None:
+        """The type of a one-value result (None without one, or for several)."""
+        if self.loop.result is None or self.loop.result_kind != "value":
             return None
-        return self.loop.result_type or self.loop.result.outputs[0].type
+        return self.loop.result_types[0]
+
+    @property
+    def result_outputs(self) -> list[tuple[str, Type]]:
+        """The kernels' result arrays: `out_result` for one value, `out_result0`, ... for
+        several (a tuple or NamedTuple result), with their types."""
+        types = self.loop.result_types
+        if self.loop.result_kind == "value":
+            return [("out_result", t) for t in types]
+        return [(f"out_result{k}", t) for k, t in enumerate(types)]
 
     def param_decls(self) -> list[str]:
         return [f"const {self.real.ctype}* {c_name(p.name)}" if p.type is Type.VEC
@@ -632,13 +642,16 @@ def render_result(spec: Spec) -> str:
         return ""
     names = _state_names(spec, "acc", "acc")
     names.update({p.name: c_name(p.name) for p in spec.loop.params})
-    rtype = spec.result_type
-    target = "out" if rtype is Type.VEC else "out[0]"
-    lines = _body(spec, spec.loop.result, names, [(target, rtype)])
-    args = ["const State& acc"] + spec.param_decls() + [f"{spec.ctype(rtype)}* out"]
+    types = [t for _, t in spec.result_outputs]
+    several = spec.loop.result_kind != "value"
+    outs = [f"out{k}" for k in range(len(types))] if several else ["out"]
+    targets = [(o if t is Type.VEC else f"{o}[0]", t) for o, t in zip(outs, types)]
+    lines = _body(spec, spec.loop.result, names, targets)
+    args = ["const State& acc"] + spec.param_decls() + [f"{spec.ctype(t)}* {o}" for o, t in zip(outs, types)]
+    note = (f" ({len(types)} values, one output each)" if several
+            else " (THM3_DIM values)" if types == [Type.VEC] else "")
     return _function(c_signature("__host__ __device__ __forceinline__ void thm3_result", args), lines,
-                     "result: the loop's answer from the final state" +
-                     (" (THM3_DIM values)" if rtype is Type.VEC else ""))
+                     "result: the loop's answer from the final state" + note)
 
 
 def render_functions(loop: Loop, combine: Fn, *, dtype: str = "float32", dim: int | None = None,
@@ -749,16 +762,15 @@ def kernel_args(spec: Spec, kernel: str) -> list[KernelArg]:
     """The arguments of "thm3_reduce_blocks", "thm3_reduce_partials" or "thm3_reduce_rows",
     in order: arrays (one per element that is not an Index), n, the loop parameters (a Vec
     one as a pointer); or the partials and their count; then the outputs (one array per
-    field, and one for the result)."""
+    field, and one for each value of the result)."""
     arrays = [KernelArg(f"in_{p.name}", spec.ctype(p.type), True, "array", p.name, p.type is Type.VEC)
               for p in spec.data_elements]
     params = [KernelArg(c_name(p.name), spec.ctype(p.type), p.type is Type.VEC, "param", p.name,
                         p.type is Type.VEC) for p in spec.loop.params]
     outputs = [KernelArg(f"out_{f.name}", spec.ctype(f.type), True, "output", f.name, f.type is Type.VEC)
                for f in spec.loop.fields]
-    if spec.result_type:
-        outputs.append(KernelArg("out_result", spec.ctype(spec.result_type), True, "output", "result",
-                                 spec.result_type is Type.VEC))
+    for name, t in spec.result_outputs:
+        outputs.append(KernelArg(name, spec.ctype(t), True, "output", name.removeprefix("out_"), t is Type.VEC))
     n = KernelArg("n", "long long", False, "n")
     match kernel:
         case "thm3_reduce_blocks":
@@ -785,9 +797,9 @@ def _store_lines(spec: Spec) -> list[str]:
             lines.append(f"for (int d = 0; d < THM3_DIM; ++d) out_{f.name}[row * THM3_DIM + d] = s.{m}[d];")
         else:
             lines.append(f"out_{f.name}[row] = s.{m};")
-    if spec.result_type:
-        width = " * THM3_DIM" if spec.result_type is Type.VEC else ""
-        lines.append(f"thm3_result(s{_lead(spec.param_names())}, out_result + row{width});")
+    if spec.result_outputs:
+        outs = [f"{name} + row{' * THM3_DIM' if t is Type.VEC else ''}" for name, t in spec.result_outputs]
+        lines.append(f"thm3_result(s{_lead(spec.param_names())}{_lead(outs)});")
     return lines
 
 

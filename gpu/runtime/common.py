@@ -15,7 +15,8 @@ def _cupy():
     except ImportError as err:
         raise BackendUnavailable(
             f"CuPy is not installed ({err}): pip install 'thm3[cuda12]' for CUDA 12 or "
-            f"'thm3[cuda13]' for CUDA 13, or run with backend='numpy'") from None
+            f"'thm3[cuda13]' for CUDA 13, or call reduce, reduce_state or scan with "
+            f"backend='numpy'") from None
     return cupy
 
 

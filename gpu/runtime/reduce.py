@@ -17,7 +17,9 @@ DIM: int | None         # the length of a Vec
 FIELDS: tuple           # the State: (name, type) in order
 ELEMENTS: tuple         # the elements, one array each in order (an Index is the position)
 PARAMS: tuple           # the loop parameters, passed by keyword
-RESULT: str | None      # the type of reduce's answer (None: the state itself)
+RESULT: str | tuple | None   # the type of reduce's answer (None: the state itself; a tuple: several values)
+RESULT_NAMES: tuple | None   # the names of several values, where `result` returns a NamedTuple
+RESULT_CLASS: str | None     # ... and its name
 BLOCK: int              # threads per block of the reduction
 ITEMS: int              # consecutive elements per thread in a warp tile
 STATE_BYTES: int        # sizeof(State) in the sources
@@ -32,6 +34,31 @@ MAX_BLOCKS = 4096       # cap on pass 1's grid: pass 2 combines that many partia
 RUN = 1024              # backend="numpy": elements a run folds with left
 
 _modules: dict = {}
+
+
+def _result_kinds() -> list:
+    """The result's outputs, (name, type) each: one, or one per value of several."""
+    if RESULT is None:
+        return []
+    if isinstance(RESULT, str):
+        return [("result", RESULT)]
+    return [(f"result{k}", t) for k, t in enumerate(RESULT)]
+
+
+_result_class: list = []
+
+
+def _shaped(values: list):
+    """The result's values in the shape `result` returns: one value, a tuple, or the
+    loop file's NamedTuple of named results."""
+    if isinstance(RESULT, str):
+        return values[0]
+    if not RESULT_NAMES:
+        return tuple(values)
+    if not _result_class:
+        from collections import namedtuple
+        _result_class.append(namedtuple(RESULT_CLASS, RESULT_NAMES))
+    return _result_class[0](*values)
 
 
 def _module(source: str | None = None):
@@ -137,7 +164,7 @@ def _params(params: dict) -> list:
 
 def _outputs(count: int) -> list:
     cupy = _cupy()
-    kinds = list(FIELDS) + ([("result", RESULT)] if RESULT else [])
+    kinds = list(FIELDS) + _result_kinds()
     return [cupy.empty((count, DIM) if t == "Vec" else (count,), dtype=_real_type(t)) for _, t in kinds]
 
 
@@ -236,8 +263,8 @@ def _reduce_numpy(arrays, params) -> list:
         state = [np.concatenate([m, s[2 * pairs:]]) for m, s in zip(merged, state)]
     values = [s[0] if t == "Vec" else s[0, 0] for s, (_, t) in zip(state, FIELDS)]
     if _result is not None:
-        r = _result(*values, *ps)[0]
-        values.append(np.asarray(r, dtype=_real_type(RESULT)) if RESULT == "Vec" else _real_type(RESULT)(r))
+        for r, (_, t) in zip(_result(*values, *ps), _result_kinds()):
+            values.append(np.asarray(r, dtype=_real_type(t)) if t == "Vec" else _real_type(t)(r))
     return values
 
 
@@ -284,7 +311,7 @@ def reduce(*arrays, backend: str = "cupy", **params):
     """The loop's answer over the arrays (the result, or the final State); on the GPU, or
     on the CPU with backend="numpy"."""
     values = _reduce(arrays, params, backend)
-    return values[len(FIELDS)] if RESULT else tuple(values)
+    return _shaped(values[len(FIELDS):]) if RESULT else tuple(values)
 
 
 def _reduce_rows(arrays, params):
@@ -311,7 +338,7 @@ def reduce_rows(*arrays, **params):
     """One reduction per row of (rows, n) arrays ((rows, n, DIM) for a Vec): a CuPy array
     of the rows' results (no result: a tuple of per-field arrays)."""
     outs = _reduce_rows(arrays, params)
-    return outs[len(FIELDS)] if RESULT else tuple(outs)
+    return _shaped(outs[len(FIELDS):]) if RESULT else tuple(outs)
 
 
 # --- the inclusive scan: every prefix state, in list order ---------------------------------
@@ -321,10 +348,62 @@ def _scan_outputs(shape) -> list:
     return [cupy.empty(shape + ((DIM,) if t == "Vec" else ()), dtype=_real_type(t)) for _, t in FIELDS]
 
 
-def scan(*arrays, **params) -> tuple:
-    """Every prefix State (inclusive, in list order): a tuple of CuPy arrays, one per
-    field, of length n (n x DIM for a Vec).  Three launches: the blocks' states, their
-    exclusive prefixes, each block's tiles scanned again."""
+def _scan_numpy(arrays, params) -> tuple:
+    """backend="numpy": every prefix State on the CPU.  Runs of RUN consecutive elements
+    are scanned with left side by side (one left step a column, over every run at once),
+    the runs' totals scanned with the combine (Hillis-Steele, log2(runs) steps), and each
+    run's prefixes combined on the right of the states before the run."""
+    xs, n = _host_arrays(arrays)
+    ps = _host_params(params)
+    widths = [DIM if t == "Vec" else 1 for _, t in FIELDS]
+    if n == 0:
+        return tuple(np.empty((0, DIM) if t == "Vec" else (0,), dtype=_real_type(t)) for _, t in FIELDS)
+    runs = -(-n // RUN)
+    state = [_column(v, t, runs) for v, (_, t) in zip(DEFAULTS, FIELDS)]
+    local = [np.empty((runs, RUN, w), dtype=_real_type(t)) for w, (_, t) in zip(widths, FIELDS)]
+    for k in range(min(RUN, n)):
+        at = np.arange(runs) * RUN + k
+        valid = (at < n)[:, None]
+        at = np.minimum(at, n - 1)
+        elements, data = [], iter(xs)
+        for name, t in ELEMENTS:
+            if t == "Index":
+                elements.append(at[:, None].astype(np.int64))
+            else:
+                a = next(data)
+                elements.append(a[at] if t == "Vec" else a[at][:, None])
+        new = _left(*state, *elements, *ps)
+        state = [np.where(valid, np.broadcast_to(v, s.shape), s).astype(s.dtype) for v, s in zip(new, state)]
+        for out, s in zip(local, state):
+            out[:, k] = s
+    totals, step = state, 1                 # inclusive scan of the runs' totals
+    while step < runs:
+        merged = _combine(*[s[:-step] for s in totals], *[s[step:] for s in totals], *ps)
+        totals = [np.concatenate([s[:step], np.broadcast_to(m, s[step:].shape).astype(s.dtype)])
+                  for m, s in zip(merged, totals)]
+        step *= 2
+    if runs > 1:                            # run r's prefixes after the total of runs 0..r-1
+        before = [np.repeat(s[:-1], RUN, axis=0) for s in totals]
+        after = [x[1:].reshape(-1, x.shape[2]) for x in local]
+        merged = _combine(*before, *after, *ps)
+        for x, m in zip(local, merged):
+            x[1:] = np.broadcast_to(m, (after[0].shape[0], x.shape[2])).reshape(x[1:].shape)
+    return tuple(x.reshape(runs * RUN, w)[:n] if t == "Vec" else x.reshape(runs * RUN)[:n]
+                 for x, w, (_, t) in zip(local, widths, FIELDS))
+
+
+def scan(*arrays, backend: str = "cupy", **params) -> tuple:
+    """Every prefix State (inclusive, in list order): a tuple of arrays, one per field, of
+    length n (n x DIM for a Vec); CuPy arrays from the GPU, or NumPy arrays computed on
+    the CPU with backend="numpy" (no CuPy needed).  On the GPU, three launches: the
+    blocks' states, their exclusive prefixes, each block's tiles scanned again."""
+    match backend:
+        case "cupy":
+            pass
+        case "numpy":
+            return _scan_numpy(arrays, params)
+        case _:
+            raise ValueError(f"backend must be 'cupy' or 'numpy', not {backend!r}")
     cupy = _cupy()
     xs, n = _length(arrays)
     ps = _params(params)

@@ -87,8 +87,45 @@ def identity(loop: Loop, *, dim: int | None = None, dtype=np.float64) -> tuple:
     return tuple(_scalar_value(f.default, f.type, dtype, dim) for f in loop.fields)
 
 
+def result_class(name: str, names: tuple[str, ...]):
+    """The NamedTuple class of a loop's named results (one class per name and fields, so
+    that answers compare and `isinstance` holds across calls); its values pickle (Dask
+    workers send them) by name and fields, not by a module attribute."""
+    key = (name, tuple(names))
+    cls = _RESULT_CLASSES.get(key)
+    if cls is None:
+        from collections import namedtuple
+        base = namedtuple(name, names)
+        cls = _RESULT_CLASSES[key] = type(name, (base,), {
+            "__slots__": (), "__module__": __name__,
+            "__reduce__": lambda self: (_result_value, (key[0], key[1], tuple(self)))})
+    return cls
+
+
+_RESULT_CLASSES: dict = {}
+
+
+def _result_value(name, names, values):
+    return result_class(name, names)(*values)
+
+
+def shaped_result(loop: Loop, values):
+    """`result`'s values in the shape it returns them: the value itself, a tuple, or the
+    file's NamedTuple of named results."""
+    match loop.result_kind:
+        case "value":
+            return values[0]
+        case "tuple":
+            return tuple(values)
+        case "namedtuple":
+            return result_class(loop.result_class, loop.result_names)(*values)
+        case kind:
+            raise ValueError(f"no result kind {kind!r}")
+
+
 def apply_result(loop: Loop, state, params: dict):
-    """The loop's answer for a final state: `result` applied, or the state itself."""
+    """The loop's answer for a final state: `result` applied (in the shape it returns),
+    or the state itself."""
     if loop.result is None:
         return tuple(state)
     env = {f"acc.{f.name}": v for f, v in zip(loop.fields, state)}
@@ -96,10 +133,8 @@ def apply_result(loop: Loop, state, params: dict):
     with quiet():
         out = evaluate(loop.result.outputs, env, NUMPY)
     dim = next((np.size(v) for v in env.values() if np.ndim(v) == 1), None)   # a Vec's length
-    types = [loop.result_type] if len(out) == 1 else [e.type for e in loop.result.outputs]
-    values = [_scalar_value(v, t or e.type, np.float64, dim)
-              for v, t, e in zip(out, types, loop.result.outputs)]
-    return values[0] if len(values) == 1 else tuple(values)
+    values = [_scalar_value(v, t, np.float64, dim) for v, t in zip(out, loop.result_types)]
+    return shaped_result(loop, values)
 
 
 # --- the parallel form --------------------------------------------------------------

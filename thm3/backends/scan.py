@@ -185,8 +185,8 @@ def run_sequential_prefixes(loop: Loop, arrays, params: dict, *, n: int | None =
 
 def prefix_results(loop: Loop, states: tuple, params: dict):
     """`result` applied to every prefix state (fields as arrays of length n): an array
-    of length n (n x D for a Vec), or a tuple of them; the states themselves without a
-    `result`."""
+    of length n (n x D for a Vec), or several in the shape `result` returns them (a tuple,
+    a NamedTuple); the states themselves without a `result`."""
     if loop.result is None:
         return tuple(states)
     n = len(states[0])
@@ -195,10 +195,8 @@ def prefix_results(loop: Loop, states: tuple, params: dict):
     env.update(param_values(loop, params, np.float64))
     with quiet():
         out = evaluate(loop.result.outputs, env, NUMPY)
-    types = [loop.result_type] if len(out) == 1 else [e.type for e in loop.result.outputs]
     values = []
-    for v, t, e in zip(out, types, loop.result.outputs):
-        t = t or e.type
+    for v, t in zip(out, loop.result_types):
         v = np.asarray(v)
         if t is Type.VEC:
             dim = v.shape[-1] if v.ndim else 1
@@ -207,7 +205,8 @@ def prefix_results(loop: Loop, states: tuple, params: dict):
             kind = {Type.BOOL: np.bool_, Type.INT: np.int64}.get(t, np.float64)
             flat = v[:, 0] if v.ndim == 2 else v if v.ndim == 1 else np.full(n, v)
             values.append(np.broadcast_to(flat, (n,)).astype(kind))
-    return values[0] if len(values) == 1 else tuple(values)
+    from thm3.backends.numpy_tree import shaped_result
+    return shaped_result(loop, values)
 
 
 __all__ = ["ACCUMULATE_CHUNK", "DEFAULT_LANES", "exclusive_scan", "monoid_ufuncs", "prefix_results",

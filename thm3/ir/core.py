@@ -79,7 +79,10 @@ class Loop:
     left: Fn
     right: Fn | None = None
     result: Fn | None = None
-    result_type: Type | None = None
+    result_type: Type | None = None             # one value's type (None for several)
+    result_kind: str = "value"                  # "value", "tuple" or "namedtuple": what `result` returns
+    result_names: tuple[str, ...] = ()          # a NamedTuple result's field names
+    result_class: str = ""                      # ... and its class's name
     preconditions: tuple[Expr, ...] = ()        # assert conditions over elements and params
     doc: str = field(default="", compare=False)             # the docstring after its title line
     param_comments: dict = field(default_factory=dict, compare=False)   # loop parameter -> its comment
@@ -87,6 +90,16 @@ class Loop:
     @property
     def field_names(self) -> tuple[str, ...]:
         return tuple(f.name for f in self.fields)
+
+    @property
+    def result_types(self) -> tuple[Type, ...]:
+        """The type of each value `result` returns (one for a single value); () without
+        a `result`."""
+        if self.result is None:
+            return ()
+        if self.result_kind == "value":
+            return (self.result_type or self.result.outputs[0].type,)
+        return tuple(e.type for e in self.result.outputs)
 
 
 def initial_state(loop: Loop) -> tuple[Expr, ...]:

@@ -91,6 +91,37 @@ def float_infinity(node: ast.AST) -> float | None:
     return None
 
 
+_OPENERS = {"(", "[", "{", ",", "=", ":", "return", "if", "elif", "else", "assert", "not"}
+
+
+def _deepest_expression(text: str) -> tuple[int, int, int]:
+    """Where an expression too deep for `ast.parse` is (its 1-based line and column) and
+    how many operators its line holds, read from the tokens alone (the tokenizer does not
+    recurse): the line with the most operators, at the start of the operand before its
+    first one."""
+    import io
+    import tokenize
+    lines: dict[int, list] = {}
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+            if tok.type in (tokenize.OP, tokenize.NAME, tokenize.NUMBER):
+                lines.setdefault(tok.start[0], []).append(tok)
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        pass
+    if not lines:
+        return 1, 1, 0
+
+    def operators(toks):
+        return [k for k, t in enumerate(toks) if t.type == tokenize.OP and t.string not in "()[]{},.:="
+                or t.string in ("and", "or")]
+
+    line, toks = max(lines.items(), key=lambda kv: len(operators(kv[1])))
+    ops = operators(toks)
+    first = ops[0] if ops else 0
+    start = next((k + 1 for k in range(first - 1, -1, -1) if toks[k].string in _OPENERS), 0)
+    return line, toks[min(start, len(toks) - 1)].start[1] + 1, len(ops)
+
+
 def parse_source(text: str, path: str = "<string>", name: str | None = None) -> Loop:
     """Read a loop file's text; `path` names it in errors, `name` defaults to its stem."""
     if name is None:
@@ -106,14 +137,23 @@ def parse_source(text: str, path: str = "<string>", name: str | None = None) -> 
         line = err.lineno or 1
         raise LoopError(f"invalid Python syntax: {err.msg}", path, line, err.offset or 1,
                         source.line(line)) from None
-    except (ValueError, RecursionError, MemoryError) as err:   # NUL bytes, absurd nesting
+    except RecursionError:                  # an expression deeper than Python's parser takes
+        raise _too_deep(text, source, "Python's parser") from None
+    except (ValueError, MemoryError) as err:   # NUL bytes
         raise LoopError(f"unreadable source: {err}", path, 1, 1, source.line(1)) from None
     try:
         return _Module(source, name).read(tree)
     except LoopError as err:
         raise err.with_traceback(None) from None
     except RecursionError:
-        raise LoopError("expression nested too deeply", path, 1, 1, source.line(1)) from None
+        raise _too_deep(text, source, "thm3's frontend") from None
+
+
+def _too_deep(text: str, source: _Source, reader: str) -> LoopError:
+    line, col, count = _deepest_expression(text)
+    return LoopError(f"this expression chains {count} operations, more than {reader} can read",
+                     source.path, line, col, source.line(line),
+                     "a shorter expression: name its parts (t = x + y) and combine the names")
 
 
 INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
@@ -236,6 +276,8 @@ class _Module:
     params: dict[str, ParamDecl] = field(default_factory=dict)
     param_comments: dict[str, str] = field(default_factory=dict)
     functions: dict[str, ast.FunctionDef] = field(default_factory=dict)
+    result_classes: dict[str, tuple[tuple[str, Type], ...]] = field(default_factory=dict)  # NamedTuples `result` may return
+    result_class_nodes: dict[str, ast.ClassDef] = field(default_factory=dict)
 
     def read(self, tree: ast.Module) -> Loop:
         for i, stmt in enumerate(tree.body):
@@ -256,12 +298,23 @@ class _Module:
             fn = self.functions["right"]
             outputs = _Body(self, fn, *self.right_signature(fn, elements)).outputs()
             right_fn = Fn(self.inputs(elements), self.bounded(fn, outputs))
+        result_kind, result_names, result_class = "value", (), ""
         if "result" in self.functions:
             fn = self.functions["result"]
-            acc, declared = self.result_signature(fn)
-            outputs = self.bounded(fn, _Body(self, fn, acc, [], declared).outputs())
+            acc, declared, shape = self.result_signature(fn)
+            result_body = _Body(self, fn, acc, [], declared, shape)
+            outputs = self.bounded(fn, result_body.outputs())
             result_fn = Fn(self.inputs([]), outputs)
-            result_type = declared or outputs[0].type
+            result_kind = result_body.result_kind
+            if result_kind == "value":
+                result_type = declared or outputs[0].type
+            if result_kind == "namedtuple":
+                result_class = shape[2]
+                result_names = tuple(name for name, _ in self.result_classes[result_class])
+        unused = [name for name in self.result_classes if name != result_class]
+        if unused:
+            raise self.src.error(self.result_class_nodes[unused[0]], f"class `{unused[0]}` is not what `result` "
+                                 "returns", f"def result(acc: State) -> {unused[0]}: return {unused[0]}(...)")
 
         doc = inspect.cleandoc(self.docstring).strip() if self.docstring else ""
         # the title is the first paragraph (its lines joined), the doc what follows it
@@ -271,6 +324,7 @@ class _Module:
             path=self.src.path, source=self.src.text,
             fields=tuple(self.fields), elements=tuple(elements), params=tuple(self.params.values()),
             left=left_fn, right=right_fn, result=result_fn, result_type=result_type,
+            result_kind=result_kind, result_names=result_names, result_class=result_class,
             preconditions=tuple(body.preconditions),
             doc="\n".join(doc.splitlines()[len(paragraph):]).strip("\n"), param_comments=dict(self.param_comments))
 
@@ -303,9 +357,13 @@ class _Module:
                 raise self.src.error(stmt, f"unsupported construct: import of `{names[0].name}`", HINT_IMPORT)
             case ast.ClassDef(name="State"):
                 self.read_state(stmt)
+            case ast.ClassDef(name=name, bases=[ast.Name(id="NamedTuple") as base], keywords=[],
+                              decorator_list=[]):
+                self.require_import(base, "NamedTuple")
+                self.read_result_class(stmt)
             case ast.ClassDef(name=name):
                 raise self.src.error(stmt, f"unsupported construct: class `{name}`",
-                                     "one class, `class State(NamedTuple)`")
+                                     "`class State(NamedTuple)`, and a NamedTuple that `result` returns")
             case ast.AnnAssign():
                 self.read_param(stmt)
             case ast.FunctionDef():
@@ -381,6 +439,35 @@ class _Module:
                                          "fields `name: Type = default`")
         if not self.fields:
             raise self.src.error(cls, "State has no fields", "fields `name: Type = default`")
+
+    def read_result_class(self, cls: ast.ClassDef) -> None:
+        """A NamedTuple of named results: `name: Type` fields, no defaults."""
+        if cls.name in self.result_classes or cls.name in TYPES or cls.name in NAMES_IN_USE:
+            raise self.src.error(cls, f"a second class `{cls.name}`" if cls.name in self.result_classes
+                                 else f"`{cls.name}` is a reserved name in loop files", "another name")
+        if self.result_classes:
+            raise self.src.error(cls, f"a second result class `{cls.name}`", "one NamedTuple of results")
+        fields: list[tuple[str, Type]] = []
+        for i, stmt in enumerate(cls.body):
+            match stmt:
+                case ast.Expr(value=ast.Constant(value=str())) if i == 0:
+                    pass
+                case ast.AnnAssign(target=ast.Name(id=name), simple=1, value=None):
+                    if name.startswith("_") or name in {n for n, _ in fields}:
+                        raise self.src.error(stmt, f"field `{name}`: " + ("a second one" if not name.startswith("_")
+                                             else "starts with an underscore"), "another name")
+                    type_, _ = self.read_type(stmt.annotation, "a result")
+                    fields.append((name, type_))
+                case ast.AnnAssign(value=value) if value is not None:
+                    raise self.src.error(value, f"a field of `{cls.name}` takes no default: `result` gives "
+                                         "every value", "name: Type")
+                case _:
+                    raise self.src.error(stmt, f"unsupported construct: {_describe(stmt)} in {cls.name}",
+                                         "fields `name: Type`")
+        if not fields:
+            raise self.src.error(cls, f"{cls.name} has no fields", "fields `name: Type`")
+        self.result_classes[cls.name] = tuple(fields)
+        self.result_class_nodes[cls.name] = cls
 
     def read_field(self, stmt: ast.AnnAssign, name: str) -> None:
         if name.startswith("_"):
@@ -536,15 +623,31 @@ class _Module:
         self.returns_state(fn)
         return acc, elements
 
-    def result_signature(self, fn: ast.FunctionDef) -> tuple[str, Type | None]:
+    def result_signature(self, fn: ast.FunctionDef) -> tuple[str, Type | None, tuple]:
+        """`result`'s state parameter, its one declared type (or None), and its shape:
+        (kind, the declared types of a tuple or None, the NamedTuple's name)."""
         args = fn.args.args
         if len(args) != 1:
             raise self.src.error(fn, "`result` takes the state only", "def result(acc: State) -> Real")
         acc = self.state_param(fn, args[0])
-        declared = None
-        if fn.returns is not None:
+        match fn.returns:
+            case None:
+                return acc, None, ("value", None, "")
+            case ast.Name(id="tuple"):
+                return acc, None, ("tuple", None, "")
+            case ast.Subscript(value=ast.Name(id="tuple"), slice=ast.Tuple(elts=elts)) if elts:
+                return acc, None, ("tuple", tuple(self.read_type(e, "a result")[0] for e in elts), "")
+            case ast.Subscript(value=ast.Name(id="tuple"), slice=one):
+                return acc, None, ("tuple", (self.read_type(one, "a result")[0],), "")
+            case ast.Name(id=name) if name in self.result_classes:
+                return acc, None, ("namedtuple", tuple(t for _, t in self.result_classes[name]), name)
+        try:
             declared, _ = self.read_type(fn.returns, "a result")
-        return acc, declared
+        except LoopError as err:
+            raise LoopError(err.message, err.path, err.line, err.col, err.source_line,
+                            "Real, Int, Bool, Vec; tuple (or tuple[Real, Int]) for several values; or a "
+                            "NamedTuple class of the file for named ones") from None
+        return acc, declared, ("value", None, "")
 
 
 # --- function bodies -------------------------------------------------------------
@@ -560,7 +663,7 @@ class _Body(ast.NodeVisitor):
     expressions through the `visit_*` methods, whose fallback rejects the construct."""
 
     def __init__(self, module: _Module, fn: ast.FunctionDef, acc: str, elements: list[ParamDecl],
-                 declared: Type | None = None):
+                 declared: Type | None = None, shape: tuple = ("value", None, "")):
         self.module, self.src, self.fn, self.acc = module, module.src, fn, acc
         self.fields = {f.name: f for f in module.fields}
         # One leaf per input, so that `a is b` finds equal branches (`x if c else x`).
@@ -568,6 +671,9 @@ class _Body(ast.NodeVisitor):
         self.elements = {p.name: var(p.name, p.type) for p in elements}
         self.params = {name: var(name, p.type) for name, p in module.params.items()}
         self.declared = declared        # result's annotated type
+        self.shape = shape              # result's declared shape (result_signature)
+        self.result_kind = shape[0]     # what its returns give: "value", "tuple", "namedtuple"
+        self.result_count: int | None = None
         self.preconditions: list[Expr] = []
         self.env: dict[str, Expr | _Unbound] = {}
 
@@ -718,11 +824,7 @@ class _Body(ast.NodeVisitor):
     def returned(self, s: ast.Return, env: dict) -> tuple[Expr, ...]:
         value = s.value
         if self.fn.name == "result":
-            if value is None or _is_state(value, self.acc):
-                raise self.error(s, "`result` returns one value, not the state",
-                                 "return an expression such as acc.m; leave result out to return the state")
-            e = self.expr(value, env)
-            return (self.fit(e, self.declared, value, "the result") if self.declared else e,)
+            return self.result_values(s, value, env)
         match value:
             case ast.Name(id=self.acc):
                 return tuple(self.state.values())
@@ -731,6 +833,68 @@ class _Body(ast.NodeVisitor):
             case ast.Call(func=ast.Attribute(value=ast.Name(id=self.acc), attr="_replace")):
                 return self.replace_call(value, env)
         raise self.error(value or s, f"`{self.fn.name}` must return the state", HINT_STATE)
+
+    def result_values(self, s: ast.Return, value, env: dict) -> tuple[Expr, ...]:
+        """What one `return` of `result` gives: one value, a tuple of them, or the declared
+        NamedTuple's fields in order; every return the same shape."""
+        kind, types, cls = self.shape
+        if value is None or _is_state(value, self.acc):
+            raise self.error(s, "`result` returns values, not the state",
+                             "return an expression such as acc.m, a tuple (acc.m, acc.n), or leave result out "
+                             "to return the state")
+        match value:
+            case ast.Tuple(elts=elts):
+                if kind == "namedtuple":
+                    raise self.error(value, f"`result` is declared to return {cls}, this is a tuple",
+                                     f"return {cls}(...)")
+                if self.declared is not None:
+                    raise self.error(value, f"`result` is declared to return one {self.declared.value}, this "
+                                     f"returns {len(elts)} values", "-> tuple (or tuple[Real, ...])")
+                if not elts:
+                    raise self.error(value, "`result` returns an empty tuple", "at least one value")
+                if types is not None and len(types) != len(elts):
+                    raise self.error(value, f"`result` is declared to return {len(types)} values, this returns "
+                                     f"{len(elts)}", f"{len(types)} values")
+                out = [self.expr(e, env) for e in elts]
+                if types is not None:
+                    out = [self.fit(e, t, node, f"result value {k + 1}")
+                           for k, (e, t, node) in enumerate(zip(out, types, elts))]
+                self.result_kind = "tuple"
+            case ast.Call(func=ast.Name(id=name)) if name in self.module.result_classes:
+                if kind != "namedtuple":
+                    raise self.error(value, f"`result` returns {name} but is not declared to",
+                                     f"def result({self.acc}: State) -> {name}")
+                out = self.named_results(value, name, env)
+            case _:
+                if kind != "value":
+                    want = f"{cls}(...)" if kind == "namedtuple" else "a tuple (a, b)"
+                    raise self.error(value, f"`result` is declared to return several values, this is one",
+                                     f"return {want}")
+                e = self.expr(value, env)
+                out = [self.fit(e, self.declared, value, "the result") if self.declared else e]
+                self.result_kind = "value"
+        if self.result_count is not None and self.result_count != len(out):
+            raise self.error(value, f"this return gives {len(out)} value(s), another gives {self.result_count}",
+                             "the same number of values at every return")
+        self.result_count = len(out)
+        return tuple(out)
+
+    def named_results(self, call: ast.Call, name: str, env: dict) -> list[Expr]:
+        fields = dict(self.module.result_classes[name])
+        names = list(fields)
+        if len(call.args) > len(names):
+            raise self.error(call.args[len(names)], f"{name} has {len(names)} fields ({_plural(names)})",
+                             f"{name}({', '.join(names)})")
+        given = {n: arg for n, arg in zip(names, call.args)}
+        for kw in call.keywords:
+            if kw.arg is None or kw.arg not in fields or kw.arg in given:
+                raise self.error(kw, f"{name} has no field `{kw.arg}`" if kw.arg not in fields or kw.arg is None
+                                 else f"field `{kw.arg}` is given twice", _plural(names))
+            given[kw.arg] = kw.value
+        missing = [n for n in names if n not in given]
+        if missing:
+            raise self.error(call, f"{name}(...) is missing {_plural(missing)}", f"{name}({', '.join(names)})")
+        return [self.fit(self.expr(given[n], env), fields[n], given[n], f"field `{n}` of {name}") for n in names]
 
     def state_call(self, call: ast.Call, env: dict) -> tuple[Expr, ...]:
         names = list(self.fields)

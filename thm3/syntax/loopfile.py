@@ -29,22 +29,24 @@ _LOCAL_NAMES = {
 
 def render_loop(title: str, doc: str, fields, params, elements, left_outputs, right_outputs=None,
                 result=None, preconditions=(), *, param_comments: dict | None = None,
-                result_type: Type | None = None) -> str:
+                result_type: Type | None = None, result_kind: str = "value", result_names: tuple = (),
+                result_class: str = "") -> str:
     """A complete loop file.
 
     `fields` are `FieldDecl`s (their comments become the State comments), `params` the
     loop parameters and `elements` the element parameters as `ParamDecl`s.  The
     expressions name their inputs as `left`'s do: "acc.<field>", element and loop
     parameters by name.  `left_outputs` and `right_outputs` hold one expression per
-    field; `result` is one expression (or a one-output `Fn`) over "acc.<field>" and the
-    loop parameters; `preconditions` become `assert` lines at the top of `left`."""
+    field; `result` is one expression (or a `Fn`: one output, or several returned as a
+    tuple or, with `result_kind` "namedtuple", as `result_class` with `result_names`) over
+    "acc.<field>" and the loop parameters; `preconditions` become `assert` lines at the
+    top of `left`."""
     fields = tuple(fields)
     params = tuple(params)
     elements = tuple(elements)
     param_comments = param_comments or {}
     taken = set(TAKEN) | {p.name for p in params} | {p.name for p in elements}
-    if isinstance(result, Fn):
-        result = result.outputs[0]
+    results = None if result is None else list(result.outputs) if isinstance(result, Fn) else [result]
 
     code: list[str] = []
     if params:
@@ -53,6 +55,9 @@ def render_loop(title: str, doc: str, fields, params, elements, left_outputs, ri
     code += ["", "", "class State(NamedTuple):"]
     decls = [f"{f.name}: {f.type.value} = {_default(f)}" for f in fields]
     code += _aligned(decls, [f.comment for f in fields], _INDENT)
+    if results is not None and result_kind == "namedtuple":
+        code += ["", "", f"class {result_class}(NamedTuple):"]
+        code += [f"{_INDENT}{n}: {e.type.value}" for n, e in zip(result_names, results)]
 
     names = [f.name for f in fields]
     element_args = ", ".join(f"{p.name}: {'Index' if p.index else p.type.value}" for p in elements)
@@ -62,11 +67,18 @@ def render_loop(title: str, doc: str, fields, params, elements, left_outputs, ri
     if right_outputs is not None:
         code += ["", "", f"def right({element_args}, acc: State) -> State:"]
         code += _state_body(list(right_outputs), names, taken)
-    if result is not None:
-        rtype = result_type or result.type
-        code += ["", "", f"def result(acc: State) -> {rtype.value}:"]
-        lines, (text,) = _bind_locals([result], [None], taken - {p.name for p in elements})
-        code += [_INDENT + line for line in lines] + [f"{_INDENT}return {text}"]
+    if results is not None:
+        lines, texts = _bind_locals(results, [None] * len(results), taken - {p.name for p in elements})
+        match result_kind:
+            case "namedtuple":
+                returns, value = result_class, f"{result_class}({', '.join(texts)})"
+            case "tuple":
+                returns = f"tuple[{', '.join(e.type.value for e in results)}]"
+                value = f"({', '.join(texts)}{',' if len(texts) == 1 else ''})"
+            case _:
+                returns, value = (result_type or results[0].type).value, texts[0]
+        code += ["", "", f"def result(acc: State) -> {returns}:"]
+        code += [_INDENT + line for line in lines] + [f"{_INDENT}return {value}"]
 
     body = "\n".join(code) + "\n"
     used = sorted(_lang_names(body))
@@ -277,4 +289,5 @@ def loop_text(loop) -> str:
     loop parameters' comments and every function it has."""
     return render_loop(loop.title, loop.doc, loop.fields, loop.params, loop.elements, loop.left.outputs,
                        loop.right.outputs if loop.right is not None else None, loop.result,
-                       loop.preconditions, param_comments=loop.param_comments, result_type=loop.result_type)
+                       loop.preconditions, param_comments=loop.param_comments, result_type=loop.result_type,
+                       result_kind=loop.result_kind, result_names=loop.result_names, result_class=loop.result_class)
