@@ -7,6 +7,7 @@ with --debug).  Reports go to stdout; the steps, as they run, to stderr (never w
 --json)."""
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import sys
