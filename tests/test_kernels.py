@@ -660,6 +660,8 @@ def emulation_library(spec, source: str, build_dir, block: int | None = None, it
         decl = ", ".join(["unsigned grid"] + [f"{'void*' if a.pointer else a.ctype} {a.name}" for a in args])
         wrappers.append(f'extern "C" void emu_{kernel}({decl}) '
                         f'{{ emu_launch(grid, {kernel}, {", ".join(a.name for a in args)}); }}')
+    if "thm3_int_overflow" in source:      # the Int overflow flag, a static global there
+        wrappers.append('extern "C" int* emu_int_overflow() { return &thm3_int_overflow; }')
     shape = "".join(f"#define {k} {v}\n" for k, v in (("THM3_BLOCK", block), ("THM3_ITEMS", items)) if v)
     if not block:
         shape += f"#define THM3_BLOCK {render.BLOCK}\n"
@@ -867,7 +869,15 @@ def fake_cupy(spec, build_dir) -> types.ModuleType:
                     getattr(lib, f"emu_{name}")(ctypes.c_uint(grid[0]),
                                                 *[_pack(a, np.asarray(v)) for a, v in zip(args, values)])
             return Kernel()
+
+        def get_global(self, name):         # the one device global: the emulation's C global
+            assert name == "thm3_int_overflow", name
+            self.lib.emu_int_overflow.restype = ctypes.c_void_p
+            return self.lib.emu_int_overflow()
     cp.RawModule = RawModule
+    cp.int32 = np.int32
+    cp.ndarray = lambda shape, dtype, memptr: np.ctypeslib.as_array(
+        (ctypes.c_int32 * int(np.prod(shape))).from_address(memptr)).view(_DeviceArray)
     return cp
 
 
