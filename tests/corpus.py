@@ -510,8 +510,6 @@ TWINS = [(e.name, e.twin) for e in CORPUS if e.twin]
 # the completeness test is xfail(strict=True) for these.  Measured with
 # tests/test_corpus.py; remove an entry when thm3 solves the loop.
 UNSOLVED: dict[str, str] = {
-    "powers_adler32": "the semiring route's composition mod 65521 has identity and homomorphism proved, "
-                      "associativity only tested (it needs integer reasoning about %)",
     "powers_harmonic_mean": "the combine goes through the reciprocals n / h, which no route writes yet",
     # sign_changes was here until the sketch read conditions on b's first element off its
     # fields (with the parity of a count, `%`): its combine is found and proved now.
