@@ -21,17 +21,18 @@ posix = pytest.mark.skipif(not hasattr(signal, "setitimer"), reason="SIGALRM is 
 @posix
 @pytest.mark.parametrize("entry", ["analyze", "analyze_source"])
 def test_a_library_call_keeps_to_its_timeout(tmp_path, entry):
-    """40 coupled fields: sampling alone takes several times the timeout."""
-    text = _wide_state(40)
+    """150 coupled fields: sampling alone takes minutes (40 fields ended in time on an idle
+    machine, with a true "not-homomorphism", so it proved nothing about the deadline)."""
+    text = _wide_state(150)
     p = tmp_path / "wide_state.py"
     p.write_text(text)
     t0 = time.monotonic()
-    a = thm3.analyze(p, timeout=5, lift=False) if entry == "analyze" else thm3.analyze_source(text, timeout=5)
-    assert time.monotonic() - t0 < 5.5
+    a = thm3.analyze(p, timeout=3, lift=False) if entry == "analyze" else thm3.analyze_source(text, timeout=3)
+    assert time.monotonic() - t0 < 3.3
     assert a.verdict == "unknown" and a.combine is None
     # the hard stop names the step it stopped; where the steps' own deadlines end it
     # first, each route that ran out says so
-    assert "ran past timeout 5 s in step" in a.reason or "timeout (no time left)" in a.reason, a.reason
+    assert "ran past timeout 3 s in step" in a.reason or "timeout (no time left)" in a.reason, a.reason
     assert any(str(s.status) == "timeout" for s in a.steps) or "timeout (no time left)" in a.reason
 
 
@@ -117,3 +118,28 @@ def test_the_library_keeps_to_a_memory_bound(monkeypatch):
     monkeypatch.setattr(pipeline, "analyze_loop", _allocate_8_gib)
     a = thm3.analyze(thm3.sample_path("sum"), timeout=30, memory=1024)
     assert a.verdict == "unknown" and "needed more than memory=1024 MiB" in a.reason
+
+
+@posix
+def test_an_alarm_python_drops_comes_again():
+    """CI saw the alarm fire inside a gc callback (hypothesis registers one), where Python
+    prints the exception and drops it: the deadline must still stop the block."""
+    import gc
+    t0 = time.monotonic()
+
+    def slow_callback(phase, info):
+        while time.monotonic() - t0 < 0.4:      # the alarm (at 0.2 s) fires in here
+            pass
+
+    gc.callbacks.append(slow_callback)
+    try:
+        with pytest.raises(PastDeadline):
+            with hard_deadline(t0 + 0.2):
+                gc.collect()
+                gc.callbacks.remove(slow_callback)
+                time.sleep(5)
+    finally:
+        if slow_callback in gc.callbacks:
+            gc.callbacks.remove(slow_callback)
+    assert time.monotonic() - t0 < 1.0
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import multiprocessing
+import sys
 import time
 
 from thm3.errors import SolverTimeout
@@ -138,6 +139,8 @@ class hard_deadline:
             self.entered = time.monotonic()
             self.before, _ = signal.getitimer(signal.ITIMER_REAL)
             self.previous = signal.signal(signal.SIGALRM, _alarm)
+            self.hook = sys.unraisablehook
+            sys.unraisablehook = _swallowed
         _ARMED.append(self)
         _arm(self.at)
         return self
@@ -155,6 +158,8 @@ class hard_deadline:
             _arm(_ARMED[-1].at)
         elif hasattr(self, "previous"):
             signal.signal(signal.SIGALRM, self.previous)
+            if sys.unraisablehook is _swallowed:
+                sys.unraisablehook = self.hook
             if self.before > 0:         # the earlier alarm, less the time spent here
                 signal.setitimer(signal.ITIMER_REAL, max(1e-4, self.before - (time.monotonic() - self.entered)))
         return False
@@ -164,6 +169,20 @@ def _arm(at: float) -> None:
     import signal
     _FIRED[0] = False
     signal.setitimer(signal.ITIMER_REAL, max(1e-4, at - time.monotonic()), _AGAIN)
+
+
+def _swallowed(unraisable) -> None:
+    """Where Python dropped the alarm's exception (a gc callback, a weakref callback, a
+    finalizer: it calls `sys.unraisablehook` and goes on), the deadline is not spent: the
+    repeating timer raises it again a moment later, in the block's own code.  Anything else
+    goes to the hook that was there before."""
+    if isinstance(unraisable.exc_value, PastDeadline) or unraisable.exc_type is PastDeadline:
+        _FIRED[0] = False
+        return
+    for block in _ARMED[:1]:
+        getattr(block, "hook", sys.__unraisablehook__)(unraisable)
+        return
+    sys.__unraisablehook__(unraisable)
 
 
 def _alarm(signum, frame):
