@@ -17,6 +17,7 @@ from fractions import Fraction
 import z3
 
 from thm3.ir import Expr, Loop, Op, Type, const, free_vars, var, walk
+from thm3.semantics.z3_plain import to_z3
 
 _MAX_ENDS = 4           # candidate ends per side of an interval
 _PLAIN = 2              # iterations joined before the widening starts
@@ -72,7 +73,7 @@ class _Order:
         elements = {d.name for d in loop.elements}
         for c in loop.preconditions:
             if free_vars([c]) <= names and not free_vars([c]) & elements:
-                t = _to_z3(c, self.z3)
+                t = to_z3(c, self.z3, create=False)
                 if t is not None:
                     self.solver.add(t)
         self.cache: dict = {}
@@ -102,44 +103,6 @@ class _Order:
 
 def _real(t):
     return z3.ToReal(t) if z3.is_int(t) else t
-
-
-def _to_z3(e: Expr, names: dict):
-    """A precondition on parameters as Z3 (comparisons, and/or/not of linear terms)."""
-    match e.op:
-        case Op.CONST:
-            return z3.BoolVal(e.arg) if isinstance(e.arg, bool) else z3.RealVal(str(Fraction(e.arg)))
-        case Op.VAR:
-            return _real(names[e.arg]) if e.arg in names else None
-    args = [_to_z3(s, names) for s in e.src]
-    if any(a is None for a in args):
-        return None
-    match e.op:
-        case Op.ADD:
-            return args[0] + args[1]
-        case Op.SUB:
-            return args[0] - args[1]
-        case Op.NEG:
-            return -args[0]
-        case Op.MUL:
-            return args[0] * args[1]
-        case Op.LT:
-            return args[0] < args[1]
-        case Op.LE:
-            return args[0] <= args[1]
-        case Op.GT:
-            return args[0] > args[1]
-        case Op.GE:
-            return args[0] >= args[1]
-        case Op.EQ:
-            return args[0] == args[1]
-        case Op.AND:
-            return z3.And(*args)
-        case Op.OR:
-            return z3.Or(*args)
-        case Op.NOT:
-            return z3.Not(args[0])
-    return None
 
 
 class _Abstract:

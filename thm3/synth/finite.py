@@ -27,6 +27,7 @@ from thm3.ir import (COMPARISONS, Expr, Fn, Loop, Op, Type, const, free_vars, in
                      var, walk)
 from thm3.ir.simplify import simplify
 from thm3.semantics.evaluate import PYTHON, compiled
+from thm3.semantics.z3_plain import to_z3
 
 MAX_STATES = 48         # reachable control states
 MAX_MONOID = 400        # transition functions of lists
@@ -116,66 +117,6 @@ def _atoms_of(e: Expr) -> list[Expr]:
     return [e]
 
 
-def _z3_term(e: Expr, z3, syms: dict):
-    """`e` as a Z3 term (elements and parameters as free constants); None if some op has
-    no exact Z3 reading here."""
-    args = [_z3_term(s, z3, syms) for s in e.src]
-    if any(a is None for a in args):
-        return None
-    match e.op:
-        case Op.CONST:
-            if isinstance(e.arg, bool):
-                return z3.BoolVal(e.arg)
-            if not math.isfinite(float(e.arg)):
-                return None
-            return z3.IntVal(int(e.arg)) if e.type is Type.INT else z3.RealVal(Fraction(float(e.arg)))
-        case Op.VAR:
-            if e.arg not in syms:
-                make = {Type.BOOL: z3.Bool, Type.INT: z3.Int, Type.REAL: z3.Real}.get(e.type)
-                if make is None:
-                    return None
-                syms[e.arg] = make(e.arg)
-            return syms[e.arg]
-        case Op.ADD:
-            return args[0] + args[1]
-        case Op.SUB:
-            return args[0] - args[1]
-        case Op.MUL:
-            return args[0] * args[1]
-        case Op.NEG:
-            return -args[0]
-        case Op.LT:
-            return args[0] < args[1]
-        case Op.LE:
-            return args[0] <= args[1]
-        case Op.GT:
-            return args[0] > args[1]
-        case Op.GE:
-            return args[0] >= args[1]
-        case Op.EQ:
-            return args[0] == args[1]
-        case Op.NE:
-            return args[0] != args[1]
-        case Op.AND:
-            return z3.And(*args)
-        case Op.OR:
-            return z3.Or(*args)
-        case Op.NOT:
-            return z3.Not(args[0])
-        case Op.MOD if e.type is Type.INT:
-            return args[0] % e.arg
-        case Op.WHERE:
-            return z3.If(*args)
-        case Op.MAX:
-            return z3.If(args[0] >= args[1], args[0], args[1])
-        case Op.MIN:
-            return z3.If(args[0] <= args[1], args[0], args[1])
-        case Op.ABS:
-            return z3.If(args[0] >= 0, args[0], -args[0])
-        case _:
-            return None
-
-
 def atom_cells(loop: Loop, atoms: list[Expr]) -> list[tuple[bool, ...]]:
     """The sign vectors of `atoms` that some element satisfies under the loop's
     preconditions (for some parameters): each one cell.  Where Z3 cannot read an atom,
@@ -183,8 +124,8 @@ def atom_cells(loop: Loop, atoms: list[Expr]) -> list[tuple[bool, ...]]:
     import z3
     vectors = list(itertools.product((True, False), repeat=len(atoms)))
     syms: dict = {}
-    terms = [_z3_term(a, z3, syms) for a in atoms]
-    pre = [_z3_term(p, z3, syms) for p in loop.preconditions]
+    terms = [to_z3(a, syms) for a in atoms]
+    pre = [to_z3(p, syms) for p in loop.preconditions]
     if any(t is None for t in terms) or any(p is None for p in pre):
         return vectors
     out = []
@@ -206,7 +147,7 @@ def finite_elements(loop: Loop) -> list[dict] | None:
         return None
     params = {d.name for d in loop.params}
     syms: dict = {}
-    pre = [_z3_term(p, z3, syms) for p in loop.preconditions]
+    pre = [to_z3(p, syms) for p in loop.preconditions]
     if any(p is None for p in pre) or any(n in params for n in syms):
         return None
     xs = [syms.get(d.name) for d in loop.elements]
@@ -1036,8 +977,8 @@ def cell_elements(m: Machine) -> list[tuple] | None:
     if loop.params:
         return None
     syms: dict = {}
-    terms = [_z3_term(a, z3, syms) for a in m.atoms]
-    pre = [_z3_term(p, z3, syms) for p in loop.preconditions]
+    terms = [to_z3(a, syms) for a in m.atoms]
+    pre = [to_z3(p, syms) for p in loop.preconditions]
     if any(t is None for t in terms) or any(p is None for p in pre):
         return None
     out = []

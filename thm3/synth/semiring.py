@@ -210,13 +210,7 @@ def _ring_form(s, e, state, type_):
             a = _form(s, e.src[0], state, type_)
             return None if a is None else {k: _neg(v) for k, v in a.items()}
         case Op.MUL:
-            x, y = e.src
-            if _state_free(y):
-                x, y = y, x
-            if not _state_free(x):
-                return None
-            a = _form(s, y, state, type_)
-            return None if a is None else {k: _arith(Op.MUL, x, v) for k, v in a.items()}
+            return _scaled(s, e, state, type_, lambda c, v: _arith(Op.MUL, c, v))
         case Op.DIV if _state_free(e.src[1]) and s.modulus is None:
             a = _form(s, e.src[0], state, type_)
             return None if a is None else {k: _arith(Op.DIV, v, e.src[1]) for k, v in a.items()}
@@ -226,13 +220,7 @@ def _ring_form(s, e, state, type_):
 def _tropical_form(s, e, state, type_):
     match e.op:
         case op if op is s.plus:
-            a, b = (_form(s, x, state, type_) for x in e.src)
-            if a is None or b is None:
-                return None
-            out = dict(a)
-            for k, v in b.items():
-                out[k] = Expr(s.plus, _join(out[k].type, v.type), (out[k], v)) if k in out else v
-            return out
+            return _summed(s, e, state, type_, lambda u, v: Expr(s.plus, _join(u.type, v.type), (u, v)))
         case Op.ADD | Op.SUB:
             x, y = e.src
             if e.op is Op.ADD and _state_free(x):
@@ -249,22 +237,32 @@ def _tropical_form(s, e, state, type_):
 def _bool_form(s, e, state, type_):
     match e.op:
         case Op.OR:
-            a, b = (_form(s, x, state, type_) for x in e.src)
-            if a is None or b is None:
-                return None
-            out = dict(a)
-            for k, v in b.items():
-                out[k] = Expr(Op.OR, Type.BOOL, (out[k], v)) if k in out else v
-            return out
+            return _summed(s, e, state, type_, lambda u, v: Expr(Op.OR, Type.BOOL, (u, v)))
         case Op.AND:
-            x, y = e.src
-            if _state_free(y):
-                x, y = y, x
-            if not _state_free(x):
-                return None
-            a = _form(s, y, state, type_)
-            return None if a is None else {k: Expr(Op.AND, Type.BOOL, (x, v)) for k, v in a.items()}
+            return _scaled(s, e, state, type_, lambda c, v: Expr(Op.AND, Type.BOOL, (c, v)))
     return None
+
+
+def _summed(s, e, state, type_, plus):
+    """The semiring's sum of two forms: coefficients of the same state field added."""
+    a, b = (_form(s, x, state, type_) for x in e.src)
+    if a is None or b is None:
+        return None
+    out = dict(a)
+    for k, v in b.items():
+        out[k] = plus(out[k], v) if k in out else v
+    return out
+
+
+def _scaled(s, e, state, type_, times):
+    """The semiring's product of a state-free factor (either side) and a form."""
+    x, y = e.src
+    if _state_free(y):
+        x, y = y, x
+    if not _state_free(x):
+        return None
+    a = _form(s, y, state, type_)
+    return None if a is None else {k: times(x, v) for k, v in a.items()}
 
 
 # --- expressions -----------------------------------------------------------------------
