@@ -36,4 +36,6 @@ def test_asserted_params_are_answered_truly(kind):
 def test_a_wide_state_keeps_to_the_timeout():
     j = judge(wide_coupled(scripted(24)), timeout=3)
     assert j.outcome not in ("crash", "wrong", "overrun"), j.detail
-    assert j.verdict == "unknown"
+    # an idle machine finds the checked witness in time (2026-12-02: 24 fields in under
+    # 3 s); a loaded one runs out: either is honest, a "homomorphism" of max terms is not
+    assert j.verdict in ("unknown", "not-homomorphism"), j.detail
