@@ -207,6 +207,6 @@ def test_lift_says_no_bounded_lift():
     loop = loop_of("records_count")
     res = lift(loop, timeout=10.0)
     assert res.loop is None
-    assert res.reason.startswith("no bounded lift (no lift with finitely many added states): the state must tell "
-                                 "apart "), res.reason
+    assert res.reason.startswith("no finite-state lift (no added fields with finitely many values"), res.reason
+    assert "the state must tell apart " in res.reason and "not ruled out" in res.reason, res.reason
     assert "checked by folding" in res.reason and "records_count" not in res.reason

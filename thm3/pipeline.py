@@ -23,7 +23,7 @@ from thm3.ir import Fn, Loop, Type
 from thm3.prove.budget import OVERRUN, PastDeadline, hard_deadline
 from thm3.prove.laws import Setting
 from thm3.semantics.critical import division_guards
-from thm3.prove.combine import LAWS, prove_combine, verdict_of
+from thm3.prove.combine import LAWS, commutativity, prove_combine, verdict_of
 from thm3.semantics.evaluate import NUMPY, evaluate, quiet
 from thm3.semantics.samples import PreconditionsUnmet, make_triples, plain
 from thm3.status import Status, Verdict
@@ -410,6 +410,13 @@ def prove_laws(ctx: Context, a: Analysis) -> Done:
         "verdict": judged.verdict, "reason": reason})
 
 
+def check_commutativity(ctx: Context, a: Analysis) -> Done:
+    """combine(a, b) == combine(b, a), beside the verdict: which reductions may reorder."""
+    status, detail = commutativity(ctx.loop, a.setting, a.combine_fn, list(a.samples), ctx.deadline)
+    return Done(status, detail, {"proofs": a.proofs | {"commutativity": status},
+                                 "law_details": a.law_details | {"commutativity": detail}})
+
+
 def find_transport(ctx: Context, a: Analysis) -> Done:
     from thm3.analysis.transport import find
     t = find(ctx.loop, a.combine_fn, list(a.samples), a.setting, ctx.deadline)
@@ -451,6 +458,8 @@ STEPS: tuple[PipelineStep, ...] = (
         a.witness is not None or (ctx.lift_unknown and a.verdict is Verdict.UNKNOWN))),
     PipelineStep("synthesize", synthesize_combine, lambda ctx, a: a.witness is None),
     PipelineStep("prove", prove_laws, lambda ctx, a: bool(a.candidates)),
+    PipelineStep("commutativity", check_commutativity,
+                 lambda ctx, a: a.combine_fn is not None and a.verdict is Verdict.HOMOMORPHISM),
     PipelineStep("transport", find_transport, lambda ctx, a: a.combine_fn is not None),
     PipelineStep("stability", check_stability),
 )

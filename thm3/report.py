@@ -11,6 +11,13 @@ from thm3.ir.printer import to_text
 _SUB = str.maketrans("12", "₁₂")
 
 
+# What commutativity allows a reduction, by whether it is proved (the law is no part of
+# the verdict: a non-commutative combine is a homomorphism all the same).
+ORDERS = ("order-preserving only: a tree over halves in list order, or a scan; not a reduction that "
+          "reorders partial states (Triton's tl.reduce, atomics)",
+          "any order: partial states may be combined in any order (tl.reduce, atomics, work stealing)")
+
+
 def math_text(text: str) -> str:
     """a.m -> m₁, b.m -> m₂, exp(x) -> e^(x) kept as exp, `max` as is."""
     text = re.sub(r"\ba\.(\w+)", lambda m: m.group(1) + "₁", text)
@@ -105,6 +112,9 @@ def render_report(a) -> str:
         w(f"{n}. Laws (h(xs + ys) = h(xs) ⊙ h(ys) follows from these three by induction):")
         for law in ("identity", "associativity", "homomorphism"):
             w(f"     {law:<14} {a.proofs.get(law, 'skipped'):<8} {a.law_details.get(law, '')}")
+        if "commutativity" in a.proofs:
+            w(f"     {'commutativity':<14} {a.proofs['commutativity']:<8} {a.law_details.get('commutativity', '')}")
+            w("       " + ORDERS[a.proofs["commutativity"] == "proved"])
         n += 1
     elif a.witness is not None:
         w(f"{n}. No combine over ({fields}) exists. Witness (checked by running the folds):")
@@ -122,7 +132,7 @@ def render_report(a) -> str:
                 w("       | " + line)
         elif lift_step is not None:
             w(f"{n}. " + (lift_step.detail[0].upper() + lift_step.detail[1:] if lift_step.detail.startswith(
-                "no bounded lift") else f"No lift found: {lift_step.detail}"))
+                "no finite-state lift") else f"No lift found: {lift_step.detail}"))
         n += 1
     if a.verdict == "unknown":
         w(f"{n}. Why unknown: what was tried, and what you could change")
@@ -150,7 +160,7 @@ def unknown_advice(a) -> list[str]:
         lines.append("change: no combine over this state was found and none was proved impossible; "
                      "a field that carries what the combine needs (a total, a running maximum, "
                      "a length) may make one exist: `thm3 lift FILE` searches for such fields")
-    if any(v == "failed" for k, v in a.proofs.items() if k != "bird"):
+    if any(v == "failed" for k, v in a.proofs.items() if k not in ("bird", "commutativity")):
         lines.append("change: the candidate failed a law on the lists shown; check the loop's "
                      "preconditions (`assert` on the element) and its initial values")
     if a.loop.right is None:

@@ -11,7 +11,8 @@ class Status(str, Enum):
     """How far a claim got.  For laws and checks (the spec's words): "proved" by a
     solver on every path, "bounded" (checked exhaustively up to a length), "tested" on
     sampled states only, "failed" with a counterexample, "skipped" where it does not
-    apply; "unproved" and "timeout" where the prover gave up or ran out of time.  For
+    apply; "unproved" and "timeout" where the prover gave up or ran out of time; "unknown"
+    for commutativity neither proved nor refuted (it is no part of a verdict).  For
     pipeline steps: "found", "none" (nothing found) or "done"."""
     PROVED = "proved"
     BOUNDED = "bounded"
@@ -20,6 +21,7 @@ class Status(str, Enum):
     SKIPPED = "skipped"
     UNPROVED = "unproved"
     TIMEOUT = "timeout"
+    UNKNOWN = "unknown"
     FOUND = "found"
     NONE = "none"
     DONE = "done"

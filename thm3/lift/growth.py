@@ -53,8 +53,9 @@ class Growth:
         longest = max(len(xs) for xs in self.family)
         counts = ", ".join(f"{n} for L = {i + 1}" for i, n in enumerate(self.counts))
         lists = ", ".join(show(xs) for xs in self.family[:4]) + (", ..." if len(self.family) > 4 else "")
-        return (f"no bounded lift (no lift with finitely many added states): the state must tell apart "
-                f"{len(self.family)} lists of length <= {longest} that ({fields}) does not ({lists}: one state, "
+        return (f"no finite-state lift (no added fields with finitely many values: flags, capped counts, "
+                f"a table; a field of unbounded values, such as a power or a running sum, is not ruled out by "
+                f"this, only not found): the state must tell apart {len(self.family)} lists of length <= {longest} that ({fields}) does not ({lists}: one state, "
                 f"pairwise different futures, each pair a witness checked by folding), and the most such lists "
                 f"of length <= L grows with L ({counts})")
 

@@ -85,6 +85,31 @@ def _associativity(loop, setting, combine, triples, deadline):
     return first, None
 
 
+# Commutativity gets at most this many seconds: it is no part of the verdict, only of
+# which reductions may reorder the partial states.
+COMMUTATIVITY_SECONDS = 5.0
+
+
+def commutativity(loop, setting, combine, triples, deadline) -> tuple[Status, str]:
+    """Whether combine(a, b) == combine(b, a): "failed" with the two states where sampled
+    reachable states (or lists at the loop's switching values) tell the two orders apart,
+    "proved" by the prover over every state the invariants admit, else "unknown".  A
+    non-commutative combine is a homomorphism all the same; it allows only reductions
+    that keep list order (a tree over halves, a scan), not ones that reorder."""
+    bad = violation_on_samples("commutativity", loop, combine, triples)
+    if bad:
+        return Status.FAILED, "combine(a, b) != combine(b, a): " + bad
+    out = prove.prove_commutativity(setting, combine, min(deadline, time.monotonic() + COMMUTATIVITY_SECONDS))
+    if out.proved:
+        return Status.PROVED, (f"{out.detail}: " if out.detail else "") + f"{out.paths} path(s), {out.seconds:.2f} s"
+    bad = violation_on_samples("commutativity", loop, combine,
+                               refutation_triples(loop, [t.params for t in triples], out.model))
+    if bad:
+        return Status.FAILED, "combine(a, b) != combine(b, a): " + bad
+    why = "solver time ran out" if out.status == Status.TIMEOUT else f"not proved ({out.detail or out.status})"
+    return Status.UNKNOWN, f"{why}; the two orders agree on {sum(t.a[0].shape[0] for t in triples)} random cases"
+
+
 class Judgement(NamedTuple):
     """The verdict on one candidate combine, why (empty for a proved homomorphism), and
     whether the combine stays in the analysis."""
@@ -127,6 +152,8 @@ def violation_on_samples(law: str, loop: Loop, combine: Fn, triples) -> str:
             case "identity":
                 checks = [(batch_combine(combine, init, t.a, t.params), t.a),
                           (batch_combine(combine, t.a, init, t.params), t.a)]
+            case "commutativity":
+                checks = [(batch_combine(combine, t.a, t.b, t.params), batch_combine(combine, t.b, t.a, t.params))]
             case "associativity":
                 c = tuple(np.roll(x, 1, axis=0) for x in t.c)
                 ab = tuple(batch_combine(combine, t.a, t.b, t.params))
@@ -139,10 +166,21 @@ def violation_on_samples(law: str, loop: Loop, combine: Fn, triples) -> str:
                 ok = rows_close(np.broadcast_to(g, np.shape(w)) if np.ndim(g) else g, w, LAW)
                 if not bool(np.all(ok)):
                     r = int(np.argmin(ok))
-                    return (f"field {loop.fields[i].name}: {plain(np.asarray(g)[r] if np.ndim(g) else g)} != "
-                            f"{plain(np.asarray(w)[r])} on a={plain(tuple(x[r] for x in t.a))}, "
-                            f"b={plain(tuple(x[r] for x in t.b))}")
+                    f = loop.fields[i]
+                    return (f"field {f.name}: {_cell(f, np.asarray(g)[r] if np.ndim(g) else g)} != "
+                            f"{_cell(f, np.asarray(w)[r])} on a={_state_text(loop, t.a, r)}, "
+                            f"b={_state_text(loop, t.b, r)}")
     return ""
+
+
+def _cell(f, v):
+    """One field of one sampled row as a plain value: a number, a Vec as its list."""
+    v = np.asarray(v)
+    return plain(v.reshape(()) if f.type is not Type.VEC and v.size == 1 else v)
+
+
+def _state_text(loop: Loop, fields, r: int) -> str:
+    return "(" + ", ".join(f"{f.name}={_cell(f, x[r])}" for f, x in zip(loop.fields, fields)) + ")"
 
 
 # -- lists that reach where the loop switches ------------------------------------------

@@ -747,6 +747,19 @@ def prove_associativity(setting: Setting, combine: Fn, deadline: float) -> Outco
     return Law(setting, ["a", "b", "c"], [], deadline, combine.outputs).run(build, check_equal_pairs)
 
 
+def prove_commutativity(setting: Setting, combine: Fn, deadline: float) -> Outcome:
+    """combine(a, b) == combine(b, a) for states a, b satisfying the invariants: what a
+    reduction that reorders its partial states (Triton's `tl.reduce`, an atomic merge)
+    needs besides associativity."""
+    loop = setting.loop
+
+    def build(table, env):
+        a, b, p = _state(env, "a", loop), _state(env, "b", loop), _params(env, loop)
+        return list(zip(apply_fn(table, combine, a + b, p), apply_fn(table, combine, b + a, p)))
+
+    return Law(setting, ["a", "b"], [], deadline, combine.outputs).run(build, check_equal_pairs)
+
+
 def prove_step_law(setting: Setting, combine: Fn, deadline: float) -> Outcome:
     """combine(a, left(b, x)) == left(combine(a, b), x) for states a, b satisfying the
     invariants and any element x: one `left` step on the right operand commutes with
