@@ -26,7 +26,7 @@ def test_enums_are_their_words():
 
 def test_the_steps_in_order():
     assert [s.name for s in STEPS] == ["sample", "invariants", "bird", "witness", "lift", "synthesize",
-                                       "prove", "transport", "stability"]
+                                       "prove", "commutativity", "transport", "stability"]
 
 
 def test_analysis_is_frozen_and_steps_are_recorded():
@@ -36,7 +36,7 @@ def test_analysis_is_frozen_and_steps_are_recorded():
         a.verdict = Verdict.UNKNOWN
     assert a.verdict is Verdict.HOMOMORPHISM
     assert [s.name for s in a.steps] == ["sample", "invariants", "bird", "witness", "synthesize", "prove",
-                                         "transport", "stability"]
+                                         "commutativity", "transport", "stability"]
     assert all(isinstance(s.status, (Status, Verdict)) for s in a.steps)
     assert all(isinstance(a.proofs[k], Status) for k in ("bird", *LAWS))
     assert a.seconds >= sum(s.seconds for s in a.steps) * 0.99
