@@ -27,12 +27,12 @@ def test_a_library_call_keeps_to_its_timeout(tmp_path, entry):
     p = tmp_path / "wide_state.py"
     p.write_text(text)
     t0 = time.monotonic()
-    a = thm3.analyze(p, timeout=3, lift=False) if entry == "analyze" else thm3.analyze_source(text, timeout=3)
-    assert time.monotonic() - t0 < 3.3
+    a = thm3.analyze(p, timeout=5, lift=False) if entry == "analyze" else thm3.analyze_source(text, timeout=5)
+    assert time.monotonic() - t0 < 5.5         # the issue's own figure: timeout=5 within 5.5 s
     assert a.verdict == "unknown" and a.combine is None
     # the hard stop names the step it stopped; where the steps' own deadlines end it
     # first, each route that ran out says so
-    assert "ran past timeout 3 s in step" in a.reason or "timeout (no time left)" in a.reason, a.reason
+    assert "ran past timeout 5 s in step" in a.reason or "timeout (no time left)" in a.reason, a.reason
     assert any(str(s.status) == "timeout" for s in a.steps) or "timeout (no time left)" in a.reason
 
 

@@ -132,7 +132,7 @@ def render_report(a) -> str:
                 w("       | " + line)
         elif lift_step is not None:
             w(f"{n}. " + (lift_step.detail[0].upper() + lift_step.detail[1:] if lift_step.detail.startswith(
-                "no finite-state lift") else f"No lift found: {lift_step.detail}"))
+                "no lift found, and the state grows") else f"No lift found: {lift_step.detail}"))
         n += 1
     if a.verdict == "unknown":
         w(f"{n}. Why unknown: what was tried, and what you could change")

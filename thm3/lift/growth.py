@@ -6,10 +6,13 @@ short lists over the witness search's domain, this stage groups the lists by the
 and counts, for each length L, the most lists of one state whose futures are pairwise
 different (each prefix of length <= 1 folded in front of each list).  Where that count
 grows with every length tried (records: the later maxima that a prefix can hide; the
-elements below the first: the multiset of the others), no lift whose added fields take
-finitely many values (flags, capped counts, a finite table) exists, and the family of
-the longest length is the proof: every pair in it is a witness, confirmed by folding it
-again in the exact reals (`thm3.analysis.witness.confirm_exact`).  It says nothing
+elements below the first: the multiset of the others), a lift whose added fields take
+finitely many values (flags, capped counts, a finite table) is unlikely; what is proved
+is the lower bound: every pair in the family of the longest length is a witness,
+confirmed by folding it again in the exact reals (`thm3.analysis.witness.confirm_exact`),
+so a lift needs as many added states as the family has lists.  Growth over the lengths
+tried is no proof of growth beyond them (a count modulo a large m grows up to m), so the
+report never says that no finite-state lift exists.  It says nothing
 about lifts by unbounded fields: a power t**len (Horner) or a running sum grows the same
 way, so `thm3.lift.search` reports it only where its search found no lift."""
 from __future__ import annotations
@@ -53,11 +56,12 @@ class Growth:
         longest = max(len(xs) for xs in self.family)
         counts = ", ".join(f"{n} for L = {i + 1}" for i, n in enumerate(self.counts))
         lists = ", ".join(show(xs) for xs in self.family[:4]) + (", ..." if len(self.family) > 4 else "")
-        return (f"no finite-state lift (no added fields with finitely many values: flags, capped counts, "
-                f"a table; a field of unbounded values, such as a power or a running sum, is not ruled out by "
-                f"this, only not found): the state must tell apart {len(self.family)} lists of length <= {longest} that ({fields}) does not ({lists}: one state, "
-                f"pairwise different futures, each pair a witness checked by folding), and the most such lists "
-                f"of length <= L grows with L ({counts})")
+        return (f"no lift found, and the state grows: ({fields}) must be told apart on {len(self.family)} "
+                f"lists of length <= {longest} ({lists}: one state, pairwise different futures, each pair a "
+                f"witness checked by folding), so a lift needs {len(self.family)} or more added states for "
+                f"them; the most such lists of length <= L rose at every length tried ({counts}): a lift "
+                f"with finitely many added values (flags, capped counts, a table) is unlikely, though "
+                f"lengths past {len(self.counts)} are not checked (a count modulo m stops growing at m)")
 
 
 def growth_family(loop: Loop, *, timeout: float = 3.0, max_len: int = 5) -> Growth | None:
