@@ -457,6 +457,7 @@ class _Candidates:
         self.sums: list[tuple[_Aux, Expr]] = []
         self.alls: list[_Aux] = []
         self.alias: dict[str, str] = {}       # dropped candidate key -> the field it equals
+        self.moduli: dict[str, set] = {}      # a factor's text -> the moduli its products are reduced by
 
     def build(self) -> list[_Aux]:
         terms, predicates, factors = self.subterms()
@@ -517,6 +518,14 @@ class _Candidates:
             if not any(same(e, p) for p in pool):
                 pool.append(e)
 
+        # the modulus each product of Ints is reduced by, where it stands inside a `% m`
+        under: dict[int, int] = {}
+        for e in walk(loop.left.outputs):
+            if e.op is Op.MOD and e.type is Type.INT and isinstance(e.arg, int) and e.arg > 0:
+                for m in walk(list(e.src)):
+                    if m.op is Op.MUL:
+                        under.setdefault(id(m), e.arg)
+
         for e in walk(loop.left.outputs):
             if e.op in (Op.VAR, Op.CONST):
                 continue
@@ -538,6 +547,8 @@ class _Candidates:
                     if (reads_state(s) and not reads_state(t) and t.type in (Type.REAL, Type.INT)
                             and not (t.op is Op.CONST and t.arg in (0, 1))):
                         add(factors, t)
+                        key = to_text(t)
+                        self.moduli.setdefault(key, set()).add(under.get(id(e)) if e.type is Type.INT else None)
         for d in loop.elements:
             if d.type is Type.BOOL:
                 add(preds, var(d.name, d.type))
@@ -567,6 +578,14 @@ class _Candidates:
         else:
             base = text if b.op in (Op.VAR, Op.CONST) and not text.startswith("-") else f"({text})"
             comment = f"{base} ** (number of elements so far)"
+        # where the state's products by b are all reduced by one `% m`, the power is too: the
+        # lift stays bounded (an Int in [0, m)), and the combine needs it only mod m
+        (m,) = self.moduli.get(text, {None}) if len(self.moduli.get(text, {None})) == 1 else (None,)
+        if m is not None:
+            comment += f" mod {m}"
+            return self.new("pw", type_, 1 % m, lambda me: Expr(Op.MOD, Type.INT, (_arith(Op.MUL, me, b),), m),
+                            comment, "the factor by which the later elements scale what came before them",
+                            _POWER)
         return self.new("pw", type_, 1 if type_ is Type.INT else 1.0, lambda me: _arith(Op.MUL, me, b),
                         comment, "the factor by which the later elements scale what came before them",
                         _POWER)
