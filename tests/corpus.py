@@ -510,7 +510,8 @@ TWINS = [(e.name, e.twin) for e in CORPUS if e.twin]
 # the completeness test is xfail(strict=True) for these.  Measured with
 # tests/test_corpus.py; remove an entry when thm3 solves the loop.
 UNSOLVED: dict[str, str] = {
-    "powers_harmonic_mean": "the combine goes through the reciprocals n / h, which no route writes yet",
+    # powers_harmonic_mean was here ("the combine goes through the reciprocals n / h") until the
+    # transport route searched additive components with reciprocals (n and n / h add up).
     # sign_changes was here until the sketch read conditions on b's first element off its
     # fields (with the parity of a count, `%`): its combine is found and proved now.
 }

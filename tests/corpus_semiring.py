@@ -59,6 +59,23 @@ def _harmonic(a, b, p):                 # (n, h)
     return (a[0] + b[0], (a[0] + b[0]) / (a[0] / a[1] + b[0] / b[1]))
 
 
+def _parallel(a, b, p):                 # (r,): 1 / r adds up, 0 is the empty side
+    if a[0] == 0:
+        return b
+    if b[0] == 0:
+        return a
+    return (1 / (1 / a[0] + 1 / b[0]),)
+
+
+def _inverse_variance(a, b, p):         # (v, m): 1 / v and m / v add up
+    if a[0] == 0:
+        return b
+    if b[0] == 0:
+        return a
+    precision = 1 / a[0] + 1 / b[0]
+    return (1 / precision, (a[1] / a[0] + b[1] / b[0]) / precision)
+
+
 ENTRIES: list[Entry] = [
     # --- (+, *): affine maps, state-space scans ---------------------------------------------
     _not("semiring_affine_scan", SEMIRING, "[] and [(0, 0)] both give 0; after (1, 1) they give 1 and 0",
@@ -106,4 +123,10 @@ ENTRIES: list[Entry] = [
          params=({"gamma": 0.5}, {"gamma": -2.0}), klass="powers"),
     _hom("powers_harmonic_mean", SEMIRING, "n / h adds up: h = (n1 + n2) / (n1 / h1 + n2 / h2)",
          _harmonic, domain="digits", klass="powers"),
+    _hom("powers_weighted_harmonic", SEMIRING, "w and w / h add up: h = (w1 + w2) / (w1 / h1 + w2 / h2)",
+         _harmonic, domain="digits", klass="powers"),
+    _hom("powers_parallel_resistors", SEMIRING, "the conductance 1 / r adds up: r = r1 r2 / (r1 + r2)",
+         _parallel, domain="digits", klass="powers"),
+    _hom("powers_inverse_variance", SEMIRING, "the precision 1 / v and m / v add up",
+         _inverse_variance, domain="digits", klass="powers"),
 ]

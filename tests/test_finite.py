@@ -248,3 +248,22 @@ def test_the_monoid_gives_witnesses_that_fold_as_claimed():
         assert check_witness(loop, w), w.describe()
     # a homomorphism's state gives its function: no such pair
     assert finite.monoid_witnesses(_loop("finite_mode_rotate"), time.monotonic() + 5) == []
+
+
+def test_a_plain_set_gets_a_short_proof_while_a_composition_lift_waits():
+    """finite_clamp_walk: the search's (s2, p) has no witness on short lists and the prover
+    once spent 10 s failing on it before the composition lift (proved in about 2 s) was
+    tried; now a plain set tried while a composition lift waits gets PENDING_SHARE seconds."""
+    from thm3.lift import lift
+    from thm3.lift.search import PENDING_SHARE
+    calls = []
+
+    def prove(lifted, seconds=None):
+        calls.append((tuple(f.name for f in lifted.fields[1:]), seconds))
+        return None
+
+    lift(_loop("finite_clamp_walk"), timeout=30, prove=prove)
+    plain = [s for names, s in calls if not all("_from" in n for n in names)]
+    copies = [s for names, s in calls if names and all("_from" in n for n in names)]
+    assert plain and all(s == PENDING_SHARE for s in plain[:1]), calls
+    assert copies and all(s is None for s in copies), calls

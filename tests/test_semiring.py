@@ -210,6 +210,36 @@ def test_reduced_unit_reads_back_named_fields():
         power.comments[power.keys[0]]
 
 
+def test_the_power_candidate_of_a_state_under_mod_m_is_reduced_mod_m():
+    """The lift search's own power candidate (beside the composed map's): where every product
+    of the state by B stands inside `% m`, the power is B * pw % m, bounded, not B ** n."""
+    from thm3.lift.search import _Candidates
+    for name in ("semiring_rolling_hash", "powers_decay_param"):
+        built = _Candidates(thm3.parse_file(CORPUS / f"{name}.py"), np.random.default_rng(0)).build()
+        powers = [to_text(c.update) for c in built if c.hint == "pw"]
+        assert powers, name
+        if name == "semiring_rolling_hash":
+            assert all(p.endswith("% 1000003") for p in powers), powers
+        else:
+            assert not any("%" in p for p in powers), powers
+
+
+def test_the_lifted_rolling_hash_runs_on_ten_thousand_ints_with_a_large_base():
+    """The lifted power is reduced mod p like the hash: a.run on n = 10,000 random ints with
+    B = 10**9 + 7 has no int64 overflow and equals the sequential fold in Python ints."""
+    a = thm3.analyze(CORPUS / "semiring_rolling_hash.py", lift=True, timeout=30)
+    lifted = a.lifted_analysis
+    assert lifted is not None and str(lifted.verdict) == "homomorphism", a.reason
+    rng = np.random.default_rng(11)
+    xs = rng.integers(-10**6, 10**6, size=10_000)
+    for base in (10**9 + 7, 31):
+        h = 0
+        for x in xs.tolist():
+            h = (h * base + x) % 1000003
+        got = lifted.run(xs, B=base)
+        assert int(got[0]) == h and int(got[1]) == pow(base, len(xs), 1000003), (base, got)
+
+
 def test_reduced_unit_drops_the_column_the_state_holds():
     """Viterbi's scores from state 0 are the product's first column: only the other is added."""
     reduced = _units("semiring_viterbi2_vector")[0]

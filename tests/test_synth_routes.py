@@ -141,6 +141,34 @@ def test_transport_finds_power_sums_of_moments():
     assert "3*m2*mean + m3 + mean**3*n -> +" in how
 
 
+RECIPROCALS = ("powers_harmonic_mean", "powers_weighted_harmonic", "powers_parallel_resistors",
+               "powers_inverse_variance")
+
+
+@pytest.mark.parametrize("name", RECIPROCALS)
+def test_transport_alone_proves_combines_through_reciprocals(name):
+    """Components with reciprocals (n and n / h, 1 / r, 1 / v and m / v) add up; the combine
+    takes the other side where psi is undefined (the empty side, a field 0), so the identity
+    divides by nothing, and equals the fold on splits of positive lists."""
+    from thm3.semantics.samples import init_state, step
+    got = _alone("transport", CORPUS / f"{name}.py")
+    assert _proved(got), got.tried()
+    how = next(iter(got.methods.values()))
+    assert "/" in how and "the other side where" in how, how
+    loop = _loop(CORPUS / f"{name}.py")
+    rng = np.random.default_rng(7)
+    for _ in range(40):
+        n1, n2 = rng.integers(0, 6, size=2)
+        xs = [tuple(float(v) for v in rng.integers(1, 10, size=len(loop.elements))) for _ in range(n1 + n2)]
+        whole = fold_left(loop, xs, {})
+        a, b = fold_left(loop, xs[:n1], {}), fold_left(loop, xs[n1:], {})
+        out = step(got.combine, tuple(a) + tuple(b), (), {})
+        assert all(not math.isnan(float(v)) for v in out), (xs, out)
+        assert states_close(tuple(out), tuple(whole), LAW), (xs[:n1], xs[n1:], out, whole)
+    empty = init_state(loop)
+    assert states_close(step(got.combine, tuple(empty) + tuple(empty), (), {}), tuple(empty), LAW)
+
+
 def test_transport_declines_matrix_products():
     with pytest.raises(transport.Failed, match="not invertible"):
         transport.synthesize(_loop(CORPUS / "recurrence2_matrix.py"), time.monotonic() + 30)

@@ -325,11 +325,12 @@ def lift_prover(deadline: float):
     """The `prove` callback of `lift`: a lifted loop counts when its own analysis
     (without lifting) proves it a homomorphism; that analysis is the answer."""
 
-    def prove(lifted: Loop) -> Analysis | None:
+    def prove(lifted: Loop, seconds: float | None = None) -> Analysis | None:
         # on Linux in a child process, so that an analysis that overruns its own budget
-        # cannot carry the lifting search past the deadline (`SolverTimeout` then)
+        # cannot carry the lifting search past the deadline (`SolverTimeout` then);
+        # `seconds`: at most that long (the search's share for this lifted loop)
         now = time.monotonic()
-        timeout = max(1.0, min(10.0, deadline - now))
+        timeout = max(1.0, min(10.0 if seconds is None else seconds, deadline - now))
         if sys.platform.startswith("linux"):
             from functools import partial
             from thm3.prove.budget import within

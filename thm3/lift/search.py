@@ -15,6 +15,7 @@ set adds the witnesses it gets to the pruning).  The lifted loop is built as IR;
 is rendered only for the user (`Lift.loop_text`)."""
 from __future__ import annotations
 
+import inspect
 import itertools
 import math
 import textwrap
@@ -41,6 +42,9 @@ MAX_ADDED = 3           # candidate units (a field, or a group such as a step ma
 # values than the first search.
 _CHECK = dict(max_lists=12000, max_len=7, prefix_len=2, settings=3)
 _QUICK = dict(max_lists=1500, max_len=5, prefix_len=2, settings=2)
+# The prover's seconds for a lifted loop not made by composition while a composition lift
+# waits to be tried (the composition's own proof takes about that long at most).
+PENDING_SHARE = 2.0
 
 
 @dataclass(frozen=True)
@@ -174,6 +178,7 @@ class _LiftSearch:
         # a whole set, tried before the candidates of the search below and never mixed
         # with them.
         self.composition: list[tuple[tuple[int, ...], str]] = []
+        self.pending: list = []           # composition lifts not tried yet (run fills it)
         for n, got in enumerate(composition_lifts(loop, min(deadline, time.monotonic() + 2.0))):
             start = len(self.cands)
             self.cands += [_Aux(a.key, a.hint, a.type, a.default, a.update, a.comment,
@@ -196,11 +201,8 @@ class _LiftSearch:
         # Where the step is finite-state, the lists whose transition functions differ
         # though their states agree are witnesses too (each confirmed by folding): every
         # candidate set must tell them apart before it goes to the lists or the prover.
-        for xs1, xs2, ys in composition_witnesses(loop, min(deadline, time.monotonic() + 1.0)):
-            plain = (lambda xs: [x[0] if len(x) == 1 else list(x) for x in xs])
-            w = Witness(plain(xs1), plain(xs2), plain(ys))
-            if not loop.params and check_witness(loop, w):
-                self.add(w)
+        for w in _monoid_witnesses(loop, min(deadline, time.monotonic() + 1.0)):
+            self.add(w)
 
     # --- witnesses as constraints on candidate sets
 
@@ -269,7 +271,7 @@ class _LiftSearch:
     def run(self):
         """The candidate sets, fewest fields first; among sets of one size the composition
         lifts (a finite-state step's copies) come first, then the search's own."""
-        pending = sorted(self.composition, key=lambda c: len(c[0]))
+        pending = self.pending = sorted(self.composition, key=lambda c: len(c[0]))
         sets = self.closed_sets()
         pad = len(self.cands)
         alive = ~self.violated(sets)
@@ -316,7 +318,7 @@ class _LiftSearch:
         if self.violated(np.array([chosen], dtype=np.int64))[0]:
             self.ruled_out.append(f"{len(chosen)} copies ({why.split(':')[0]}): refuted by a known witness")
             return None
-        found = self.try_set(list(chosen))
+        found = self.try_set(list(chosen), composition=True)
         if found is not None:
             lifted, added, reason, proof = found
             return lifted, added, f"{reason}; {why}", proof
@@ -324,7 +326,7 @@ class _LiftSearch:
                               + (self.outcomes[-1][1] if self.outcomes else "not tried"))
         return None
 
-    def try_set(self, chosen: list[int]):
+    def try_set(self, chosen: list[int], composition: bool = False):
         cands = [self.cands[i] for i in chosen]
         lifted, names = self.lifted(cands)
         self.tested += 1
@@ -336,10 +338,17 @@ class _LiftSearch:
         if not ws:
             check = _CHECK | ({"settings": 8} if self.loop.params else {})
             ws = find_witnesses(lifted, timeout=budget, limit=8, **check)
+        where = "on short lists"
+        if not ws:
+            # a finite-state lifted loop is refuted exactly on its reachable states: two lists
+            # of one lifted state whose transition functions differ (read off its monoid)
+            # end the set here, before the prover spends seconds failing on it
+            ws = _monoid_witnesses(lifted, min(self.deadline, time.monotonic() + 0.5), limit=4)
+            where = "read off the lifted loop's transition functions"
         if ws:
             for w in ws:
                 self.add(w)
-            self.outcomes.append((names, f"a witness on short lists ({ws[0].describe()})"))
+            self.outcomes.append((names, f"a witness {where} ({ws[0].describe()})"))
             return None
         if time.monotonic() > self.deadline:
             self.outcomes.append((names, "no witness found before the deadline; not proved"))
@@ -349,7 +358,9 @@ class _LiftSearch:
             return None
         proof = None
         if self.prove is not None:
-            proof = self.proved(lifted)
+            # while a composition lift (its combine given by a theorem) waits, a plain set
+            # gets a short proof: a prover failing on it for seconds would delay that lift
+            proof = self.proved(lifted, PENDING_SHARE if self.pending and not composition else None)
             if not proof:
                 self.refused += 1
                 self.refused_sets.append(set(chosen))
@@ -362,11 +373,14 @@ class _LiftSearch:
                   f"({how})")
         return lifted, self.describe(cands, lifted), reason, proof
 
-    def proved(self, lifted: Loop):
-        """The prover's answer; one that ran out of time (`SolverTimeout`) ends the search,
-        an error in it counts as "not proved", and is reported."""
+    def proved(self, lifted: Loop, seconds: float | None = None):
+        """The prover's answer (within `seconds`, where its callback takes a limit); one that
+        ran out of time (`SolverTimeout`) ends the search, an error in it counts as "not
+        proved", and is reported."""
         from thm3.errors import SolverTimeout
         try:
+            if seconds is not None and "seconds" in inspect.signature(self.prove).parameters:
+                return self.prove(lifted, seconds=seconds)
             return self.prove(lifted)
         except SolverTimeout:
             self.timed_out = True
@@ -457,6 +471,7 @@ class _Candidates:
         self.sums: list[tuple[_Aux, Expr]] = []
         self.alls: list[_Aux] = []
         self.alias: dict[str, str] = {}       # dropped candidate key -> the field it equals
+        self.moduli: dict[str, set] = {}      # a factor's text -> the moduli its products are reduced by
 
     def build(self) -> list[_Aux]:
         terms, predicates, factors = self.subterms()
@@ -517,6 +532,14 @@ class _Candidates:
             if not any(same(e, p) for p in pool):
                 pool.append(e)
 
+        # the modulus each product of Ints is reduced by, where it stands inside a `% m`
+        under: dict[int, int] = {}
+        for e in walk(loop.left.outputs):
+            if e.op is Op.MOD and e.type is Type.INT and isinstance(e.arg, int) and e.arg > 0:
+                for m in walk(list(e.src)):
+                    if m.op is Op.MUL:
+                        under.setdefault(id(m), e.arg)
+
         for e in walk(loop.left.outputs):
             if e.op in (Op.VAR, Op.CONST):
                 continue
@@ -538,6 +561,8 @@ class _Candidates:
                     if (reads_state(s) and not reads_state(t) and t.type in (Type.REAL, Type.INT)
                             and not (t.op is Op.CONST and t.arg in (0, 1))):
                         add(factors, t)
+                        key = to_text(t)
+                        self.moduli.setdefault(key, set()).add(under.get(id(e)) if e.type is Type.INT else None)
         for d in loop.elements:
             if d.type is Type.BOOL:
                 add(preds, var(d.name, d.type))
@@ -567,6 +592,14 @@ class _Candidates:
         else:
             base = text if b.op in (Op.VAR, Op.CONST) and not text.startswith("-") else f"({text})"
             comment = f"{base} ** (number of elements so far)"
+        # where the state's products by b are all reduced by one `% m`, the power is too: the
+        # lift stays bounded (an Int in [0, m)), and the combine needs it only mod m
+        (m,) = self.moduli.get(text, {None}) if len(self.moduli.get(text, {None})) == 1 else (None,)
+        if m is not None:
+            comment += f" mod {m}"
+            return self.new("pw", type_, 1 % m, lambda me: Expr(Op.MOD, Type.INT, (_arith(Op.MUL, me, b),), m),
+                            comment, "the factor by which the later elements scale what came before them",
+                            _POWER)
         return self.new("pw", type_, 1 if type_ is Type.INT else 1.0, lambda me: _arith(Op.MUL, me, b),
                         comment, "the factor by which the later elements scale what came before them",
                         _POWER)
@@ -747,6 +780,23 @@ def _with_fields(loop: Loop, cands: list[_Aux]) -> Loop:
 
 def _is_const(e: Expr, v: float) -> bool:
     return e.op is Op.CONST and not isinstance(e.arg, bool) and float(e.arg) == v
+
+
+def _monoid_witnesses(loop: Loop, deadline: float, limit: int = 12) -> list[Witness]:
+    """Witnesses read off a finite-state loop's transition monoid, each confirmed by folding
+    (none where the loop has parameters, or is not finite-state)."""
+    if loop.params:
+        return []
+
+    def plain(xs):
+        return [x[0] if len(x) == 1 else list(x) for x in xs]
+
+    out = []
+    for xs1, xs2, ys in composition_witnesses(loop, deadline, limit):
+        w = Witness(plain(xs1), plain(xs2), plain(ys))
+        if check_witness(loop, w):
+            out.append(w)
+    return out
 
 
 def _arith(op: Op, a: Expr, b: Expr) -> Expr:

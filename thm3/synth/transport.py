@@ -20,7 +20,7 @@ import numpy as np
 import sympy as sp
 
 from thm3.errors import SolverTimeout
-from thm3.ir import Expr, Fn, Loop, Op, Type, var
+from thm3.ir import Expr, Fn, Loop, Op, Type, const, var
 from thm3.prove.budget import within
 from thm3.synth.exact import NotRational, as_float, exact_rows, rational_loop_reason
 from thm3.synth.interpolation import DENOMINATOR_LIMIT, exact_monomial_value, monomial_values, monomials
@@ -36,9 +36,31 @@ def _sym(side: str, name: str) -> sp.Symbol:
     return sp.Symbol(f"{side}__{name}", real=True)
 
 
-def additive(rows, k: int, degree: int) -> list[dict]:
-    """Polynomials in the k fields (monomial -> Fraction) additive on every row."""
-    monos = [m for m in monomials(k, degree) if sum(m) > 0]
+def laurent_monomials(k: int) -> list[tuple[int, ...]]:
+    """Exponent tuples with a reciprocal in them, small first: f**-1, f**-2, g * f**-1,
+    g**2 * f**-1, g * f**-2 (each exponent in -2..2, at most 3 in absolute value in all,
+    at most two fields)."""
+    out = []
+    for total in (1, 2, 3):
+        for i in range(k):
+            for e in range(1, 3):
+                if e == total:
+                    m = [0] * k
+                    m[i] = -e
+                    out.append(tuple(m))
+                for j in range(k):
+                    if j != i and 1 <= total - e <= 2:
+                        m = [0] * k
+                        m[i], m[j] = -e, total - e
+                        out.append(tuple(m))
+    return list(dict.fromkeys(out))
+
+
+def additive(rows, k: int, degree: int, monos: list | None = None) -> list[dict]:
+    """Polynomials in the k fields (monomial -> Fraction) additive on every row; or, with
+    `monos`, sums of those monomials (reciprocals among them: rows where one is undefined,
+    a field 0 under a negative power, are left out of the fit and of the check)."""
+    monos = [m for m in monomials(k, degree) if sum(m) > 0] if monos is None else monos
     a = np.array([[as_float(x) for x in r.a] for r in rows])
     b = np.array([[as_float(x) for x in r.b] for r in rows])
     c = np.array([[as_float(x) for x in r.c] for r in rows])
@@ -68,9 +90,23 @@ def additive(rows, k: int, degree: int) -> list[dict]:
                 r = Fraction(float(x)).limit_denominator(DENOMINATOR_LIMIT)
                 if r != 0:
                     poly[mono] = r
-        if poly and all(_phi(poly, r.c) == _phi(poly, r.a) + _phi(poly, r.b) for r in rows[::3]):
+        if not poly:
+            continue
+        defined = [r for r in rows[::3] if all(_defined(poly, st) for st in (r.a, r.b, r.c))]
+        if len(defined) >= min(10, len(rows[::3])) and \
+                all(_phi(poly, r.c) == _phi(poly, r.a) + _phi(poly, r.b) for r in defined):
             out.append(poly)
     return out
+
+
+def _defined(poly: dict, state) -> bool:
+    """No field under a negative power is 0 in `state`."""
+    return all(state[i] != 0 for m in poly for i, e in enumerate(m) if e < 0)
+
+
+def singular(phis: list[dict]) -> list[int]:
+    """The fields under a negative power in some component: psi is undefined where one is 0."""
+    return sorted({i for p in phis for m in p for i, e in enumerate(m) if e < 0})
 
 
 def _phi(poly: dict, state) -> Fraction:
@@ -118,10 +154,15 @@ def synthesize(loop: Loop, deadline: float, rows=None) -> tuple[Fn, str]:
                 break
     rest = [i for i in range(k) if i not in ordered]
     phis: list[dict] = []
-    for degree in range(1, MAX_DEGREE + 1):
+    # polynomials of rising degree, then with reciprocals (a harmonic mean: n and n / h add)
+    for degree in list(range(1, MAX_DEGREE + 1)) + [-1]:
         if time.monotonic() > deadline:
             raise Failed("out of time")
-        phis = additive(rows, k, degree) if rest else []
+        if degree < 0:
+            monos = [m for m in monomials(k, 2) if sum(m) > 0] + laurent_monomials(k)
+            phis = additive(rows, k, 2, monos) if rest else []
+        else:
+            phis = additive(rows, k, degree) if rest else []
         if len(phis) >= len(rest):
             for chosen in itertools.combinations(phis, len(rest)):
                 got = _invert(loop, ordered, rest, list(chosen), rows, deadline)
@@ -129,8 +170,8 @@ def synthesize(loop: Loop, deadline: float, rows=None) -> tuple[Fn, str]:
                     return got
                 if time.monotonic() > deadline:
                     raise Failed("out of time")
-    raise Failed(f"{len(phis)} additive polynomial(s) of degree <= {MAX_DEGREE} for {len(rest)} field(s) "
-                 f"that are not max/min components; psi is not invertible")
+    raise Failed(f"{len(phis)} additive polynomial(s) of degree <= {MAX_DEGREE} (or of degree <= 2 with "
+                 f"reciprocals) for {len(rest)} field(s) that are not max/min components; psi is not invertible")
 
 
 def _invert(loop: Loop, ordered: dict, rest: list[int], phis: list[dict], rows,
@@ -168,7 +209,11 @@ def _invert(loop: Loop, ordered: dict, rest: list[int], phis: list[dict], rows,
         except SolverTimeout:
             raise Failed("simplifying psi^-1(psi(a) + psi(b)) ran past the deadline") from None
         if _matches(exprs, ordered, tops, fields, row, a, b):
-            return _to_fn(loop, ordered, tops, exprs, a, b), _describe(loop, ordered, phis)
+            how = _describe(loop, ordered, phis)
+            sing = singular(phis)
+            if sing:
+                how += ", the other side where " + " or ".join(f"{fields[i].name} == 0" for i in sing)
+            return _to_fn(loop, ordered, tops, exprs, a, b, sing), how
     return None
 
 
@@ -203,7 +248,12 @@ def _describe(loop: Loop, ordered: dict, phis: list[dict]) -> str:
     return "transport onto (" + ", ".join(parts) + ")"
 
 
-def _to_fn(loop: Loop, ordered, tops, exprs, a, b) -> Fn:
+def _to_fn(loop: Loop, ordered, tops, exprs, a, b, sing: list[int] = ()) -> Fn:
+    """The combine's IR.  Where psi has reciprocals (`sing`: the fields under a negative
+    power), psi is undefined on a side with such a field 0; there the combine takes the
+    other side (the identity, where the loop starts there), and elsewhere psi^-1(psi(a) +
+    psi(b)): an output that reads a singular field is `b if a singular else a if b singular
+    else ...`, so the identity never divides by 0."""
     from thm3.synth.sketch import guard_for_stability
     fields = loop.fields
     names = tuple((f"a.{f.name}", f.type) for f in fields) + tuple((f"b.{f.name}", f.type) for f in fields)
@@ -227,8 +277,26 @@ def _to_fn(loop: Loop, ordered, tops, exprs, a, b) -> Fn:
             if rest != 0:
                 ir = _plain_ir(rest, tops, top_ir, types)
                 whole = Expr(Op.ADD, Type.REAL if Type.REAL in (f.type, ir.type) else f.type, (own, ir))
-        outs.append(guard_for_stability(whole, loop))
+        whole = guard_for_stability(whole, loop)
+        if sing and any(s in exprs[i].free_symbols for j in sing for s in (a[j], b[j])):
+            whole = _other_side(whole, f, fields, sing)
+        outs.append(whole)
     return Fn(names, tuple(outs))
+
+
+def _other_side(whole: Expr, f, fields, sing: list[int]) -> Expr:
+    def at_zero(side: str) -> Expr:
+        conds = [Expr(Op.EQ, Type.BOOL, (var(f"{side}.{fields[j].name}", fields[j].type),
+                                         const(0) if fields[j].type is Type.INT else const(0.0)))
+                 for j in sing]
+        out = conds[0]
+        for c in conds[1:]:
+            out = Expr(Op.OR, Type.BOOL, (out, c))
+        return out
+
+    mine = (var(f"a.{f.name}", f.type), var(f"b.{f.name}", f.type))
+    inner = Expr(Op.WHERE, whole.type, (at_zero("b"), mine[0], whole))
+    return Expr(Op.WHERE, whole.type, (at_zero("a"), mine[1], inner))
 
 
 def _plain_ir(x, tops, top_ir, types) -> Expr:
