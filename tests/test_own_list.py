@@ -137,3 +137,28 @@ def test_no_other_route_proves_eight_largest_network():
 
 def test_route_comes_first():
     assert synth.ROUTES[0].name == "own list"
+
+
+# -- runs: the sketch with the state's reversal (thm3.synth.mirror) ----------------------
+
+def test_reversal_of_a_plateau_state_swaps_lead_and_trail():
+    from thm3.synth import mirror
+    loop = thm3.parse_file(CORPUS / "longest_plateau_lifted.py")
+    names = [f.name for f in loop.fields]
+    pi = {names[i]: names[j] for i, j in mirror.reversal(loop).items()}
+    assert pi == {"best": "best", "lead": "trail", "trail": "lead", "n": "n", "first": "last", "last": "first"}
+
+
+def test_share_gives_small_holes_their_whole_lists():
+    from thm3.synth.sketch import _share
+    kept = _share([list(range(10)), list(range(10)), list(range(1000))], 4000)
+    assert [len(k) for k in kept] == [10, 10, 40]
+
+
+@pytest.mark.parametrize("name", ["longest_plateau_lifted", "updown_runs_lifted"])
+def test_sketch_alone_proves_runs(name):
+    """Before: no sketch completion agreed (a trail's step never reads "the whole right
+    part is one run"; on nine fields the cut kept no hole reading b.first)."""
+    got = _alone("sketch", CORPUS / f"{name}.py", 30)
+    assert _proved(got), got.tried()
+    assert any("mirrored" in m for m in got.methods.values()), got.methods
