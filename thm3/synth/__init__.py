@@ -1,7 +1,8 @@
 """Synthesis of the combine: routes behind one interface, raced under one deadline,
 cheapest first; the first candidate the prover proves wins.
 
-Routes: "sketch" (the step with the element replaced by the right operand's fields,
+Routes: "own list" (a state that is its own list, the k smallest: b's fields folded into
+a, `inverse.own_list`), "sketch" (the step with the element replaced by the right operand's fields,
 `sketch`), "interpolation" (exact linear algebra on sampled pairs, `interpolation`),
 "transport" (a map onto a product of +/max/min monoids found by linear algebra,
 `transport`), "weak right inverse" (combine = foldl(left, a, g(b)), `inverse`),
@@ -126,7 +127,21 @@ def _inverse(loop, triples, deadline, methods):
     return [fn]
 
 
+def _own_list(loop, triples, deadline, methods):
+    from thm3.synth import inverse
+    try:
+        fn, how = inverse.own_list(loop, triples, deadline)
+    except inverse.Failed as e:
+        raise RouteFailed(str(e)) from None
+    methods.update({f.name: how for f in loop.fields})
+    return [fn]
+
+
+# "own list" first: one pass over the samples recognises a state that is its own list (the k
+# smallest or largest), where the sketch and the linear-algebra routes spend seconds finding
+# nothing; it declines every other state at once.
 ROUTES: tuple[Route, ...] = (
+    Route("own list", _own_list, 0.5),
     Route("sketch", _sketch, 0.1),
     Route("semiring", _semiring, 0.2, recognises=True),
     Route("finite", _finite, 0.3),
@@ -165,7 +180,8 @@ def synthesize(loop: Loop, triples, *, deadline: float, prove: Callable,
         try:
             # the sketch reads the step as written first (its spelling is the combine's),
             # then normalised; the other routes read the normalised step
-            first = loop if route.name == "sketch" and work is not loop else work
+            # (and "own list" unrolls the step as written, which its proof reads)
+            first = loop if route.name in ("sketch", "own list") and work is not loop else work
             try:
                 found = route.find(first, triples, until, methods)
             except RouteFailed:

@@ -49,6 +49,40 @@ def _terms(loop: Loop, type_: Type) -> list[Expr]:
     return out
 
 
+def own_list(loop: Loop, triples: list[Triples], deadline: float) -> tuple[Fn, str]:
+    """The state as its own list: g(t) = t's fields of the element's type, in field order
+    or reversed, where that gives every sampled state back.  The k smallest or largest
+    (duplicates counted or not, as an if-chain or a min/max insertion network) and the
+    last k elements are such states: one pass over the samples decides it, with no
+    symbolic fold (a network of k min/max steps has more paths than those solve)."""
+    orders = own_list_orders(loop)
+    if not orders:
+        raise Failed("the state is no list of the element's values (one element, no position, "
+                     "two fields or more of its type, and nothing else)")
+    probes = [_Rows(loop, t, slice(0, PROBE_ROWS)) for t in triples]
+    full = [_Rows(loop, t, slice(None)) for t in triples]
+    types = {f.name: f.type for f in loop.fields}
+    for order in orders:
+        if time.monotonic() > deadline:
+            break
+        g = [(var(f"b.{name}", types[name]),) for name in order]
+        if all(r.gives_back(g) for r in probes) and all(r.gives_back(g) for r in full):
+            return _unrolled(loop, g), "weak right inverse g(t) = " + _show(g) + " (the state is its own list)"
+    raise Failed("folding t's own fields (in order or reversed) does not give the sampled states back")
+
+
+def own_list_orders(loop: Loop) -> list[list[str]]:
+    """The field orders `own_list` tries: every field, in order and reversed, where the
+    step reads one element (no position) and every field has the element's type."""
+    if len(loop.elements) != 1 or loop.elements[0].index:
+        return []
+    (d,) = loop.elements
+    if len(loop.fields) < 2 or any(f.type is not d.type for f in loop.fields):
+        return []
+    names = [f.name for f in loop.fields]
+    return [names, names[::-1]]
+
+
 def synthesize(loop: Loop, triples: list[Triples], deadline: float) -> tuple[Fn, str]:
     k_max = len(loop.fields) + 1
     # rows: the sampled reachable states t = h(ys), with their loop parameters

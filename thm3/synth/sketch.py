@@ -103,6 +103,30 @@ def _fold(op, type_: Type, v: Expr, bg: Expr) -> Expr:
     return _mk(op, type_, v, bg)
 
 
+def _mirrors(loop: Loop, pi: dict, terms: list[Expr], check) -> list[tuple[int, Expr]]:
+    """The mirror field's terms read for this one (`mirror.mirrored`) that agree."""
+    from thm3.synth import mirror
+    out = []
+    for alt in terms:
+        g = mirror.mirrored(loop, pi, alt)
+        if g is not None and check.agrees(check.values(g)):
+            out.append((_size(g), g))
+    return out
+
+
+def _share(kids: list[list], budget: int) -> list[list]:
+    """A prefix of each child's alternatives, their product within `budget`: the smallest
+    lists whole, the budget they leave to the larger ones (a uniform share leaves the
+    budget a hole with few options does not use unspent, and cuts a wide branch short)."""
+    keep = [1] * len(kids)
+    left = budget
+    order = sorted(range(len(kids)), key=lambda k: len(kids[k]))
+    for n, k in enumerate(order):
+        keep[k] = max(1, min(len(kids[k]), int(round(left ** (1 / (len(kids) - n)), 6))))
+        left = max(1, left // keep[k])
+    return [kid[:m] for kid, m in zip(kids, keep)]
+
+
 class Sketch:
     def __init__(self, loop: Loop):
         self.loop = loop
@@ -112,6 +136,7 @@ class Sketch:
         self.field_of_output = {id(e): i for i, e in enumerate(self.outputs)}
         self.elements = {d.name for d in loop.elements}
         self.first = False          # also read conditions on b's first element off b's fields
+        self._holders: set[str] | None = None
 
     def first_reads(self, node: Expr) -> list[Expr]:
         """Conditions on b's fields that may stand for the condition `node` on b's first
@@ -141,12 +166,31 @@ class Sketch:
                  for g in self.loop.fields if g.type in numeric]
         return unique + [_mk(Op.EQ, Type.BOOL, r, even) for r in unique for even in evens]
 
+    def holders(self) -> set[str]:
+        """The fields whose new value may be an element itself: one of the values `left`
+        selects for the field (a branch, an argument of max or min) is an element."""
+        if self._holders is None:
+            def leaves(e: Expr):
+                if e.op is Op.WHERE:
+                    return leaves(e.src[1]) | leaves(e.src[2])
+                if e.op in (Op.MAX, Op.MIN):
+                    return leaves(e.src[0]) | leaves(e.src[1])
+                return {e.arg} if e.op is Op.VAR else set()
+            self._holders = {f.name for f, out in zip(self.loop.fields, self.outputs) if leaves(out) & self.elements}
+        return self._holders
+
     def holes_for(self, node: Expr) -> list[Expr]:
         """What may stand where `node`, free of the state, sits in `left`."""
         _, el = self.info[id(node)]
         # an Int element may stand for a Real summary (the softmax max over Int elements)
-        alts = [_b(f) for f in self.loop.fields if _compatible(node.type, f.type)
+        fits = [f for f in self.loop.fields if _compatible(node.type, f.type)
                 or (el and node.type is Type.INT and f.type is Type.REAL)]
+        if el:
+            # the fields that may hold the element itself (last = x, first), then those of
+            # its type, first: where a wide state's space is cut, these are the ones kept
+            holds = self.holders()
+            fits.sort(key=lambda f: (f.name not in holds, f.type is not node.type))
+        alts = [_b(f) for f in fits]
         if not el or (node.op is Op.VAR and node.arg in self.params):
             alts.insert(0, node)         # constants and loop parameters may stay
         if node.type is Type.BOOL:
@@ -173,7 +217,7 @@ class Sketch:
                 for k, s in enumerate(node.src)]
         count = math.prod(len(k) for k in kids)
         if count > MAX_ALTERNATIVES:
-            kids = [k[:max(1, int(MAX_ALTERNATIVES ** (1 / len(kids))))] for k in kids]
+            kids = _share(kids, MAX_ALTERNATIVES)
         for combo in itertools.product(*kids):
             out.append(Expr(node.op, node.type, tuple(combo), node.arg))
         if summand and el and node.type in (Type.REAL, Type.VEC):
@@ -311,7 +355,12 @@ def synthesize(loop: Loop, triples: list[Triples], *, limit: int = 3,
     tried = 0
     chosen: dict[int, Expr] = {}
     options: dict[int, list[Expr]] = {}
-    for i in field_order(loop):
+    order = list(field_order(loop))
+    pi = None                   # the state's reversal (`mirror`), where the space is cut or needed
+    cut = None
+    deferred: set[int] = set()
+    while order:
+        i = order.pop(0)
         f = loop.fields[i]
         plain, folds, guards = sk.wrappers(i)
         base = sorted(sk.alternatives(sk.outputs[i], i, chosen, f.type in (Type.REAL, Type.VEC)), key=_size)
@@ -405,7 +454,20 @@ def synthesize(loop: Loop, triples: list[Triples], *, limit: int = 3,
                         break
             return found, stage
 
-        found, stage = complete(plain, base, "")
+        from thm3.synth import mirror
+        if cut is None:
+            cut = sk.cut()
+        if pi is None and cut:
+            pi = mirror.reversal(loop)
+        # the mirror's completion first where the sketch of this field failed before (it
+        # waited for its mirror) or the space is cut (a wide state: the sketch is dear)
+        j = pi.get(i) if pi else None
+        found, stage = [], ""
+        if j is not None and j != i and j in chosen and (i in deferred or cut):
+            found = _mirrors(loop, pi, options[j], check)
+            stage = f"the completion of {loop.fields[j].name} mirrored (h of the reversed list)"
+        if not found:
+            found, stage = complete(plain, base, "")
         if not found and any(sk.info[id(e)] == (False, True) and e.type is Type.BOOL
                              for e in walk([sk.outputs[i]])):
             # again, with conditions on the element read as conditions on b's first element
@@ -415,6 +477,20 @@ def synthesize(loop: Loop, triples: list[Triples], *, limit: int = 3,
                                       key=_size) if repr(e) not in known]
             sk.first = False
             found, stage = complete([], more, ", reading b's first element off its fields")
+        if not found:
+            # the mirror field's completion, the operands swapped (`mirror`): a trail from
+            # its lead; a field whose mirror comes later waits for it (the mirror first,
+            # then this field, before the fields that read its new value)
+            pi = mirror.reversal(loop) if pi is None else pi
+            j = pi.get(i)
+            if j is not None and j != i and j not in chosen and j in order and i not in deferred:
+                deferred.add(i)
+                order.remove(j)
+                order[:0] = [j, i]
+                continue
+            if j is not None and j != i and j in chosen and not (i in deferred or cut):
+                found = _mirrors(loop, pi, options[j], check)
+                stage = f"the completion of {loop.fields[j].name} mirrored (h of the reversed list)"
         if not found and with_enumeration:
             # stage 4: a combine of another shape, by bottom-up enumeration (enumerate.py)
             from thm3.synth.enumeration import FIELD_SECONDS, enumerate_field
@@ -429,6 +505,17 @@ def synthesize(loop: Loop, triples: list[Triples], *, limit: int = 3,
         if methods is not None:
             methods[f.name] = stage
         options[i] = [e for _, e in found[:limit]]
+        if stage.startswith("sketch from left") and not stage.startswith("sketch from left,"):
+            # the first term folded with b's fields where that agrees too: the samples may
+            # not tell a longest run that forgets b's own (short lists rarely join), and the
+            # prover refuting the first candidate then proves the next
+            g = options[i][0]
+            vals = check.values(g)
+            for op, bg in sk.wrappers(i)[1]:
+                folded = _fold(op, f.type, g, bg)
+                if len(options[i]) < 2 * limit and not same(folded, g) and \
+                        check.agrees(check.apply(op, vals, bg)):
+                    options[i].append(folded)
         chosen[i] = options[i][0]
     first = Fn(names, tuple(chosen[i] for i in range(len(loop.fields))))
     out = [first]
