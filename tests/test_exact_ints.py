@@ -76,6 +76,25 @@ def test_numba_backend_raises_on_overflow_naming_the_field(int_sum, tmp_path, mo
     assert int_sum.run(np.array([-2**63, 5, -1, 7]), backend="numba") == (-2**63 + 11,)
 
 
+@pytest.mark.slow
+def test_numba_backend_checks_products(tmp_path, monkeypatch):
+    """A product's check reads a and b alone: LLVM folded the old (a * b) // a != b to
+    false, since to it a product that overflows is undefined, and 2**32 * 2**32 gave 0."""
+    pytest.importorskip("numba")
+    monkeypatch.setenv("THM3_CACHE_DIR", str(tmp_path))
+    a = thm3.analyze_source(HEAD + """class State(NamedTuple):
+    p: Int = 1
+
+def left(acc: State, x: Int) -> State:
+    return State(acc.p * x)
+""", lift=False, timeout=30)
+    for xs in ([2**32, 2**32], [-2**63, -1], [3037000500, 3037000500], [-2**62, 2, -1]):
+        with pytest.raises(OverflowError, match="Int field p"):
+            a.run(np.array(xs), backend="numba")
+    for xs in ([2**31, 2**31 - 1], [-2**62, 2], [3037000499, 3037000499], [-1, -2**63 + 1]):
+        assert a.run(np.array(xs), backend="numba") == (int(np.prod(np.array(xs, dtype=object))),)
+
+
 def test_numba_renders_checked_int_operations():
     from thm3.backends.numba_tree import render
     a = thm3.analyze_source(SUM, lift=False, timeout=30)

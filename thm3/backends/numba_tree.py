@@ -355,8 +355,9 @@ class _Body:
         return name
 
     def _check_mul(self, a: str, b: str, r: str, message: str) -> None:
-        self.lines.append(f"if {a} != 0 and ({r} // {a} != {b} or ({a} == -1 and {b} == {_LEAST})): "
-                          f"raise OverflowError({message!r})")
+        # decided from a and b alone: LLVM may take the wrapped product's r // a == b as
+        # given (a product that overflows is undefined to it), so r is not read
+        self.lines.append(f"if _mul_overflows({a}, {b}): raise OverflowError({message!r})")
 
 
 def _convert(text: str, have: Type, want: Type) -> str:
@@ -472,6 +473,20 @@ def render(loop: Loop, combine: Fn) -> str:
         element_vars.append((f"e{k}", None if p.index else f"x{next(data_iter)}"))
     out = [_HEADER.format(name=loop.name), _MATH]
     out.append('''
+
+@njit(inline="always", **JIT)
+def _mul_overflows(a, b):
+    """Whether the exact a * b of two int64 leaves int64 (floored divisions of the bounds)."""
+    if a > 0:
+        return a > 9223372036854775807 // b if b > 0 else b < (-9223372036854775807 + a - 2) // a
+    if b > 0:
+        return a < (-9223372036854775807 + b - 2) // b
+    if a == 0 or b == 0:
+        return False
+    if a == -9223372036854775807 - 1:
+        return True
+    return b < -(9223372036854775807 // -a)
+
 
 @njit(inline="always", **JIT)
 def _rpow(a, n):
