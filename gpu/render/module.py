@@ -125,11 +125,13 @@ def numpy_lines(outputs, names: dict[str, str], *, ops=NUMPY_OPS, typed: bool = 
     return lines, [text(e) for e in outputs]
 
 
-def numpy_function(name: str, fn: Fn, names: dict[str, str], doc: str, where: str = "") -> str:
+def numpy_function(name: str, fn: Fn, names: dict[str, str], doc: str, checked=None) -> str:
     """`def name(<names' values>): return (outputs...)` printing `fn`'s outputs with NumPy;
-    `names` maps the IR variables to the Python parameter names, in order.  With `where`
-    (left or the combine), its Int operations that int64 can overflow are checked."""
-    checks = R.int_checks(fn.outputs) if where else None
+    `names` maps the IR variables to the Python parameter names, in order.  With `checked`
+    (the loop, its combine, and "left" or "combine"), the Int operations that int64 can
+    overflow are checked, as in the kernels."""
+    checks = R.int_checks(fn.outputs, *checked) if checked else None
+    where = {"left": "left", "combine": "the combine"}[checked[2]] if checked else ""
     lines, outs = numpy_lines(fn.outputs, names, checks=checks, where=where)
     body = "\n".join(lines)
     args = ", ".join(names.values())
@@ -145,9 +147,10 @@ def numpy_source(loop: Loop, combine: Fn) -> str:
     left_names.update({p.name: f"p_{p.name}" for p in loop.params})
     combine_names = {f"{side}.{f}": f"{side}_{f}" for side in "ab" for f in fields}
     combine_names.update({p.name: f"p_{p.name}" for p in loop.params})
-    parts = [numpy_function("_left", loop.left, left_names, "left: one element into the state", "left"),
+    parts = [numpy_function("_left", loop.left, left_names, "left: one element into the state",
+                            (loop, combine, "left")),
              numpy_function("_combine", combine, combine_names, "the combine, a the earlier part",
-                            "the combine")]
+                            (loop, combine, "combine"))]
     if loop.result is not None:
         result_names = {f"acc.{f}": f"acc_{f}" for f in fields}
         result_names.update({p.name: f"p_{p.name}" for p in loop.params})

@@ -31,6 +31,7 @@ SCAN_SOURCE: str        # the scan's CUDA source
 # and the NumPy functions _left, _combine and _result (None without a result)
 
 MAX_BLOCKS = 4096       # cap on pass 1's grid: pass 2 combines that many partials
+LENGTH_LIMIT = 2**56    # the longest list: thm3 proved its unchecked Int operations (a count) for it
 RUN = 1024              # backend="numpy": elements a run folds with left
 
 _modules: dict = {}
@@ -133,6 +134,13 @@ def _arrays(arrays, lead: int):
     return out, (shapes.pop() if shapes else None)
 
 
+def _checked_length(n: int) -> int:
+    if n > LENGTH_LIMIT:
+        raise OverflowError(f"{NAME}: a list of {n} elements is longer than 2**56, the length for which "
+                            "the unchecked Int operations (a count) are proved to stay in int64")
+    return n
+
+
 def _length(arrays) -> tuple[list, int]:
     """The device arrays and n for reduce and scan: the arrays, or n alone when every
     element is an Index."""
@@ -140,7 +148,7 @@ def _length(arrays) -> tuple[list, int]:
         xs, shape = _arrays(arrays, 1)
         return xs, shape[0]
     if len(arrays) == 1:
-        return [], int(arrays[0])
+        return [], _checked_length(int(arrays[0]))
     raise TypeError(f"{NAME}: pass n, the number of elements")
 
 
@@ -278,7 +286,7 @@ def _host_arrays(arrays):
     if not data:
         if len(arrays) != 1:
             raise TypeError(f"{NAME}: pass n, the number of elements")
-        return [], int(arrays[0])
+        return [], _checked_length(int(arrays[0]))
     if len(arrays) != len(data):
         names = ", ".join(name for name, _ in data)
         raise TypeError(f"{NAME}: expected {len(data)} arrays ({names}), got {len(arrays)}")
