@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
+import re
 import sys
 import time
 from pathlib import Path
@@ -298,8 +299,33 @@ class _Application(click.Group):
         except (LoopError, UsageError, BackendUnavailable) as err:    # raised past the command: still bad input
             click.echo(str(err), err=True)
             sys.exit(2)
+        except OverflowError as err:
+            if _INT_OVERFLOW.search(str(err)) is None:
+                _internal_error(ctx, err)
+            _int_overflow(ctx, err)
         except Exception as err:                                     # noqa: BLE001 - a bug: exit 3, never 1
             _internal_error(ctx, err)
+
+
+_INT_OVERFLOW = re.compile(r"the Int field (\S+) overflows int64 in (left|the combine)")
+
+
+def _int_overflow(ctx, err: OverflowError):
+    """An Int field that left int64 on the data a command ran (`run`, `accuracy`): the
+    backends compute Ints in int64 and stop rather than wrap.  Not a bug in thm3 and not an
+    answer about the loop: one line saying what to do, exit 2 (`{"error": "int_overflow",
+    ...}` with --json)."""
+    field, where = _INT_OVERFLOW.search(str(err)).groups()
+    path = ctx.meta.get("thm3.path")
+    message = (f"{path + ': ' if path else ''}the Int field {field} overflows int64 in {where} on this data "
+               "(the backends compute Ints in int64 and stop rather than wrap): use fewer or smaller "
+               "elements (run's --n, --param), or declare the field Real")
+    if ctx.meta.get("thm3.json"):
+        click.echo(json.dumps({"error": "int_overflow", "field": field, "where": where, "path": path,
+                               "message": message}))
+    else:
+        click.echo(message, err=True)
+    sys.exit(2)
 
 
 def _internal_error(ctx, err: BaseException):
@@ -455,17 +481,24 @@ def emit(file, sample, outdir, dtype, dim, timeout, accept_tested, memory):
 @click.option("--dim", type=click.IntRange(1, 4096), default=4, show_default=True,
               help="Length of Vec values in the random data.")
 @click.option("--seed", default=0, show_default=True, help="Seed of the random data.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the comparison as JSON {loop, n, backend, dtype, scan, params, parallel, "
+                   "sequential, max_relative_difference, parallel_s, sequential_s}; an error as "
+                   "JSON {error, ...}.")
 @TIMEOUT
 @MEMORY
 @PARAM
-def run(file, sample, n, backend, scan, dtype, dim, seed, timeout, memory, param_values):
+def run(file, sample, n, backend, scan, dtype, dim, seed, as_json, timeout, memory, param_values):
     """Run the parallel reduction on random data and compare it with the sequential fold
     (float64, element by element)."""
     import numpy as np
     path = _path(file, sample)
-    a = _load(path, timeout, lift=False, memory=memory)
+    a = _load(path, timeout, lift=False, memory=memory, as_json=as_json)
     if a.combine_fn is None:
-        click.echo(f"{path}: {a.verdict}: {a.reason}; no parallel form", err=True)
+        if as_json:
+            click.echo(json.dumps({"loop": a.loop.name, "path": path, "verdict": str(a.verdict), "reason": a.reason}))
+        else:
+            click.echo(f"{path}: {a.verdict}: {a.reason}; no parallel form", err=True)
         sys.exit(1)
     rng = np.random.default_rng(seed)
     arrays, params = _random_inputs(a.loop, n, dim, rng, _params(a.loop, param_values))
@@ -477,11 +510,9 @@ def run(file, sample, n, backend, scan, dtype, dim, seed, timeout, memory, param
         else:
             par = a.run(*arrays, backend=backend, **params)
     except BackendUnavailable as err:
-        click.echo(f"{path}: backend {backend}: {err}", err=True)
-        sys.exit(2)
+        _fail(f"{path}: backend {backend}: {err}", as_json, path=path)
     except UsageError as err:                # a --param that breaks a precondition
-        click.echo(f"{path}: {err}", err=True)
-        sys.exit(2)
+        _fail(f"{path}: {err}", as_json, path=path)
     t1 = time.perf_counter()
     if scan:
         from thm3.backends.scan import prefix_results, run_sequential_prefixes
@@ -490,13 +521,21 @@ def run(file, sample, n, backend, scan, dtype, dim, seed, timeout, memory, param
         seq = _sequential_with_progress(a.loop, arrays, params, n)
     t2 = time.perf_counter()
     diff = _difference(par, seq)
+    tol = 1e-6 if dtype == "float64" else 1e-3
+    code = 0 if diff <= tol or diff != diff and _short(par) == _short(seq) else 1
+    if as_json:
+        click.echo(json.dumps({"loop": a.loop.name, "path": path, "n": n, "backend": backend, "dtype": dtype,
+                               "scan": scan, "params": {k: _short(v) for k, v in params.items()},
+                               "parallel": _short(par), "sequential": _short(seq),
+                               "max_relative_difference": diff if diff == diff else None,
+                               "parallel_s": t1 - t0, "sequential_s": t2 - t1}))
+        sys.exit(code)
     click.echo(f"{a.loop.title}  n = {n}  backend = {backend}  dtype = {dtype}" + ("  (scan)" if scan else "")
                + "".join(f"  {k} = {_short(v)}" for k, v in params.items()))
     click.echo(f"  parallel   {_short(par)}   {t1 - t0:.4f} s")
     click.echo(f"  sequential {_short(seq)}   {t2 - t1:.4f} s  (float64)")
     click.echo(f"  max relative difference {diff:.3g}")
-    tol = 1e-6 if dtype == "float64" else 1e-3
-    sys.exit(0 if diff <= tol or diff != diff and _short(par) == _short(seq) else 1)
+    sys.exit(code)
 
 
 def _on_host(v):

@@ -76,6 +76,25 @@ def test_numba_backend_raises_on_overflow_naming_the_field(int_sum, tmp_path, mo
     assert int_sum.run(np.array([-2**63, 5, -1, 7]), backend="numba") == (-2**63 + 11,)
 
 
+@pytest.mark.slow
+def test_numba_backend_checks_products(tmp_path, monkeypatch):
+    """A product's check reads a and b alone: LLVM folded the old (a * b) // a != b to
+    false, since to it a product that overflows is undefined, and 2**32 * 2**32 gave 0."""
+    pytest.importorskip("numba")
+    monkeypatch.setenv("THM3_CACHE_DIR", str(tmp_path))
+    a = thm3.analyze_source(HEAD + """class State(NamedTuple):
+    p: Int = 1
+
+def left(acc: State, x: Int) -> State:
+    return State(acc.p * x)
+""", lift=False, timeout=30)
+    for xs in ([2**32, 2**32], [-2**63, -1], [3037000500, 3037000500], [-2**62, 2, -1]):
+        with pytest.raises(OverflowError, match="Int field p"):
+            a.run(np.array(xs), backend="numba")
+    for xs in ([2**31, 2**31 - 1], [-2**62, 2], [3037000499, 3037000499], [-1, -2**63 + 1]):
+        assert a.run(np.array(xs), backend="numba") == (int(np.prod(np.array(xs, dtype=object))),)
+
+
 def test_numba_renders_checked_int_operations():
     from thm3.backends.numba_tree import render
     a = thm3.analyze_source(SUM, lift=False, timeout=30)
@@ -168,3 +187,37 @@ def test_the_checked_helpers_on_the_host(tmp_path):
         assert flag == (0 if fits else 7), (op, x, y)
         if fits:
             assert r == exact, (op, x, y)
+
+
+# -- the emitted module's NumPy path: checked int64 arithmetic, as the library's ---------------
+
+def _emitted(a, tmp_path):
+    import importlib.util
+    pytest.importorskip("thm3.gpu.api")
+    py = next(p for p in a.emit(tmp_path) if str(p).endswith(".py"))
+    spec = importlib.util.spec_from_file_location(f"emitted_{tmp_path.name}", py)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_emitted_numpy_path_raises_on_overflow_naming_the_field(int_sum, tmp_path):
+    m = _emitted(int_sum, tmp_path)
+    for call in (lambda xs: m.reduce(xs, backend="numpy"), lambda xs: m.reduce_state(xs, backend="numpy"),
+                 lambda xs: m.scan(xs, backend="numpy")):
+        with pytest.raises(OverflowError, match="Int field s overflows int64 in left"):
+            call(np.array([2**62, 2**62]))
+    # in the combines: runs of RUN elements, each in int64, whose sum is not
+    with pytest.raises(OverflowError, match="Int field s overflows int64 in the combine"):
+        m.reduce(np.full(3 * m.RUN, 2**52), backend="numpy")
+    with pytest.raises(OverflowError, match="Int field s overflows int64 in the combine"):
+        m.scan(np.full(3 * m.RUN, 2**52), backend="numpy")
+    # exact where the sum fits, at the edge too, and no false alarm from a lane past the end
+    assert m.reduce(np.array([-2**62, -2**62]), backend="numpy") == (-2**63,)
+    xs = np.concatenate([np.zeros(m.RUN, dtype=np.int64), [2**62, 2**62 - 1]])
+    assert m.reduce_state(xs, backend="numpy") == (2**63 - 1,)
+    assert int(m.scan(xs, backend="numpy")[0][-1]) == 2**63 - 1
+    rng = np.random.default_rng(0)
+    xs = rng.integers(-2**40, 2**40, 5000)
+    assert m.reduce(xs, backend="numpy") == (int(xs.sum()),)
+    assert (m.scan(xs, backend="numpy")[0] == np.cumsum(xs)).all()

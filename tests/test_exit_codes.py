@@ -57,3 +57,50 @@ def test_help_names_every_exit_code():
     text = " ".join(r.output.split())
     for words in ("0 homomorphism", "1 not-homomorphism or unknown", "2 bad file or usage", "3 internal error"):
         assert words in text, text
+
+
+PRODUCT = '''"""A product of Ints."""
+from typing import NamedTuple
+from thm3.lang import Int
+
+
+class State(NamedTuple):
+    p: Int = 1
+
+
+def left(acc: State, x: Int) -> State:
+    assert x != 0
+    return State(acc.p * x)
+'''
+
+
+@pytest.mark.parametrize("backend", ["numpy", "numba"])
+def test_run_on_an_overflowing_int_exits_2_in_one_line(backend, tmp_path, monkeypatch):
+    """The Int product of 1000 random nonzero Ints leaves int64: the data's fault, not a bug in thm3
+    (exit 2, one line naming the field and what to do, no traceback); --json gives
+    {"error": "int_overflow", "field": ...}."""
+    if backend == "numba":
+        pytest.importorskip("numba")
+        monkeypatch.setenv("THM3_CACHE_DIR", str(tmp_path / "cache"))
+    path = tmp_path / "product.py"
+    path.write_text(PRODUCT)
+    args = ["run", str(path), "--n", "1000", "--backend", backend, "--seed", "1"]
+    r = CliRunner().invoke(main, args)
+    assert r.exit_code == 2, r.output
+    lines = r.output.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in r.output, r.output
+    assert "the Int field p overflows int64" in lines[0] and "declare the field Real" in lines[0]
+    assert lines[0].startswith(str(path))
+    r = CliRunner().invoke(main, args + ["--json"])
+    assert r.exit_code == 2, r.output
+    j = json.loads(r.output.strip().splitlines()[-1])
+    assert j["error"] == "int_overflow" and j["field"] == "p" and "declare the field Real" in j["message"]
+
+
+def test_run_json_on_a_normal_input(tmp_path):
+    path = tmp_path / "product.py"
+    path.write_text(PRODUCT)
+    r = CliRunner().invoke(main, ["run", str(path), "--n", "10", "--json"])
+    assert r.exit_code == 0, r.output
+    j = json.loads(r.output)
+    assert j["parallel"] == j["sequential"] and j["max_relative_difference"] == 0.0 and j["n"] == 10

@@ -34,7 +34,7 @@ pytestmark = [
 
 MAX_REGISTERS = 255         # a thread's registers on sm_90: past them ptxas spills
 MARGIN = 8                  # registers a kernel keeps free below its budget
-QUICK = {("welford", "float32"), ("safe_softmax", "float64")}
+QUICK = {("welford", "float32"), ("welford", "float64"), ("safe_softmax", "float64")}
 
 
 def _dim(a):
@@ -46,9 +46,6 @@ def _reductions():
         for dtype in R.DTYPES:
             slow = (sample.name, dtype) not in QUICK
             marks = [pytest.mark.slow] if slow else []
-            if (sample.name, dtype) == ("welford", "float64"):   # issue 22's checked Int count
-                marks.append(pytest.mark.xfail(reason="the int64 overflow checks on n make "
-                                               "thm3_reduce_partials spill (32 stores) in float64", strict=False))
             yield pytest.param(sample.name, dtype, id=f"{sample.name}-{dtype}", marks=marks)
 
 

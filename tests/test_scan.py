@@ -238,7 +238,9 @@ def test_accumulate_scan_with_nan_and_inf(name):
 
 def test_accumulate_scan_reads_index_from_the_offset():
     a = thm3.analyze_source(POSITIONS, name="positions")
-    assert monoid_ufuncs(a.loop, a.combine_fn) == [np.add, np.add]
+    # t, a sum of positions, grows as n**2: no bound proves a.t + b.t in int64, so
+    # scan_numpy takes the checked blocked scan (the count k alone would accumulate)
+    assert monoid_ufuncs(a.loop, a.combine_fn) is None
     x = np.random.default_rng(8).standard_normal(1000)
     want = run_sequential_prefixes(a.loop, [x], {})
     got = scan_accumulate(a.loop, [np.add, np.add], [x], {}, chunk=64)

@@ -39,6 +39,8 @@ def _arguments() -> argparse.ArgumentParser:
     p = _Parser(prog="%%thm3", add_help=False,
                                 description="Analyse the cell's text as a loop file (never run it).")
     p.add_argument("--timeout", type=float, default=60.0, help="seconds for the whole analysis")
+    p.add_argument("--memory", type=int, default=None, metavar="MIB",
+                   help="MiB the analysis may map (Linux: in a child process), as thm3 analyze --memory")
     p.add_argument("--no-lift", action="store_true", help="no search for auxiliary state")
     p.add_argument("--name", default="cell", help="the loop's name (its file stem in emitted code)")
     p.add_argument("--as", dest="var", default="_thm3", help="store the Analysis in this variable")
@@ -46,7 +48,7 @@ def _arguments() -> argparse.ArgumentParser:
 
 
 def thm3_cell(line: str, cell: str, user_ns: dict | None = None):
-    """The body of `%%thm3 [--timeout S] [--no-lift] [--name NAME] [--as VAR]`: returns
+    """The body of `%%thm3 [--timeout S] [--memory MIB] [--no-lift] [--name NAME] [--as VAR]`: returns
     the Analysis (displayed by the notebook) and stores it in `VAR` (default `_thm3`).
     A LoopError is shown as the file error, with the cell's line and column."""
     import thm3
@@ -57,7 +59,7 @@ def thm3_cell(line: str, cell: str, user_ns: dict | None = None):
         return None
     try:
         a = thm3.analyze_source(cell, path=f"<{args.name}>", name=args.name, timeout=args.timeout,
-                                lift=not args.no_lift)
+                                lift=not args.no_lift, memory=args.memory)
     except thm3.LoopError as err:
         print(err)
         return None

@@ -514,19 +514,15 @@ def analyze_within_memory(loop: Loop, memory: int, *, timeout: float = 60.0, sta
     naming the bound.  Linux only; elsewhere the analysis runs here, unbounded.  The
     child's `progress` calls do not reach this process."""
     import sys
-    from thm3.errors import SolverTimeout
-    from thm3.prove.budget import within
+    from thm3.prove.budget import within_memory
     started = time.monotonic() if started is None else started
     if not sys.platform.startswith("linux"):
         return analyze_loop(loop, timeout=timeout, started=started, **options)
     options.pop("progress", None)
-    try:
-        got = within(started + timeout * (1 + OVERRUN) + 5.0, _bounded, loop, memory, timeout, started, options,
-                     daemon=False)
-    except SolverTimeout as err:
-        got = "ended" if "without an answer" in str(err) else "timeout"
-    if isinstance(got, Analysis):
-        return got
+    got, a = within_memory(memory, started + timeout * (1 + OVERRUN) + 5.0, _analyze_loop, loop, timeout,
+                           started, options)
+    if got == "done":
+        return a
     why = {"memory": f"the analysis needed more than memory={memory} MiB and was stopped",
            "ended": f"the analysis' process ended without an answer (a native library out of the memory={memory} "
                     "MiB bound aborts)",
@@ -535,13 +531,8 @@ def analyze_within_memory(loop: Loop, memory: int, *, timeout: float = 60.0, sta
                     proofs=dict.fromkeys(("bird",) + LAWS, Status.SKIPPED))
 
 
-def _bounded(loop: Loop, memory: int, timeout: float, started: float, options: dict):
-    from thm3.prove.budget import memory_bound
-    try:
-        with memory_bound(memory):
-            return analyze_loop(loop, timeout=timeout, started=started, **options)
-    except MemoryError:
-        return "memory"
+def _analyze_loop(loop: Loop, timeout: float, started: float, options: dict) -> Analysis:
+    return analyze_loop(loop, timeout=timeout, started=started, **options)
 
 
 def _stopped(a: Analysis, step: str | None, t0: float, timeout: float) -> Analysis:

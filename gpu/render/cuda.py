@@ -561,11 +561,11 @@ def _state_names(spec: Spec, prefix: str, var: str) -> dict[str, str]:
 
 
 def _body(spec: Spec, fn: Fn, names: dict[str, str], targets: list[tuple[str, Type]],
-          fast_exp: bool = False, checked: bool = False) -> list[str]:
+          fast_exp: bool = False, checked: str | None = None) -> list[str]:
     p = Printer(spec, names, fast_exp=fast_exp)
     outputs = share(fn.outputs)
-    if checked:
-        p.int_checks = int_checks(outputs)
+    if checked:                             # "left" or "combine": its Int operations checked
+        p.int_checks = int_checks(outputs, spec.loop, spec.combine, checked)
     for (target, t), e in zip(targets, p.prepare(outputs)):
         p.assign(target, e, t)
     return p.lines
@@ -582,14 +582,18 @@ _CHECKED_INT = {Op.ADD: "thm3_add_ll", Op.SUB: "thm3_sub_ll", Op.MUL: "thm3_mul_
                 Op.NEG: "thm3_neg_ll", Op.ABS: "thm3_neg_ll", Op.POW: "thm3_powi_ll"}
 
 
-def int_checks(outputs) -> dict[int, int]:
+def int_checks(outputs, loop: Loop, combine: Fn, side: str) -> dict[int, int]:
     """id(node) -> 1 + the index of the first field whose output reads it, for each Int
-    operation of `outputs` (one per field, shared) that int64 can overflow."""
+    operation of `outputs` (one per field, shared; of `left` or of the combine, `side`)
+    that int64 can overflow: those the fields' bounds do not prove in range (a count's
+    n + 1 and a.n + b.n need no check: `thm3.analysis.int_bounds`)."""
+    from thm3.analysis.int_bounds import unchecked
+    safe = unchecked(loop, combine, outputs, side)
     out: dict[int, int] = {}
     for k, o in enumerate(outputs):
         for e in walk([o]):
             if e.op in _CHECKED_INT and e.type is Type.INT and all(x.type is Type.INT for x in e.src) \
-                    and not (e.op is Op.POW and e.arg < 0):
+                    and not (e.op is Op.POW and e.arg < 0) and id(e) not in safe:
                 out.setdefault(id(e), k + 1)
     return out
 
@@ -609,7 +613,8 @@ INT_CHECKS = cuda_text("int_checks.cu")
 
 def uses_int_checks(loop: Loop, combine: Fn) -> bool:
     """Whether the rendered left or combine holds a checked Int operation."""
-    return bool(int_checks(share(loop.left.outputs)) or int_checks(share(combine.outputs)))
+    return bool(int_checks(share(loop.left.outputs), loop, combine, "left")
+                or int_checks(share(combine.outputs), loop, combine, "combine"))
 
 
 def render_left(spec: Spec) -> str:
@@ -622,7 +627,7 @@ def render_left(spec: Spec) -> str:
                     else f"{spec.ctype(p.type)} {c_name(p.name)}")
     names.update({p.name: c_name(p.name) for p in loop.params})
     targets = [(f"r.{c_member(f.name)}", f.type) for f in loop.fields]
-    lines = ["State r;"] + _body(spec, loop.left, names, targets, spec.exp_nonpositive, checked=True) + ["return r;"]
+    lines = ["State r;"] + _body(spec, loop.left, names, targets, spec.exp_nonpositive, checked="left") + ["return r;"]
     sig = c_signature("__host__ __device__ __forceinline__ State thm3_left", args + spec.param_decls())
     return _function(sig, lines, "left: one step of the sequential fold")
 
@@ -631,7 +636,7 @@ def render_combine(spec: Spec) -> str:
     names = {**_state_names(spec, "a", "a"), **_state_names(spec, "b", "b")}
     names.update({p.name: c_name(p.name) for p in spec.loop.params})
     targets = [(f"r.{c_member(f.name)}", f.type) for f in spec.loop.fields]
-    lines = ["State r;"] + _body(spec, spec.combine, names, targets, spec.exp_nonpositive, checked=True) + ["return r;"]
+    lines = ["State r;"] + _body(spec, spec.combine, names, targets, spec.exp_nonpositive, checked="combine") + ["return r;"]
     args = ["const State& a", "const State& b"] + spec.param_decls()
     return _function(c_signature("__host__ __device__ __forceinline__ State thm3_combine", args),
                      lines, "combine: h(xs + ys) from a = h(xs) and b = h(ys); a is the earlier part")

@@ -64,11 +64,21 @@ NUMPY_OPS = {
 ATTENTION_OPS = {**NUMPY_OPS, Op.MAX: "np.maximum({0}, {1})", Op.MIN: "np.minimum({0}, {1})"}
 
 
+# An Int operation that int64 can overflow (`cuda.int_checks`, the rule the kernels follow)
+# is a call of the runtime's checked helper, which raises OverflowError naming the field.
+CHECKED_OPS = {Op.ADD: "_iadd({0}, {1}, {c})", Op.SUB: "_isub({0}, {1}, {c})", Op.MUL: "_imul({0}, {1}, {c})",
+               Op.NEG: "_ineg({0}, {c})", Op.ABS: "_iabs({0}, {c})"}
+
+
 def numpy_lines(outputs, names: dict[str, str], *, ops=NUMPY_OPS, typed: bool = True,
-                indent: str = "        ") -> tuple[list[str], list[str]]:
+                indent: str = "        ", checks: dict[int, int] | None = None,
+                where: str = "") -> tuple[list[str], list[str]]:
     """(lines, outputs): `outputs` printed with NumPy, `names` mapping the IR variables to
     Python names; a subterm used more than once becomes a local `tK = ...` line.  `typed`:
-    Real literals as DTYPE(...) (the emitted reduction's Real), else bare floats."""
+    Real literals as DTYPE(...) (the emitted reduction's Real), else bare floats.
+    `checks` (id(node) -> field code): those Int operations call the checked helpers,
+    with `where` ("left", "the combine") for their message."""
+    checks = checks or {}
     uses: dict[int, int] = {}
     for e in walk(outputs):
         for s in e.src:
@@ -93,12 +103,16 @@ def numpy_lines(outputs, names: dict[str, str], *, ops=NUMPY_OPS, typed: bool = 
                 out = literal(e.arg, e.type)
             case Op.VAR:
                 out = names[e.arg]
+            case Op.POW if id(e) in checks:
+                out = f"_ipow({text(e.src[0])}, {e.arg}, {checks[id(e)]}, {where!r})"
             case Op.POW:
                 base = text(e.src[0])
                 out = (f"np.power(np.asarray({base}, dtype=DTYPE), {e.arg})" if typed and e.arg < 0
                        else f"({base} ** {e.arg})")
             case Op.MOD:
                 out = f"np.mod({text(e.src[0])}, {e.arg})"
+            case op if id(e) in checks:
+                out = CHECKED_OPS[op].format(*(text(s) for s in e.src), c=f"{checks[id(e)]}, {where!r}")
             case _:
                 out = ops[e.op].format(*(text(s) for s in e.src))
         if uses.get(id(e), 0) > 1 and e.op not in (Op.CONST, Op.VAR):
@@ -111,10 +125,14 @@ def numpy_lines(outputs, names: dict[str, str], *, ops=NUMPY_OPS, typed: bool = 
     return lines, [text(e) for e in outputs]
 
 
-def numpy_function(name: str, fn: Fn, names: dict[str, str], doc: str) -> str:
+def numpy_function(name: str, fn: Fn, names: dict[str, str], doc: str, checked=None) -> str:
     """`def name(<names' values>): return (outputs...)` printing `fn`'s outputs with NumPy;
-    `names` maps the IR variables to the Python parameter names, in order."""
-    lines, outs = numpy_lines(fn.outputs, names)
+    `names` maps the IR variables to the Python parameter names, in order.  With `checked`
+    (the loop, its combine, and "left" or "combine"), the Int operations that int64 can
+    overflow are checked, as in the kernels."""
+    checks = R.int_checks(fn.outputs, *checked) if checked else None
+    where = {"left": "left", "combine": "the combine"}[checked[2]] if checked else ""
+    lines, outs = numpy_lines(fn.outputs, names, checks=checks, where=where)
     body = "\n".join(lines)
     args = ", ".join(names.values())
     return (f"def {name}({args}):\n    \"\"\"{doc}\"\"\"\n    with np.errstate(all=\"ignore\"):\n"
@@ -129,8 +147,10 @@ def numpy_source(loop: Loop, combine: Fn) -> str:
     left_names.update({p.name: f"p_{p.name}" for p in loop.params})
     combine_names = {f"{side}.{f}": f"{side}_{f}" for side in "ab" for f in fields}
     combine_names.update({p.name: f"p_{p.name}" for p in loop.params})
-    parts = [numpy_function("_left", loop.left, left_names, "left: one element into the state"),
-             numpy_function("_combine", combine, combine_names, "the combine, a the earlier part")]
+    parts = [numpy_function("_left", loop.left, left_names, "left: one element into the state",
+                            (loop, combine, "left")),
+             numpy_function("_combine", combine, combine_names, "the combine, a the earlier part",
+                            (loop, combine, "combine"))]
     if loop.result is not None:
         result_names = {f"acc.{f}": f"acc_{f}" for f in fields}
         result_names.update({p.name: f"p_{p.name}" for p in loop.params})

@@ -31,6 +31,7 @@ SCAN_SOURCE: str        # the scan's CUDA source
 # and the NumPy functions _left, _combine and _result (None without a result)
 
 MAX_BLOCKS = 4096       # cap on pass 1's grid: pass 2 combines that many partials
+LENGTH_LIMIT = 2**56    # the longest list: thm3 proved its unchecked Int operations (a count) for it
 RUN = 1024              # backend="numpy": elements a run folds with left
 
 _modules: dict = {}
@@ -133,6 +134,13 @@ def _arrays(arrays, lead: int):
     return out, (shapes.pop() if shapes else None)
 
 
+def _checked_length(n: int) -> int:
+    if n > LENGTH_LIMIT:
+        raise OverflowError(f"{NAME}: a list of {n} elements is longer than 2**56, the length for which "
+                            "the unchecked Int operations (a count) are proved to stay in int64")
+    return n
+
+
 def _length(arrays) -> tuple[list, int]:
     """The device arrays and n for reduce and scan: the arrays, or n alone when every
     element is an Index."""
@@ -140,7 +148,7 @@ def _length(arrays) -> tuple[list, int]:
         xs, shape = _arrays(arrays, 1)
         return xs, shape[0]
     if len(arrays) == 1:
-        return [], int(arrays[0])
+        return [], _checked_length(int(arrays[0]))
     raise TypeError(f"{NAME}: pass n, the number of elements")
 
 
@@ -200,12 +208,85 @@ def _min(a, b):
     return np.where((a < b) | (a != a), a, b)
 
 
+# Int arithmetic in int64, checked, as the library's NumPy backend does: a sum, difference,
+# product, negation, abs or power of Ints in `_left` or `_combine` that int64 can overflow
+# is a call of one of these (`code`: 1 + the index of the field whose new value reads it),
+# which raises OverflowError naming the field where the exact value leaves int64.
+
+_LEAST = np.iinfo(np.int64).min
+
+
+def _int_overflow(code: int, where: str) -> OverflowError:
+    return OverflowError(f"{NAME}: the Int field {FIELDS[code - 1][0]} overflows int64 in {where} "
+                         "(the emitted module's NumPy path computes Ints in int64; thm3's "
+                         "a.combine and sequential fold compute them exactly)")
+
+
+def _iadd(a, b, code, where):
+    r = np.add(a, b)
+    if np.any(((a ^ r) & (b ^ r)) < 0):
+        raise _int_overflow(code, where)
+    return r
+
+
+def _isub(a, b, code, where):
+    r = np.subtract(a, b)
+    if np.any(((a ^ b) & (a ^ r)) < 0):
+        raise _int_overflow(code, where)
+    return r
+
+
+def _imul(a, b, code, where):
+    r = np.multiply(a, b)
+    a, b = np.broadcast_arrays(np.asarray(a), np.asarray(b))
+    nonzero = a != 0
+    back = np.where(nonzero, r // np.where(nonzero, a, 1), b)
+    if np.any(back != b) or np.any(((a == -1) & (b == _LEAST)) | ((b == -1) & (a == _LEAST))):
+        raise _int_overflow(code, where)
+    return r
+
+
+def _ineg(a, code, where):
+    if np.any(np.asarray(a) == _LEAST):
+        raise _int_overflow(code, where)
+    return np.negative(a)
+
+
+def _iabs(a, code, where):
+    if np.any(np.asarray(a) == _LEAST):
+        raise _int_overflow(code, where)
+    return np.abs(a)
+
+
+def _ipow(a, n, code, where):
+    r = np.ones_like(np.asarray(a))
+    for _ in range(n):
+        r = _imul(r, a, code, where)
+    return r
+
+
+def _stepped(state, elements, valid, ps):
+    """`_left` on every lane; where it overflows, again on the lanes still in their run
+    only (a lane past the end keeps its state, so its step must not raise)."""
+    try:
+        return _left(*state, *elements, *ps)
+    except OverflowError:
+        keep = valid[:, 0]
+        if keep.all():
+            raise
+        new = _left(*[s[keep] for s in state], *[e[keep] for e in elements], *ps)
+        out = [s.copy() for s in state]
+        for o, v in zip(out, new):
+            o[keep] = v
+        return out
+
+
 def _host_arrays(arrays):
     data = [(name, t) for name, t in ELEMENTS if t != "Index"]
     if not data:
         if len(arrays) != 1:
             raise TypeError(f"{NAME}: pass n, the number of elements")
-        return [], int(arrays[0])
+        return [], _checked_length(int(arrays[0]))
     if len(arrays) != len(data):
         names = ", ".join(name for name, _ in data)
         raise TypeError(f"{NAME}: expected {len(data)} arrays ({names}), got {len(arrays)}")
@@ -252,7 +333,7 @@ def _reduce_numpy(arrays, params) -> list:
             else:
                 a = next(data)
                 elements.append(a[at] if t == "Vec" else a[at][:, None])
-        new = _left(*state, *elements, *ps)
+        new = _stepped(state, elements, valid, ps)
         state = [np.where(valid, np.broadcast_to(v, s.shape), s).astype(s.dtype)
                  for v, s in zip(new, state)]
     while state[0].shape[0] > 1:
@@ -372,7 +453,7 @@ def _scan_numpy(arrays, params) -> tuple:
             else:
                 a = next(data)
                 elements.append(a[at] if t == "Vec" else a[at][:, None])
-        new = _left(*state, *elements, *ps)
+        new = _stepped(state, elements, valid, ps)
         state = [np.where(valid, np.broadcast_to(v, s.shape), s).astype(s.dtype) for v, s in zip(new, state)]
         for out, s in zip(local, state):
             out[:, k] = s

@@ -53,48 +53,6 @@ template <class T> __host__ __device__ __forceinline__ T thm3_powi(T x, int n) {
 }
 #endif
 
-#ifndef THM3_INT_CHECKS
-#define THM3_INT_CHECKS
-// Int arithmetic in int64, checked: each helper computes in two's complement (no undefined
-// behaviour) and, where the exact value leaves int64, stores `field` (1 + the index of the
-// field whose new value reads it) in thm3_int_overflow, which the launcher reads after
-// the launch to raise OverflowError instead of returning a wrapped value.
-#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
-__device__ int thm3_int_overflow = 0;
-#else
-static int thm3_int_overflow = 0;
-#endif
-#define THM3_LL_MIN (-9223372036854775807LL - 1)
-__host__ __device__ __forceinline__ long long thm3_add_ll(long long a, long long b, int field) {
-    const long long r = (long long)((unsigned long long)a + (unsigned long long)b);
-    if (((a ^ r) & (b ^ r)) < 0) thm3_int_overflow = field;
-    return r;
-}
-__host__ __device__ __forceinline__ long long thm3_sub_ll(long long a, long long b, int field) {
-    const long long r = (long long)((unsigned long long)a - (unsigned long long)b);
-    if (((a ^ b) & (a ^ r)) < 0) thm3_int_overflow = field;
-    return r;
-}
-__host__ __device__ __forceinline__ long long thm3_mul_ll(long long a, long long b, int field) {
-    const long long r = (long long)((unsigned long long)a * (unsigned long long)b);
-    if (a == -1 ? b == THM3_LL_MIN : (a != 0 && r / a != b)) thm3_int_overflow = field;
-    return r;
-}
-__host__ __device__ __forceinline__ long long thm3_neg_ll(long long a, int field) {
-    if (a == THM3_LL_MIN) thm3_int_overflow = field;
-    return (long long)(0ULL - (unsigned long long)a);
-}
-__host__ __device__ __forceinline__ long long thm3_abs_ll(long long a, int field) {
-    return a < 0 ? thm3_neg_ll(a, field) : a;
-}
-__host__ __device__ __forceinline__ long long thm3_powi_ll(long long x, int n, int field) {
-    long long r = 1;
-    for (int k = 0; k < n; ++k) r = thm3_mul_ll(r, x, field);
-    return r;
-}
-#endif
-
-
 // The loop's state: its fields in declaration order.
 struct State {
     long long n;                // count
@@ -115,7 +73,7 @@ __host__ __device__ __forceinline__ State thm3_identity() {
 // left: one step of the sequential fold
 __host__ __device__ __forceinline__ State thm3_left(const State& acc, double x) {
     State r;
-    const long long t0 = thm3_add_ll(acc.n, 1, 1);
+    const long long t0 = acc.n + 1;
     const double t1 = x - acc.mean;
     const double t2 = acc.mean + t1 / (double)t0;
     r.n = t0;
@@ -127,7 +85,7 @@ __host__ __device__ __forceinline__ State thm3_left(const State& acc, double x) 
 // combine: h(xs + ys) from a = h(xs) and b = h(ys); a is the earlier part
 __host__ __device__ __forceinline__ State thm3_combine(const State& a, const State& b) {
     State r;
-    const long long t0 = thm3_add_ll(a.n, b.n, 1);
+    const long long t0 = a.n + b.n;
     const bool t1 = t0 == 0;
     const double t2 = b.mean - a.mean;
     r.n = t0;

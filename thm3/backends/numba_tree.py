@@ -272,14 +272,19 @@ _CHECKED_INT = (Op.ADD, Op.SUB, Op.MUL, Op.NEG, Op.ABS, Op.POW)
 _LEAST = "-9223372036854775808"
 
 
-def _overflow_messages(fn_outputs, fields: list[str], where: str, loop_name: str) -> dict[int, str]:
-    """For each Int operation of the outputs (all operands Ints) that int64 can overflow,
-    the message naming the first field whose new value reads it."""
+def _overflow_messages(fn_outputs, loop: Loop, combine: Fn, side: str) -> dict[int, str]:
+    """For each Int operation of the outputs (all operands Ints; of `left` or of the
+    combine, `side`) that int64 can overflow, the message naming the first field whose new
+    value reads it.  Those the fields' bounds prove in range (a count) are left out."""
+    from thm3.analysis.int_bounds import unchecked
+    safe = unchecked(loop, combine, fn_outputs, side)
+    where = "left" if side == "left" else "the combine"
+    loop_name = loop.name
     out: dict[int, str] = {}
-    for name, o in zip(fields, fn_outputs):
+    for name, o in zip([f.name for f in loop.fields], fn_outputs):
         for e in walk([o]):
             if e.op in _CHECKED_INT and e.type is Type.INT and all(x.type is Type.INT for x in e.src) \
-                    and id(e) not in out:
+                    and id(e) not in out and id(e) not in safe:
                 out[id(e)] = (f"{loop_name}: the Int field {name} overflows int64 in {where} "
                               "(the Numba backend computes Ints in int64)")
     return out
@@ -355,8 +360,9 @@ class _Body:
         return name
 
     def _check_mul(self, a: str, b: str, r: str, message: str) -> None:
-        self.lines.append(f"if {a} != 0 and ({r} // {a} != {b} or ({a} == -1 and {b} == {_LEAST})): "
-                          f"raise OverflowError({message!r})")
+        # decided from a and b alone: LLVM may take the wrapped product's r // a == b as
+        # given (a product that overflows is undefined to it), so r is not read
+        self.lines.append(f"if _mul_overflows({a}, {b}): raise OverflowError({message!r})")
 
 
 def _convert(text: str, have: Type, want: Type) -> str:
@@ -474,14 +480,27 @@ def render(loop: Loop, combine: Fn) -> str:
     out.append('''
 
 @njit(inline="always", **JIT)
+def _mul_overflows(a, b):
+    """Whether the exact a * b of two int64 leaves int64 (floored divisions of the bounds)."""
+    if a > 0:
+        return a > 9223372036854775807 // b if b > 0 else b < (-9223372036854775807 + a - 2) // a
+    if b > 0:
+        return a < (-9223372036854775807 + b - 2) // b
+    if a == 0 or b == 0:
+        return False
+    if a == -9223372036854775807 - 1:
+        return True
+    return b < -(9223372036854775807 // -a)
+
+
+@njit(inline="always", **JIT)
 def _rpow(a, n):
     return float(a) ** n if a != 0 else (math.inf if n % 2 == 0 or a >= 0 else -math.inf)
 ''')
     # left(state, elements, params, dim)
     names = {f"acc.{f.name}": s for f, s in zip(loop.fields, fields)} | elem_names | param_names
     targets = [(f"n{k}", f.type) for k, f in enumerate(loop.fields)]
-    field_names = [f.name for f in loop.fields]
-    body = _Body(names, lambda outs: _overflow_messages(outs, field_names, "left", loop.name)).render(
+    body = _Body(names, lambda outs: _overflow_messages(outs, loop, combine, "left")).render(
         shifted_exponentials(loop.left.outputs), targets)
     pnames = ", ".join(ps)
     sig = ", ".join(fields + [v for v, _ in element_vars] + ps + ["dim"])
@@ -491,7 +510,7 @@ def _rpow(a, n):
     b_names = [f"b{k}" for k in range(F)]
     names = ({f"a.{f.name}": v for f, v in zip(loop.fields, a_names)}
              | {f"b.{f.name}": v for f, v in zip(loop.fields, b_names)} | param_names)
-    body = _Body(names, lambda outs: _overflow_messages(outs, field_names, "the combine", loop.name)).render(
+    body = _Body(names, lambda outs: _overflow_messages(outs, loop, combine, "combine")).render(
         shifted_exponentials(combine.outputs), targets)
     out.append(_function("combine", ", ".join(a_names + b_names + ps + ["dim"]), body,
                          [t for t, _ in targets]))

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from thm3.analysis.int_bounds import check_length, unchecked
 from thm3.errors import UsageError
 from thm3.semantics.evaluate import NUMPY, PYTHON, Compiled, evaluate, quiet
 from thm3.semantics.fold import Fold
@@ -152,7 +153,7 @@ def run_parallel(loop: Loop, combine: Fn, arrays, params: dict, *,
     dtype = np.dtype(dtype).type
     data = Inputs(loop, arrays, params, dtype, n, dim, offset)
     table = value_table(dtype)
-    plan = Plan(loop, data, block, table)
+    plan = Plan(loop, data, block, table, combine)
     merge = Tree(loop, combine, data, table)
     chunk = block * width
     with quiet():
@@ -188,6 +189,7 @@ class Inputs:
         if len(lengths) > 1 or (n is not None and lengths and lengths != {n}):
             raise UsageError(f"{loop.name}: element arrays of different lengths {sorted(lengths)}")
         self.n = n if n is not None else lengths.pop()
+        check_length(loop.name, self.offset + self.n)
         self.params = param_values(loop, params, dtype)
         dims = {a.shape[1] for a, p in zip(self.element_arrays, loop.elements)
                 if p.type is Type.VEC and a is not None and a.ndim == 2}
@@ -210,9 +212,11 @@ class Inputs:
 class Plan:
     """Step 2: fold runs of L elements with `left`, all runs of a chunk side by side."""
 
-    def __init__(self, loop: Loop, data: Inputs, block: int, table: dict):
+    def __init__(self, loop: Loop, data: Inputs, block: int, table: dict, combine: Fn | None = None):
         self.loop, self.data, self.L = loop, data, block
-        self.left = Compiled(loop.left.outputs, table)
+        # with the combine, the Int operations its bounds prove in range go unchecked
+        plain = unchecked(loop, combine, loop.left.outputs, "left") if combine is not None else set()
+        self.left = Compiled(loop.left.outputs, table, plain, NUMPY)
         self.table = table
         self.names = [f"acc.{f.name}" for f in loop.fields]
         self.real = table[Op.CONST](0.0, Type.REAL).dtype.type
@@ -267,7 +271,7 @@ class Tree:
 
     def __init__(self, loop: Loop, combine: Fn, data: Inputs, table: dict):
         self.loop, self.data = loop, data
-        self.combine = Compiled(combine.outputs, table)
+        self.combine = Compiled(combine.outputs, table, unchecked(loop, combine, combine.outputs, "combine"), NUMPY)
         self.fn, self.table = combine, table
         self.a = [f"a.{f.name}" for f in loop.fields]
         self.b = [f"b.{f.name}" for f in loop.fields]

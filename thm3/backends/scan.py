@@ -66,7 +66,7 @@ def scan_parallel(loop: Loop, combine: Fn, arrays, params: dict, *, lanes: int =
         return _empty(loop, data.dim, dtype)
     length = -(-data.n // min(lanes, data.n))          # run length L
     runs = -(-data.n // length)
-    plan = Plan(loop, data, length, table)
+    plan = Plan(loop, data, length, table, combine)
     tree = Tree(loop, combine, data, table)
     with quiet():
         totals = plan.fold_runs(0, data.n)
@@ -79,7 +79,11 @@ def scan_parallel(loop: Loop, combine: Fn, arrays, params: dict, *, lanes: int =
 
 def monoid_ufuncs(loop: Loop, combine: Fn) -> list | None:
     """One ufunc per field when every output of the combine is that ufunc of the field's
-    own two operands (a.f op b.f), with the field's type; else None."""
+    own two operands (a.f op b.f), with the field's type; else None.  An Int sum or
+    product qualifies only where the fields' bounds prove it stays in int64 (a count):
+    `accumulate` would wrap, where the blocked scan checks it."""
+    from thm3.analysis.int_bounds import unchecked
+    in_range = unchecked(loop, combine, combine.outputs, "combine")
     ufuncs = []
     for f, e in zip(loop.fields, combine.outputs):
         a, b = f"a.{f.name}", f"b.{f.name}"
@@ -91,6 +95,8 @@ def monoid_ufuncs(loop: Loop, combine: Fn) -> list | None:
         if names != (a, b) and not (names == (b, a) and e.op in _COMMUTATIVE):
             return None
         if e.op in (Op.AND, Op.OR) and f.type is not Type.BOOL:
+            return None
+        if e.op in (Op.ADD, Op.MUL) and f.type is Type.INT and id(e) not in in_range:
             return None
         ufuncs.append(_MONOIDS[e.op])
     return ufuncs if len(ufuncs) == len(loop.fields) == len(combine.outputs) else None

@@ -18,6 +18,7 @@ from __future__ import annotations
 import inspect
 import itertools
 import math
+import sys
 import textwrap
 import time
 from dataclasses import dataclass, replace
@@ -82,7 +83,8 @@ class _Aux:
     group: str = ""
 
 
-def lift(loop: Loop, *, timeout: float = 10.0, prove=None, without_witness: bool = False) -> Lift:
+def lift(loop: Loop, *, timeout: float = 10.0, prove=None, without_witness: bool = False,
+         memory: int | None = None) -> Lift:
     """Search for the smallest lift of `loop`: the fewest added fields, from at most
     `MAX_ADDED` candidate units.
 
@@ -96,8 +98,22 @@ def lift(loop: Loop, *, timeout: float = 10.0, prove=None, without_witness: bool
     nothing prunes the candidates then, and a lift counts only when the prover proves
     the lifted loop, so the search gives the user a loop that is a proved homomorphism
     and computes the same fields (sign changes: the first element carries the sign that
-    the parity of the count would otherwise have to give)."""
+    the parity of the count would otherwise have to give).
+
+    `memory` (MiB, Linux) bounds the search as `--memory` bounds the analysis: it runs in
+    a forked child under that bound, and past it the answer is no lift, naming the bound."""
     t0 = time.monotonic()
+    if memory is not None and sys.platform.startswith("linux"):
+        from thm3.prove.budget import within_memory
+        got, found = within_memory(memory, t0 + timeout * (1 + OVERRUN) + 5.0, _lift_here, loop, timeout, prove,
+                                   without_witness)
+        if got == "done":
+            return found
+        why = {"memory": f"the lifting search needed more than memory={memory} MiB and was stopped",
+               "ended": f"the lifting search's process ended without an answer (a native library out of the "
+                        f"memory={memory} MiB bound aborts)",
+               "timeout": f"the lifting search ran past timeout {timeout:g} s and was stopped"}[got]
+        return Lift(None, (), why + "; a larger bound may find a lift", time.monotonic() - t0)
 
     def done(lifted, added, reason, witness=None, proof=None) -> Lift:
         return Lift(lifted, tuple(added), reason, time.monotonic() - t0, witness, proof)
@@ -112,6 +128,10 @@ def lift(loop: Loop, *, timeout: float = 10.0, prove=None, without_witness: bool
             return done(None, [], _no_lift(so_far["search"], witness, stopped=True), witness)
         return done(None, [], f"the lifting search ran past timeout {timeout:g} s and was stopped; "
                               "a larger timeout may find a lift", witness)
+
+
+def _lift_here(loop: Loop, timeout: float, prove, without_witness: bool) -> Lift:
+    return lift(loop, timeout=timeout, prove=prove, without_witness=without_witness)
 
 
 def _lift(loop: Loop, t0: float, timeout: float, prove, without_witness: bool, done, so_far: dict) -> Lift:

@@ -85,6 +85,30 @@ def memory_bound(mib: int | None):
         z3.set_param("memory_max_size", 0)      # 0: no bound, Z3's default
 
 
+def within_memory(memory: int, deadline: float, fn, *args):
+    """`fn(*args)` in a forked child under `memory_bound(memory)`, as `--memory` runs the
+    analysis: ("done", value), or (why, None) with why "memory" (an allocation past the
+    bound), "ended" (the child ended without an answer: a native library that aborts when
+    an allocation fails) or "timeout" (`deadline`, a `time.monotonic()` value, passed).
+    Linux only: the caller runs `fn` itself elsewhere."""
+    try:
+        got = within(deadline, _bounded_call, memory, fn, args, daemon=False)
+    except SolverTimeout as err:
+        return ("ended" if "without an answer" in str(err) else "timeout"), None
+    return ("memory", None) if got == _OUT_OF_MEMORY else ("done", got)
+
+
+_OUT_OF_MEMORY = "thm3: out of the memory bound"
+
+
+def _bounded_call(memory: int, fn, args):
+    try:
+        with memory_bound(memory):
+            return fn(*args)
+    except MemoryError:
+        return _OUT_OF_MEMORY
+
+
 def _run(send, fn, args):
     try:
         send.send((True, fn(*args)))

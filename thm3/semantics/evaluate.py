@@ -260,12 +260,18 @@ class Compiled:
 
     __slots__ = ("_steps", "_outputs")
 
-    def __init__(self, outputs, table: dict):
+    def __init__(self, outputs, table: dict, plain: set[int] = frozenset(), plain_table: dict | None = None):
+        """`plain`: id(node) of nodes computed with `plain_table` instead (an Int operation
+        proved in range, without the checked table's test)."""
         order = walk(outputs)
         slot = {id(e): i for i, e in enumerate(order)}
         steps = []
         for e in order:
             op = e.op
+            if id(e) in plain:
+                steps.append((plain_table[op], e.arg if op in WITH_ARG else _NO_ARG,
+                              tuple(slot[id(s)] for s in e.src)))
+                continue
             if op is Op.CONST:
                 steps.append((_CONST, table[Op.CONST](e.arg, e.type), ()))
             elif op is Op.VAR:

@@ -201,8 +201,9 @@ def solver_models(loop: Loop, fixed: dict, count: int, rng: np.random.Generator,
     """Up to `count` distinct (parameters, element) pairs that satisfy every `assert` in
     Z3's exact reals, with the parameters in `fixed` held to their values: a blocking
     clause after each model, and a random bound on one value before each, spread them.
-    Where a model is irrational (`assert x * x == 2`) its value is the nearest float (the
-    exact checks, such as a witness's, then refuse it).  Empty where Z3 finds none in
+    Where a model is irrational (`assert x * x == 2`) its value is the nearest float, for
+    the float tests only: the exact checks (a witness's) refuse it and the Bird search's
+    precondition filter drops it (docs/loop-format.md, "assert").  Empty where Z3 finds none in
     `seconds`, or for a loop with `Vec` values."""
     import time
     import z3

@@ -21,8 +21,15 @@ __host__ __device__ __forceinline__ long long thm3_sub_ll(long long a, long long
     return r;
 }
 __host__ __device__ __forceinline__ long long thm3_mul_ll(long long a, long long b, int field) {
+    // the product fits in int64 exactly where its high 64 bits are the low word's sign:
+    // no 64-bit division (a call on the GPU, which spilled the partials kernel)
     const long long r = (long long)((unsigned long long)a * (unsigned long long)b);
-    if (a == -1 ? b == THM3_LL_MIN : (a != 0 && r / a != b)) thm3_int_overflow = field;
+#if defined(__CUDA_ARCH__)
+    const long long hi = __mul64hi(a, b);
+#else
+    const long long hi = (long long)(((__int128)a * (__int128)b) >> 64);
+#endif
+    if (hi != (r >> 63)) thm3_int_overflow = field;
     return r;
 }
 __host__ __device__ __forceinline__ long long thm3_neg_ll(long long a, int field) {
