@@ -89,3 +89,45 @@ def test_a_domain_asks_z3_for_parameters_once(monkeypatch):
     settings = parameter_settings(loop, 3, np.random.default_rng(0))
     assert settings and all(float(p["c"]) == -3.25 for p in settings)
     assert len(calls) <= 1
+
+
+def _with_right(text: str, right_step: str) -> str:
+    return text + f'''
+
+def right(x: Real, acc: State) -> State:
+    return State({right_step})
+'''
+
+
+def test_irrational_models_are_exact_where_the_check_is():
+    """Z3's model of `x * x == 2` is sqrt(2) itself for the exact checks, the nearest
+    float for the float ones."""
+    import sympy as sp
+    loop = thm3.parse_source(IRRATIONAL)
+    got = solver_models(loop, {}, 4, np.random.default_rng(0), exact=True)
+    exact = {ex[0] for _, _, ex in got}
+    assert exact == {sp.sqrt(2), -sp.sqrt(2)}, got
+    assert all(math.isclose(e[0], float(ex[0]), rel_tol=1e-15) for _, e, ex in got)
+
+
+def test_a_right_fold_that_differs_only_at_an_irrational_model_fails_bird():
+    """s + x * x against s + x: on the only elements that meet the assert (±sqrt(2)) the
+    folds differ; before, no element met it in floats and 0 lists made "bounded"."""
+    a = thm3.analyze_source(_with_right(IRRATIONAL, "acc.s + x * x"), timeout=30, lift=False)
+    assert a.proofs["bird"] == "failed", a.bird_detail
+    assert "sqrt(2)" in a.bird_detail and "right gives (2)" in a.bird_detail, a.bird_detail
+
+
+def test_a_right_fold_that_agrees_on_an_irrational_model_is_not_failed():
+    a = thm3.analyze_source(_with_right(IRRATIONAL, "x + acc.s"), timeout=30, lift=False)
+    assert a.proofs["bird"] in ("proved", "bounded"), a.bird_detail
+
+
+def test_a_search_that_compares_no_list_is_never_bounded(monkeypatch):
+    """Without the models (as before), no element meets `x * x == 2` in floats: the
+    search compares nothing, and says so rather than "bounded"."""
+    import thm3.analysis.bird as bird
+    monkeypatch.setattr(bird, "model_elements", lambda *args: [])
+    a = thm3.analyze_source(_with_right(IRRATIONAL, "acc.s + x * x"), timeout=30, lift=False)
+    assert a.proofs["bird"] == "unproved", a.bird_detail
+    assert "no list was compared" in a.bird_detail

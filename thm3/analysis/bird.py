@@ -17,6 +17,7 @@ import time
 from dataclasses import dataclass, field, replace
 
 import numpy as np
+import sympy as sp
 
 from thm3.analysis.witness import exact_hints, exact_of, show
 from thm3.ir import COMPARISONS, TRANSCENDENTAL, Loop, Op, Type, free_vars, walk
@@ -25,7 +26,7 @@ from thm3.prove.laws import Setting
 from thm3.semantics import critical, reals
 from thm3.semantics.equality import apart
 from thm3.semantics.evaluate import NUMPY_REALS, quiet
-from thm3.semantics.samples import (SMALL_INTS, SMALL_REALS, Domain, batch_fold, batch_init,
+from thm3.semantics.samples import (SMALL_INTS, SMALL_REALS, Domain, batch_fold, batch_init, solver_models,
                                     batch_step, fold_left, fold_right, plain, stack_elements)
 
 _DIM = 3                # the length of Vec values in the search
@@ -36,7 +37,8 @@ _MAX_EXTRA = 24         # elements beyond the small domain, per setting
 
 
 def bird_check(loop: Loop, setting: Setting, deadline: float) -> tuple[str, str]:
-    """The Bird check's status ("proved", "bounded", "failed" or "skipped") and detail."""
+    """The Bird check's status ("proved", "bounded", "failed", "unproved" where no list
+    could be compared, or "skipped") and detail."""
     if loop.right is None:
         return "skipped", "no right fold given"
     out = prove.prove_bird(setting, deadline)
@@ -46,6 +48,9 @@ def bird_check(loop: Loop, setting: Setting, deadline: float) -> tuple[str, str]
     found = search_difference(loop, out.model, min(deadline, time.monotonic() + _SEARCH_SECONDS))
     if found.difference is not None:
         return "failed", found.difference.describe()
+    if found.longest == 0:          # no element met the asserts: a search of nothing is no bound
+        return "unproved", (f"not proved by induction ({out.detail}); no element the search drew meets the "
+                            f"asserts, so no list was compared ({found.summary()})")
     return "bounded", f"not proved by induction ({out.detail}); {found.summary()}"
 
 
@@ -114,6 +119,10 @@ def search_difference(loop: Loop, model: dict, deadline: float) -> Search:
             break
         base = small_domain(loop, params)
         extra, hints = extra_elements(loop, right_loop, params, model, base)
+        drawn = model_elements(loop, params, base + extra, hints, rng)
+        if drawn and "models of the asserts" not in out.sources:
+            out.sources.append("models of the asserts")
+        extra = extra + drawn
         lists = candidate_lists(loop, base, extra, length, rng)
         out.lists += len(lists)
         out.longest = max([out.longest] + [len(xs) for xs in lists])
@@ -271,6 +280,32 @@ def extra_elements(loop: Loop, right_loop: Loop, params: dict, model: dict,
     return out[:_MAX_EXTRA], hints
 
 
+_MODELS = 6             # elements drawn from models of the asserts, per setting
+
+
+def model_elements(loop: Loop, params: dict, have: list[tuple], hints: dict, rng) -> list[tuple]:
+    """Elements from Z3's models of the asserts (parameters held), where the asserts
+    restrict the element and the domains above hold few elements that meet them
+    (`assert x * x == 2`: none in floats).  An irrational model enters `hints` with its
+    exact value, so the exact folds compare sqrt(2), not the float beside it."""
+    names = {d.name for d in loop.elements}
+    if len(have) >= 4 or not any(free_vars([p]) & names for p in loop.preconditions) or any(
+            d.type is Type.VEC for d in loop.elements):
+        return []
+    out, seen = [], {_key(e) for e in have}
+    for _, e, ex in solver_models(loop, params, _MODELS, rng, seconds=1.0, exact=True):
+        e = tuple(None if d.index else v for v, d in zip(e, loop.elements))
+        if _key(e) in seen:
+            continue
+        seen.add(_key(e))
+        out.append(e)
+        for v, x, d in zip(e, ex, loop.elements):
+            if d.type is Type.REAL and v is not None:
+                hints.setdefault(d.name, {})[float(v) + 0.0] = reals.exact(x, Type.REAL) if not isinstance(
+                    x, (int, float)) else x
+    return out
+
+
 def _constants(loop: Loop) -> list[float]:
     """Finite numeric constants of both folds and the preconditions, each once."""
     out: list[float] = []
@@ -348,7 +383,9 @@ def _compare_exactly(loop: Loop, right_loop: Loop, xs: list[tuple], params: dict
     dim = _DIM
     left = reals.fold(loop, exs, exact_params, dim)
     right = reals.fold(right_loop, exs[::-1], exact_params, dim)
-    shown = [plain(e[0]) if len(e) == 1 else plain(e) for e in xs]
+    # an irrational element (a model of `assert x * x == 2`) shown as the number it is
+    shown = [[reals.text(x) if isinstance(x, sp.Basic) else plain(v) for v, x in zip(e, ex)] for e, ex in zip(xs, exs)]
+    shown = [e[0] if len(e) == 1 else e for e in shown]
     if isinstance(left, reals.Hole) or isinstance(right, reals.Hole):
         if left is reals.UNDEFINED and right is reals.UNDEFINED:
             out.exact += 1
@@ -376,7 +413,9 @@ def _float_difference(loop: Loop, xs: list[tuple], params: dict) -> Difference |
         left, right = fold_left(loop, xs, params, dim=_DIM), fold_right(loop, xs, params, dim=_DIM)
     if not any(bool(np.any(apart(x, y))) for x, y in zip(left, right)):
         return None
-    shown = [plain(e[0]) if len(e) == 1 else plain(e) for e in xs]
+    # an irrational element (a model of `assert x * x == 2`) shown as the number it is
+    shown = [[reals.text(x) if isinstance(x, sp.Basic) else plain(v) for v, x in zip(e, ex)] for e, ex in zip(xs, exs)]
+    shown = [e[0] if len(e) == 1 else e for e in shown]
     return Difference(shown, _shown_params(params), tuple(plain(v) for v in left),
                       tuple(plain(v) for v in right), exact=False)
 

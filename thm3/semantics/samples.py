@@ -197,13 +197,16 @@ def _conjuncts(conds) -> list:
 
 
 def solver_models(loop: Loop, fixed: dict, count: int, rng: np.random.Generator,
-                  seconds: float = 2.0) -> list[tuple[dict, tuple]]:
+                  seconds: float = 2.0, exact: bool = False) -> list[tuple]:
     """Up to `count` distinct (parameters, element) pairs that satisfy every `assert` in
     Z3's exact reals, with the parameters in `fixed` held to their values: a blocking
     clause after each model, and a random bound on one value before each, spread them.
     Where a model is irrational (`assert x * x == 2`) its value is the nearest float, for
     the float tests only: the exact checks (a witness's) refuse it and the Bird search's
-    precondition filter drops it (docs/loop-format.md, "assert").  Empty where Z3 finds none in
+    precondition filter drops it (docs/loop-format.md, "assert").  With `exact`, each pair
+    comes with the element's exact values as a third entry (ints, Fractions, and SymPy's
+    exact real roots for an algebraic model, such as sqrt(2)), which the exact checks take
+    in place of the floats (the Bird search's `hints`).  Empty where Z3 finds none in
     `seconds`, or for a loop with `Vec` values."""
     import time
     import z3
@@ -264,7 +267,12 @@ def solver_models(loop: Loop, fixed: dict, count: int, rng: np.random.Generator,
         e = tuple(r for r, (_, _, is_elem) in zip(row, unknowns) if is_elem)
         p = dict(fixed) | {d.name: r for r, (d, _, is_elem) in zip(row, unknowns) if not is_elem}
         if not abstract or Domain(loop).precondition_holds(e, p):  # Z3's exp is a function it knows little of
-            out.append((p, e))
+            if exact:
+                ex = tuple(_exact_model_value(v, d.type) for v, (d, _, is_elem) in zip(vals, unknowns) if is_elem)
+                if all(x is not None for x in ex):
+                    out.append((p, e, ex))
+            else:
+                out.append((p, e))
         solver.add(z3.Or([z != v for z, v in zip(zs, vals)]) if zs else z3.BoolVal(False))
     return out
 
@@ -281,6 +289,32 @@ def _model_value(v, type_: Type):
         return int(q) if type_ is Type.INT and q.denominator == 1 else float(q)
     if z3.is_algebraic_value(v):
         return float(v.approx(20).as_decimal(20).rstrip("?"))
+    return None
+
+
+def _exact_model_value(v, type_: Type):
+    """A Z3 model's value exactly: a bool, an int, a Fraction, or the real root of the
+    algebraic number's polynomial that Z3 names (SymPy's `real_roots`, ascending, as Z3
+    counts them: radicals where SymPy writes them, else a `CRootOf`); None where it
+    cannot be read."""
+    import z3
+    from fractions import Fraction
+    if z3.is_true(v) or z3.is_false(v):
+        return bool(z3.is_true(v))
+    if z3.is_rational_value(v):
+        q = Fraction(v.numerator_as_long(), v.denominator_as_long())
+        return int(q) if type_ is Type.INT and q.denominator == 1 else q
+    if z3.is_algebraic_value(v) and type_ is Type.REAL:
+        import sympy as sp
+        try:
+            coeffs = [Fraction(c.numerator_as_long(), c.denominator_as_long()) for c in v.poly()]
+            x = sp.Symbol("x")
+            roots = sp.real_roots(sp.Poly([sp.Rational(c.numerator, c.denominator) for c in reversed(coeffs)], x))
+            root = roots[v.index() - 1]
+        except (z3.Z3Exception, AttributeError, IndexError, ValueError, TypeError):
+            return None
+        # the root Z3 meant: its float must be the model's own approximation
+        return root if abs(float(root) - _model_value(v, type_)) <= 1e-9 * max(1.0, abs(float(root))) else None
     return None
 
 
