@@ -73,7 +73,7 @@ ENTRIES: list[Entry] = [
     _hom("finite_mod3_positive", FSM, "c = (c1 + c2) % 3", _mod3, klass="finite"),
     _hom("finite_saturating_ones", COUNTERS, "n = min(n1 + n2, 3)", _sat3, domain="bits", klass="finite"),
     _not("finite_clamp_walk", COUNTERS, "[1] and [-1, 1] reach 1; after [1] one reaches 2, the other 1",
-         ([1], [-1, 1], [1]), domain="pm1", klass="finite", lift=3),
+         ([1], [-1, 1], [1]), domain="pm1", klass="finite", lift=2),
     _hom("finite_mode_rotate", FSM, "m = (m1 + m2) % 3: b's mode says how far a's is turned",
          _mod3, domain="bits", klass="finite"),
     _not("finite_mode_reset", FSM, "[1] and [2, 1] reach mode 1; after [1] the second was reset",
@@ -102,7 +102,7 @@ ENTRIES: list[Entry] = [
 COPY_LIFTS: dict[str, int] = {
     "finite_contains_101": 2,       # st from "1" and from "10" (from "101" it stays 3)
     "finite_ends_with_01": 2,       # both fields from "last bit 0"
-    "finite_clamp_walk": 3,         # s from 1, 2 and 3: the clamp maps are told apart by all four values
+    "finite_clamp_walk": 3,         # s from 1, 2 and 3 (the sum and the largest prefix sum do it in 2)
     "finite_mode_reset": 1,         # m from mode 1: a rotation or a constant, and which
     "finite_ones_in_brackets": 1,   # the count from inside (inside from inside is not inside)
     "finite_sum_after_marker": 1,   # the sum from after the marker (the flag stays true there)
