@@ -7,7 +7,9 @@ fields (each copy: a field of the state reached from another reachable state, th
 Myhill–Nerode construction restricted to the reachable states), worked out by hand on the
 transition monoid (a copy that equals another field, or is constant, adds nothing); it
 is larger than `lift` where a field of another kind does it alone (ends with 01: the
-number of ones, which tells the one-element list [1] apart)."""
+number of ones, which tells the one-element list [1] apart).  `NAMED_LIFTS` gives the
+named field (a capped length, a parity, the first element, the last element's predicate)
+that does what the copies do with as many fields or fewer."""
 from __future__ import annotations
 
 from corpus import INF, Entry, _hom, _not  # noqa: F401
@@ -84,6 +86,16 @@ ENTRIES: list[Entry] = [
          klass="finite"),
     _hom("finite_three_ones", COUNTERS, "n = min(n1 + n2, 3), enough = n >= 3", _three, domain="bits",
          klass="finite"),
+    _not("finite_delay_line", PATTERNS, "[] and [0] both give (0, 0); after [1] the first gives (1, 0), the other (0, 1)",
+         ([], [0], [1]), domain="bits", klass="finite", lift=1),
+    _not("finite_sign_since_one", PATTERNS, "[] and [0] both give 0; after [1] one gives 1, the other -1",
+         ([], [0], [1]), domain="bits", klass="finite", lift=1),
+    _not("finite_sorted_bits", PATTERNS, "[] and [0] both give (0, True); after [1] only [1, 0] is unsorted",
+         ([], [0], [1]), domain="bits", klass="finite", lift=1),
+    _not("finite_warmup_flag", COUNTERS, "[0, 0, 0] and [0, 0, 1] both give (3, False); after [0] they differ",
+         ([0, 0, 0], [0, 0, 1], [0]), domain="bits", klass="finite", lift=1),
+    _not("finite_hash_mod7", FSM, "[] and [0] both give 0; after [1] one gives 1, the other 3",
+         ([], [0], [1]), domain="bits", klass="finite", lift=1),
     _not("finite_ones_in_brackets", LINEAR, "[] and [1] agree outside; after [2] only [2, 1] counts a one",
          ([], [1], [2]), domain="digits", klass="finite-linear", lift=1),
     _not("finite_sum_after_marker", LINEAR, "[] and [1] agree before a zero; after [0] they differ",
@@ -107,4 +119,20 @@ COPY_LIFTS: dict[str, int] = {
     "finite_ones_in_brackets": 1,   # the count from inside (inside from inside is not inside)
     "finite_sum_after_marker": 1,   # the sum from after the marker (the flag stays true there)
     "finite_ones_after_zero": 1,    # the count from after the zero
+    "finite_delay_line": 2,         # both bits from (1, 1): [] and [0] and [0, 0] differ there
+    "finite_sign_since_one": 1,     # v from 1: the start's sign turned by the parity, or constant
+    "finite_sorted_bits": 2,        # prev and ok from (1, True)
+    "finite_warmup_flag": 1,        # f from a warmed-up state: whether the last element is a one
+    "finite_hash_mod7": 1,          # h from 1: slope plus offset of the composed affine map
+}
+
+# The named field read back in place of the copies (`thm3.synth.readback`), by its name in
+# the lifted loop, where one is as small as the fewest copies: its size is the entry's `lift`.
+NAMED_LIFTS: dict[str, tuple[str, ...]] = {
+    "finite_ends_with_01": ("n_cap2",),         # past two elements the start is forgotten
+    "finite_delay_line": ("n_cap2",),           # likewise: the register holds two
+    "finite_sign_since_one": ("n_mod2",),       # without a one, the start's sign turns n times
+    "finite_sorted_bits": ("first_x",),         # the first element meets the start's last one
+    "finite_warmup_flag": ("last_p",),          # a warmed-up start reads the last element
+    "finite_hash_mod7": ("pw",),                # the composed map's slope 3 ** n mod 7
 }

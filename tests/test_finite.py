@@ -16,7 +16,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 import thm3  # noqa: E402
 import thm3.synth as synth  # noqa: E402
 from corpus import CORPUS, by_name  # noqa: E402
-from corpus_finite import COPY_LIFTS  # noqa: E402
+from corpus_finite import COPY_LIFTS, NAMED_LIFTS  # noqa: E402
 from thm3.analysis.invariants import infer  # noqa: E402
 from thm3.ir import Op, walk  # noqa: E402
 from thm3.ir.normalize import normalize_loop  # noqa: E402
@@ -25,7 +25,7 @@ from thm3.prove.laws import Setting  # noqa: E402
 from thm3.semantics.equality import states_close  # noqa: E402
 from thm3.semantics.evaluate import NUMPY, evaluate  # noqa: E402
 from thm3.semantics.samples import Domain, fold_left, make_triples  # noqa: E402
-from thm3.synth import finite  # noqa: E402
+from thm3.synth import finite, readback  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "samples"
@@ -336,3 +336,35 @@ def test_the_clamped_walk_lift_of_two_fields_is_found_and_proved():
     assert got.seconds < 20, got.seconds          # shared machines: a margin over the 5 s goal
     assert all(got.proof.proofs[k] == "proved" for k in ("identity", "associativity", "homomorphism"))
     _agrees_with_fold(got.loop, got.proof.combine_fn)
+
+
+# --- named fields read back in place of copies ----------------------------------------------
+
+@pytest.mark.parametrize("name", sorted(NAMED_LIFTS))
+def test_a_named_field_is_read_back_where_it_is_as_small_as_the_copies(name):
+    sets = readback.lift_candidates(_loop(name), time.monotonic() + 10)
+    assert tuple(a.hint for a in sets[0].fields) == NAMED_LIFTS[name], [s.why for s in sets]
+    assert len(sets[0].fields) == by_name(name).lift <= COPY_LIFTS[name]
+    # the copies stay behind it, for the prover to fall back on
+    assert any(all("_from" in a.hint for a in s.fields) for s in sets[1:])
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=() if n == "finite_delay_line" else pytest.mark.slow)
+                                  for n in sorted(NAMED_LIFTS)])
+def test_a_named_lift_is_proved_and_keeps_the_original_fields(name):
+    from thm3.lift import lift
+    from thm3.pipeline import lift_prover
+    loop = _loop(name)
+    got = lift(loop, timeout=60, prove=lift_prover(time.monotonic() + 60))
+    assert got.loop is not None, got.reason
+    assert len(got.added) == by_name(name).lift, got.added
+    assert [a.split(":")[0] for a in got.added] == list(NAMED_LIFTS[name]), got.added
+    assert all(got.proof.proofs[k] == "proved" for k in ("identity", "associativity", "homomorphism"))
+    _agrees_with_fold(got.loop, got.proof.combine_fn)
+    rng = np.random.default_rng(7)
+    dom = Domain(loop)
+    k = len(loop.fields)
+    for i in range(40):
+        params = dom.params(rng, small=True)
+        xs = dom.random_list(rng, params, int(rng.integers(0, 9)), small=i % 2 == 0)
+        assert states_close(fold_left(got.loop, xs, params, dim=1)[:k], fold_left(loop, xs, params, dim=1))
