@@ -7,7 +7,9 @@ fields (each copy: a field of the state reached from another reachable state, th
 Myhill–Nerode construction restricted to the reachable states), worked out by hand on the
 transition monoid (a copy that equals another field, or is constant, adds nothing); it
 is larger than `lift` where a field of another kind does it alone (ends with 01: the
-number of ones, which tells the one-element list [1] apart)."""
+number of ones, which tells the one-element list [1] apart).  `NAMED_LIFTS` gives the
+named field (a capped length, a parity, the first element, the last element's predicate)
+that does what the copies do with as many fields or fewer."""
 from __future__ import annotations
 
 from corpus import INF, Entry, _hom, _not  # noqa: F401
@@ -73,7 +75,7 @@ ENTRIES: list[Entry] = [
     _hom("finite_mod3_positive", FSM, "c = (c1 + c2) % 3", _mod3, klass="finite"),
     _hom("finite_saturating_ones", COUNTERS, "n = min(n1 + n2, 3)", _sat3, domain="bits", klass="finite"),
     _not("finite_clamp_walk", COUNTERS, "[1] and [-1, 1] reach 1; after [1] one reaches 2, the other 1",
-         ([1], [-1, 1], [1]), domain="pm1", klass="finite", lift=3),
+         ([1], [-1, 1], [1]), domain="pm1", klass="finite", lift=2),
     _hom("finite_mode_rotate", FSM, "m = (m1 + m2) % 3: b's mode says how far a's is turned",
          _mod3, domain="bits", klass="finite"),
     _not("finite_mode_reset", FSM, "[1] and [2, 1] reach mode 1; after [1] the second was reset",
@@ -84,6 +86,16 @@ ENTRIES: list[Entry] = [
          klass="finite"),
     _hom("finite_three_ones", COUNTERS, "n = min(n1 + n2, 3), enough = n >= 3", _three, domain="bits",
          klass="finite"),
+    _not("finite_delay_line", PATTERNS, "[] and [0] both give (0, 0); after [1] the first gives (1, 0), the other (0, 1)",
+         ([], [0], [1]), domain="bits", klass="finite", lift=1),
+    _not("finite_sign_since_one", PATTERNS, "[] and [0] both give 0; after [1] one gives 1, the other -1",
+         ([], [0], [1]), domain="bits", klass="finite", lift=1),
+    _not("finite_sorted_bits", PATTERNS, "[] and [0] both give (0, True); after [1] only [1, 0] is unsorted",
+         ([], [0], [1]), domain="bits", klass="finite", lift=1),
+    _not("finite_warmup_flag", COUNTERS, "[0, 0, 0] and [0, 0, 1] both give (3, False); after [0] they differ",
+         ([0, 0, 0], [0, 0, 1], [0]), domain="bits", klass="finite", lift=1),
+    _not("finite_hash_mod7", FSM, "[] and [0] both give 0; after [1] one gives 1, the other 3",
+         ([], [0], [1]), domain="bits", klass="finite", lift=1),
     _not("finite_ones_in_brackets", LINEAR, "[] and [1] agree outside; after [2] only [2, 1] counts a one",
          ([], [1], [2]), domain="digits", klass="finite-linear", lift=1),
     _not("finite_sum_after_marker", LINEAR, "[] and [1] agree before a zero; after [0] they differ",
@@ -102,9 +114,25 @@ ENTRIES: list[Entry] = [
 COPY_LIFTS: dict[str, int] = {
     "finite_contains_101": 2,       # st from "1" and from "10" (from "101" it stays 3)
     "finite_ends_with_01": 2,       # both fields from "last bit 0"
-    "finite_clamp_walk": 3,         # s from 1, 2 and 3: the clamp maps are told apart by all four values
+    "finite_clamp_walk": 3,         # s from 1, 2 and 3 (the sum and the largest prefix sum do it in 2)
     "finite_mode_reset": 1,         # m from mode 1: a rotation or a constant, and which
     "finite_ones_in_brackets": 1,   # the count from inside (inside from inside is not inside)
     "finite_sum_after_marker": 1,   # the sum from after the marker (the flag stays true there)
     "finite_ones_after_zero": 1,    # the count from after the zero
+    "finite_delay_line": 2,         # both bits from (1, 1): [] and [0] and [0, 0] differ there
+    "finite_sign_since_one": 1,     # v from 1: the start's sign turned by the parity, or constant
+    "finite_sorted_bits": 2,        # prev and ok from (1, True)
+    "finite_warmup_flag": 1,        # f from a warmed-up state: whether the last element is a one
+    "finite_hash_mod7": 1,          # h from 1: slope plus offset of the composed affine map
+}
+
+# The named field read back in place of the copies (`thm3.synth.readback`), by its name in
+# the lifted loop, where one is as small as the fewest copies: its size is the entry's `lift`.
+NAMED_LIFTS: dict[str, tuple[str, ...]] = {
+    "finite_ends_with_01": ("n_cap2",),         # past two elements the start is forgotten
+    "finite_delay_line": ("n_cap2",),           # likewise: the register holds two
+    "finite_sign_since_one": ("n_mod2",),       # without a one, the start's sign turns n times
+    "finite_sorted_bits": ("first_x",),         # the first element meets the start's last one
+    "finite_warmup_flag": ("last_p",),          # a warmed-up start reads the last element
+    "finite_hash_mod7": ("pw",),                # the composed map's slope 3 ** n mod 7
 }

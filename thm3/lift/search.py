@@ -9,7 +9,9 @@ those that read the state, such as `x > acc.last`), first and last elements, pre
 extrema of sums, leading runs and leading sums, the powers of the factors that scale
 the state, and, where `left` is affine in a block of fields over a semiring, the
 product of its step matrices (a group of fields taken together: its reduced form first,
-`thm3.synth.semiring`, then the full matrix).  A candidate set must tell apart every
+`thm3.synth.semiring`, then the full matrix), and where the step is finite-state, the
+composition lifts: named fields read back (a capped length, a parity, the first element:
+`thm3.synth.readback`), then copies of the state (`thm3.synth.finite`).  A candidate set must tell apart every
 pair of lists the witness search has found so far (counterexample-guided: each failed
 set adds the witnesses it gets to the pruning).  The lifted loop is built as IR; text
 is rendered only for the user (`Lift.loop_text`)."""
@@ -34,7 +36,8 @@ from thm3.semantics.equality import close, states_close
 from thm3.prove.budget import OVERRUN, PastDeadline, hard_deadline
 from thm3.semantics.samples import Domain
 from thm3.lift.growth import growth_family
-from thm3.synth.finite import lift_candidates as composition_lifts, monoid_witnesses as composition_witnesses
+from thm3.synth.finite import monoid_witnesses as composition_witnesses
+from thm3.synth.readback import lift_candidates as composition_lifts
 from thm3.analysis.witness import (ShortLists, Witness, check_witness, element_domain, find_witnesses, fold, from_plain,
                           parameter_settings, show, states_far, to_elements, vec_dim)
 
@@ -202,7 +205,7 @@ class _LiftSearch:
         for n, got in enumerate(composition_lifts(loop, min(deadline, time.monotonic() + 2.0))):
             start = len(self.cands)
             self.cands += [_Aux(a.key, a.hint, a.type, a.default, a.update, a.comment,
-                                "a part of the transition function on the reachable states, which "
+                                a.why or "a part of the transition function on the reachable states, which "
                                 "the combine composes", -1) for a in got.fields]
             self.composition.append((tuple(range(start, len(self.cands))), got.why))
         self.apart = {i for idx, _ in self.composition for i in idx}

@@ -20,6 +20,7 @@ import sympy.tensor.tensor  # noqa: F401  first solve: a fixed cost, paid with t
 import z3
 
 from thm3.errors import SolverTimeout
+from thm3.prove.modular import congruent_remainders
 from thm3.prove.rational import rational_is_zero
 from thm3.semantics.evaluate import evaluate
 from thm3.ir import WITH_ARG, Expr, Fn, Loop, Op, TRANSCENDENTAL, Type, initial_state, walk
@@ -122,17 +123,17 @@ class Law:
         """`_run` with -inf and +inf as the two end symbols where the terms allow it; where
         that proves nothing (an arithmetic term compared with an end symbol may lie past it
         in Z3's models: sound, but weaker), once more with the infinite cases split."""
-        out = self._run(build, check)
+        out = self._run_modes(build, check)
         if out.proved or not self.ordered or time.monotonic() >= self.deadline:
             return out
         self.ordered = False
         try:
-            again = self._run(build, check)
+            again = self._run_modes(build, check)
         finally:
             self.ordered = True
         return again if again.proved or again.status == "unproved" else out
 
-    def _run(self, build, check) -> Outcome:
+    def _run_modes(self, build, check) -> Outcome:
         """`build(table, env)` gives the terms to check on a path (evaluated there);
         `check(ex, values, eqs)` returns True/False/None for them on that path.
 
@@ -641,6 +642,8 @@ def values_equal(ex: Explorer, l, r, syms: Symbols, eqs=None):
 
         if sympy_zero(d, path_eqs, tried=True, case_k_zero=case_k_zero):
             return True
+        if congruent_remainders(l.sp, r.sp):
+            return True
     return ex.valid(l.z3 == r.z3) is True
 
 
@@ -720,13 +723,18 @@ def _params(env, loop):
     return {d.name: env[d.name] for d in loop.params}
 
 
-def prove_identity(setting: Setting, combine: Fn, deadline: float) -> Outcome:
+def prove_identity(setting: Setting, combine: Fn, deadline: float, sides: str = "both") -> Outcome:
+    """combine(init, a) == a and combine(a, init) == a for states a satisfying the
+    invariants; `sides` "right": only the second (with the step law it gives the first
+    on reachable states, `prove_step_law`)."""
     loop = setting.loop
 
     def build(table, env):
         a, p = _state(env, "a", loop), _params(env, loop)
-        left_id = apply_fn(table, combine, initial(loop) + a, p)
         right_id = apply_fn(table, combine, a + initial(loop), p)
+        if sides == "right":
+            return list(zip(right_id, a))
+        left_id = apply_fn(table, combine, initial(loop) + a, p)
         return list(zip(left_id, a)) + list(zip(right_id, a))
 
     return Law(setting, ["a"], [], deadline, combine.outputs).run(build, check_equal_pairs)

@@ -236,13 +236,25 @@ def ordered(loop: Loop, work: Loop, routes: tuple[Route, ...]) -> tuple[Route, .
     of its space): there the exact linear-algebra routes (interpolation, transport),
     cheap on such a `left`, come just before the sketch; and where the step is finite-state
     with a state that gives its own transition function, and the state is wide (three
-    fields or more) or the sketch's space is cut, the composition route comes first.  Decided from `left` alone."""
+    fields or more) or the sketch's space is cut, the composition route comes first; where
+    its control does not give its function alone (a lifted finite-state loop), the weak
+    right inverse comes before the exact algebra, which fits no table.  Decided from `left` alone."""
     from thm3.ir import walk
     from thm3.synth.exact import rational_loop_reason
     from thm3.synth.sketch import Sketch
     names = [r.name for r in routes]
+    control = _control(work)
+    if control == "lifted" and "weak right inverse" in names:
+        # finite control that the state does not determine alone (a lift's other fields say
+        # which transition function): no polynomial fits a table, the inverse reads it back
+        inverse = next(r for r in routes if r.name == "weak right inverse")
+        at = min((names.index(n) for n in ("interpolation", "transport") if n in names), default=None)
+        if at is not None and at < names.index(inverse.name):
+            rest = [r for r in routes if r is not inverse]
+            routes = tuple(rest[:at] + [inverse] + rest[at:])
+            names = [r.name for r in routes]
     if "finite" in names and "sketch" in names and names.index("sketch") < names.index("finite") \
-            and _composes(work) and (len(loop.fields) >= 3 or Sketch(loop).cut() or Sketch(work).cut()):
+            and control == "composes" and (len(loop.fields) >= 3 or Sketch(loop).cut() or Sketch(work).cut()):
         # a finite-state step whose state gives its transition function: the composition
         # is exact and cheap, the sketch dear on wide states (a lifted table) or a cut space
         first = next(r for r in routes if r.name == "finite")
@@ -260,13 +272,16 @@ def ordered(loop: Loop, work: Loop, routes: tuple[Route, ...]) -> tuple[Route, .
     return tuple(rest[:at] + algebra + rest[at:])
 
 
-def _composes(loop: Loop) -> bool:
-    """`loop` is finite-state with a state that determines its own transition function."""
+def _control(loop: Loop) -> str | None:
+    """"composes" where `loop` is finite-state with a state that determines its own
+    transition function, "lifted" where its control does not (other fields must say
+    which function it is), None outside the class."""
     from thm3.synth import finite
     try:
-        return finite.recognise(loop, time.monotonic() + 0.5).determined()[1] is None
+        m = finite.recognise(loop, time.monotonic() + 0.5)
     except finite.Failed:
-        return False
+        return None
+    return "composes" if m.determined()[1] is None else "lifted"
 
 
 def _agrees(loop: Loop, fn: Fn, triples) -> bool:

@@ -730,6 +730,7 @@ class Added:
     default: object
     update: Expr
     comment: str
+    why: str = ""           # why a combine may need it ("" for a copy: a part of the transition function)
 
 
 @dataclass(frozen=True)
@@ -858,7 +859,9 @@ def _lift_set(m: Machine, chosen, col, originals, deadline, full: bool = False) 
     for qi, k in chosen:
         i = m.control[k]
         f = fields[i]
-        mapping = {f"acc.{fields[j].name}": expr_of(qi, kk) for kk, j in enumerate(m.control)}
+        reads = free_vars([loop.left.outputs[i]])      # only these need a name (the others may have none)
+        mapping = {f"acc.{fields[j].name}": expr_of(qi, kk) for kk, j in enumerate(m.control)
+                   if f"acc.{fields[j].name}" in reads}
         (update,) = substitute([loop.left.outputs[i]], mapping)
         c = col[(qi, k)]
         state = _show(m, m.states[qi])
@@ -895,15 +898,9 @@ def full_table_size(m: Machine) -> int:
 def _drop_copied_data(m: Machine, added: list[Added], deadline: float) -> list[Added]:
     """Data copies that equal (on folded lists) an original field, its negation, another
     kept copy, or 0 add nothing; a copy another one reads stays."""
-    from dataclasses import replace as dc_replace
     from thm3.semantics.samples import Domain, fold_left
-    from thm3.ir import FieldDecl
     loop = m.loop
-    fields = tuple(loop.fields) + tuple(FieldDecl(a.key, a.type, a.default) for a in added)
-    state = tuple((f"acc.{f.name}", f.type) for f in fields)
-    left = Fn(state + tuple((d.name, d.type) for d in loop.elements) + tuple((d.name, d.type) for d in loop.params),
-              tuple(loop.left.outputs) + tuple(a.update for a in added))
-    mega = dc_replace(loop, fields=fields, left=left, right=None, result=None)
+    mega = with_added(loop, added)
     rng = np.random.default_rng(1)
     dom = Domain(loop)
     rows = []
@@ -928,6 +925,18 @@ def _drop_copied_data(m: Machine, added: list[Added], deadline: float) -> list[A
         if a.key in data_keys:
             known.append(c)
     return kept
+
+
+def with_added(loop: Loop, added) -> Loop:
+    """`loop` with the `added` fields (named by their keys) after its own: `left` updates
+    them too; no right fold and no result (a loop to fold and to recognise, not to show)."""
+    from dataclasses import replace as dc_replace
+    from thm3.ir import FieldDecl
+    fields = tuple(loop.fields) + tuple(FieldDecl(a.key, a.type, a.default) for a in added)
+    state = tuple((f"acc.{f.name}", f.type) for f in fields)
+    left = Fn(state + tuple((d.name, d.type) for d in loop.elements) + tuple((d.name, d.type) for d in loop.params),
+              tuple(loop.left.outputs) + tuple(a.update for a in added))
+    return dc_replace(loop, fields=fields, left=left, right=None, result=None)
 
 
 def reachable_invariant(loop: Loop, deadline: float | None = None, most: int = 32) -> Expr | None:
