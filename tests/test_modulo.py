@@ -289,7 +289,8 @@ def test_emitted_numpy_functions_compute_the_remainder(sign_changes):
     `_combine` gives the sequential state."""
     from thm3.gpu.render.module import numpy_source
     a = sign_changes
-    ns = {"np": np, "DTYPE": np.float64}
+    import thm3.gpu.runtime.reduce as runtime       # the module's checked Int helpers (_iadd, ...)
+    ns = {"np": np, "DTYPE": np.float64} | {k: getattr(runtime, k) for k in dir(runtime) if k.startswith("_i")}
     exec(compile(numpy_source(a.loop, a.combine_fn), "<emitted>", "exec"), ns)   # thm3's own output
     rng = np.random.default_rng(9)
     for n in (0, 1, 2, 5, 40):

@@ -28,7 +28,8 @@ from __future__ import annotations
 
 from thm3.ir import Fn, Loop, Op, walk
 from thm3.semantics.symbolic import Inf
-from thm3.prove.laws import Law, Outcome, Setting, _elem, _params, _state, apply_fn, check_equal_pairs, initial
+from thm3.prove.laws import (Law, Outcome, Setting, apply_fn, check_equal_pairs, element_of, initial, params_of,
+                             state_of)
 
 HOW = ("from left(left(s, x), y) == left(left(s, y), x), foldl(left, init, b's fields) == b and "
        "left(s, inf) == s on invariant states (the state is its own list: h is a function of the multiset)")
@@ -37,9 +38,9 @@ HOW = ("from left(left(s, x), y) == left(left(s, y), x), foldl(left, init, b's f
 def own_list_order(loop: Loop, combine: Fn) -> list[str] | None:
     """The field names g lists where `combine` is foldl(left, a, [b.f1 .. b.fk]) as the
     route "own list" writes it (the same terms), else None."""
-    from thm3.synth.inverse import own_list_orders, _unrolled
+    from thm3.synth.inverse import own_list_orders, unrolled
     for order in own_list_orders(loop):
-        fn = _unrolled(loop, [(_b(loop, name),) for name in order])
+        fn = unrolled(loop, [(_b(loop, name),) for name in order])
         memo: dict = {}
         if fn.inputs == combine.inputs and len(fn.outputs) == len(combine.outputs) and \
                 all(_same(x, y, memo) for x, y in zip(fn.outputs, combine.outputs)):
@@ -70,7 +71,7 @@ def prove_commutes(setting: Setting, deadline: float) -> Outcome:
     loop = setting.loop
 
     def build(table, env):
-        s, x, y, p = _state(env, "s", loop), _elem(env, "x", loop), _elem(env, "y", loop), _params(env, loop)
+        s, x, y, p = state_of(env, "s", loop), element_of(env, "x", loop), element_of(env, "y", loop), params_of(env, loop)
         xy = apply_fn(table, loop.left, apply_fn(table, loop.left, s + x, p) + y, p)
         yx = apply_fn(table, loop.left, apply_fn(table, loop.left, s + y, p) + x, p)
         return list(zip(xy, yx))
@@ -84,7 +85,7 @@ def prove_gives_back(setting: Setting, order: list[str], deadline: float) -> Out
     at = {f.name: i for i, f in enumerate(loop.fields)}
 
     def build(table, env):
-        t, p = _state(env, "t", loop), _params(env, loop)
+        t, p = state_of(env, "t", loop), params_of(env, loop)
         state = initial(loop)
         for name in order:
             state = apply_fn(table, loop.left, state + [t[at[name]]], p)
@@ -101,7 +102,7 @@ def prove_neutral_ends(setting: Setting, order: list[str], deadline: float) -> O
     ends = sorted({s for name in order for s in opts[name] if s != "fin"})
 
     def build(table, env):
-        s, p = _state(env, "s", loop), _params(env, loop)
+        s, p = state_of(env, "s", loop), params_of(env, loop)
         pairs = []
         for sign in ends:
             pairs += list(zip(apply_fn(table, loop.left, s + [Inf(sign)], p), s))

@@ -660,7 +660,7 @@ def check_equal_pairs(ex, values, syms) -> bool:
 
 # -- building the laws ----------------------------------------------------------
 
-def _state(env, prefix, loop):
+def state_of(env, prefix, loop):
     return [env[f"{prefix}.{f.name}"] for f in loop.fields]
 
 
@@ -715,11 +715,11 @@ def guarded(exprs, env: dict, table: SymbolicTable) -> list:
         raise SolverTimeout("the terms are too deep for a guarded evaluation") from None
 
 
-def _elem(env, prefix, loop):
+def element_of(env, prefix, loop):
     return [env[f"{prefix}.{d.name}"] for d in loop.elements]
 
 
-def _params(env, loop):
+def params_of(env, loop):
     return {d.name: env[d.name] for d in loop.params}
 
 
@@ -730,7 +730,7 @@ def prove_identity(setting: Setting, combine: Fn, deadline: float, sides: str = 
     loop = setting.loop
 
     def build(table, env):
-        a, p = _state(env, "a", loop), _params(env, loop)
+        a, p = state_of(env, "a", loop), params_of(env, loop)
         right_id = apply_fn(table, combine, a + initial(loop), p)
         if sides == "right":
             return list(zip(right_id, a))
@@ -744,8 +744,8 @@ def prove_associativity(setting: Setting, combine: Fn, deadline: float) -> Outco
     loop = setting.loop
 
     def build(table, env):
-        a, b, c = (_state(env, x, loop) for x in "abc")
-        p = _params(env, loop)
+        a, b, c = (state_of(env, x, loop) for x in "abc")
+        p = params_of(env, loop)
         ab = apply_fn(table, combine, a + b, p)
         lhs = apply_fn(table, combine, ab + c, p)
         bc = apply_fn(table, combine, b + c, p)
@@ -762,7 +762,7 @@ def prove_commutativity(setting: Setting, combine: Fn, deadline: float) -> Outco
     loop = setting.loop
 
     def build(table, env):
-        a, b, p = _state(env, "a", loop), _state(env, "b", loop), _params(env, loop)
+        a, b, p = state_of(env, "a", loop), state_of(env, "b", loop), params_of(env, loop)
         return list(zip(apply_fn(table, combine, a + b, p), apply_fn(table, combine, b + a, p)))
 
     return Law(setting, ["a", "b"], [], deadline, combine.outputs).run(build, check_equal_pairs)
@@ -781,7 +781,7 @@ def prove_step_law(setting: Setting, combine: Fn, deadline: float) -> Outcome:
     loop = setting.loop
 
     def build(table, env):
-        a, b, x, p = _state(env, "a", loop), _state(env, "b", loop), _elem(env, "x", loop), _params(env, loop)
+        a, b, x, p = state_of(env, "a", loop), state_of(env, "b", loop), element_of(env, "x", loop), params_of(env, loop)
         lhs = apply_fn(table, combine, a + apply_fn(table, loop.left, b + x, p), p)
         rhs = apply_fn(table, loop.left, apply_fn(table, combine, a + b, p) + x, p)
         return list(zip(lhs, rhs))
@@ -795,7 +795,7 @@ def prove_homomorphism(setting: Setting, combine: Fn, deadline: float) -> Outcom
     loop = setting.loop
 
     def build(table, env):
-        s, x, p = _state(env, "s", loop), _elem(env, "x", loop), _params(env, loop)
+        s, x, p = state_of(env, "s", loop), element_of(env, "x", loop), params_of(env, loop)
         single = apply_fn(table, loop.left, initial(loop) + x, p)
         lhs = apply_fn(table, combine, s + single, p)
         rhs = apply_fn(table, loop.left, s + x, p)
@@ -812,8 +812,8 @@ def prove_bird(setting: Setting, deadline: float) -> Outcome:
     right = loop.right
 
     def build(table, env):
-        s, x, y, p = (_state(env, "s", loop), _elem(env, "x", loop), _elem(env, "y", loop),
-                      _params(env, loop))
+        s, x, y, p = (state_of(env, "s", loop), element_of(env, "x", loop), element_of(env, "y", loop),
+                      params_of(env, loop))
         base_l = apply_fn(table, loop.left, initial(loop) + x, p)
         base_r = apply_fn(table, right, initial(loop) + x, p)
         lhs = apply_fn(table, right, apply_fn(table, loop.left, s + y, p) + x, p)
@@ -835,7 +835,7 @@ def preserved_atoms(setting: Setting, atoms: list[Expr], deadline: float) -> tup
     alive = [True] * len(atoms)
 
     def build(table, env):
-        s, x, p = _state(env, "s", loop), _elem(env, "x", loop), _params(env, loop)
+        s, x, p = state_of(env, "s", loop), element_of(env, "x", loop), params_of(env, loop)
         new = apply_fn(table, loop.left, s + x, p)
         aenv = {f"acc.{f.name}": v for f, v in zip(loop.fields, new)}
         aenv.update(p)
@@ -866,7 +866,7 @@ def exp_arguments_nonpositive(setting: Setting, fn: Fn, operands: list[str], ele
     probe = Fn(fn.inputs, args)
 
     def build(table, env):
-        return apply_fn(table, probe, args_of(env), _params(env, loop))
+        return apply_fn(table, probe, args_of(env), params_of(env, loop))
 
     def check(ex, values, syms):
         for v in values:
@@ -889,7 +889,7 @@ def no_nan_outputs(setting: Setting, fn: Fn, operands: list[str], elements: list
     loop = setting.loop
 
     def build(table, env):
-        return apply_fn(table, fn, args_of(env), _params(env, loop))
+        return apply_fn(table, fn, args_of(env), params_of(env, loop))
 
     def check(ex, values, syms):
         return not any(isnan(v) and (cause is None or v.cause == cause) for v in values)
@@ -903,7 +903,7 @@ def identity_nan_free(setting: Setting, combine: Fn, deadline: float) -> Outcome
     loop = setting.loop
 
     def build(table, env):
-        a, p = _state(env, "a", loop), _params(env, loop)
+        a, p = state_of(env, "a", loop), params_of(env, loop)
         return (apply_fn(table, combine, initial(loop) + a, p) + apply_fn(table, combine, a + initial(loop), p)
                 + apply_fn(table, combine, initial(loop) + initial(loop), p))
 

@@ -238,11 +238,22 @@ def ordered(loop: Loop, work: Loop, routes: tuple[Route, ...]) -> tuple[Route, .
     with a state that gives its own transition function, and the state is wide (three
     fields or more) or the sketch's space is cut, the composition route comes first; where
     its control does not give its function alone (a lifted finite-state loop), the weak
-    right inverse comes before the exact algebra, which fits no table.  Decided from `left` alone."""
+    right inverse comes before the exact algebra, which fits no table.  "own list" comes first
+    only where the sketch's space is cut (the sketch is dear there); else just after it,
+    whose combine reads better when both apply.  Decided from `left` alone."""
     from thm3.ir import walk
     from thm3.synth.exact import rational_loop_reason
     from thm3.synth.sketch import Sketch
     names = [r.name for r in routes]
+    if "own list" in names and "sketch" in names and names.index("own list") < names.index("sketch") \
+            and not (Sketch(loop).cut() or Sketch(work).cut()):
+        # the sketch sees its whole space (a top 2): it is cheap, and it writes the combine
+        # in the fields' own terms (max(a.a, b.a)) where "own list" unrolls the step
+        own = next(r for r in routes if r.name == "own list")
+        rest = [r for r in routes if r is not own]
+        at = rest.index(next(r for r in rest if r.name == "sketch")) + 1
+        routes = tuple(rest[:at] + [own] + rest[at:])
+        names = [r.name for r in routes]
     control = _control(work)
     if control == "lifted" and "weak right inverse" in names:
         # finite control that the state does not determine alone (a lift's other fields say

@@ -67,7 +67,7 @@ def own_list(loop: Loop, triples: list[Triples], deadline: float) -> tuple[Fn, s
             break
         g = [(var(f"b.{name}", types[name]),) for name in order]
         if all(r.gives_back(g) for r in probes) and all(r.gives_back(g) for r in full):
-            return _unrolled(loop, g), "weak right inverse g(t) = " + _show(g) + " (the state is its own list)"
+            return unrolled(loop, g), "weak right inverse g(t) = " + _show(g) + " (the state is its own list)"
     raise Failed("folding t's own fields (in order or reversed) does not give the sampled states back")
 
 
@@ -93,7 +93,7 @@ def synthesize(loop: Loop, triples: list[Triples], deadline: float) -> tuple[Fn,
         if time.monotonic() > deadline:
             break
         if all(r.gives_back(g) for r in probes) and all(r.gives_back(g) for r in full):
-            return _unrolled(loop, g), "weak right inverse g(t) = " + _show(g) + \
+            return unrolled(loop, g), "weak right inverse g(t) = " + _show(g) + \
                 " (h([e1 .. ek]) = t solved on a path of left)"
     try:
         return _search(loop, deadline, probes, full)
@@ -123,7 +123,7 @@ def _search(loop: Loop, deadline: float, probes, full) -> tuple[Fn, str]:
             tried += 1
             g = [elements[j] for j in seq]
             if all(r.gives_back(g) for r in probes) and all(r.gives_back(g) for r in full):
-                return _unrolled(loop, g), "weak right inverse g(t) = " + _show(g)
+                return unrolled(loop, g), "weak right inverse g(t) = " + _show(g)
     raise Failed(f"no list of up to {k_max} element(s) over the fields (a field, its negation, a difference) "
                  f"gives the state back on the samples ({tried} lists)")
 
@@ -175,7 +175,7 @@ class _Rows:
         return True
 
 
-def _unrolled(loop: Loop, g) -> Fn:
+def unrolled(loop: Loop, g) -> Fn:
     """foldl(left, a, g(b)) as one term per field."""
     from thm3.ir.simplify import simplify
     from thm3.synth.sketch import guard_for_stability
