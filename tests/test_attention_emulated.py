@@ -210,6 +210,7 @@ inline uint16_t emu_from_float(float f) {
 inline unsigned thm3_smem_addr(const void* p) {
     return (unsigned)((const unsigned char*)p - thm3_smem);
 }
+inline int thm3_tid_now() { return (int)threadIdx.x; }
 inline void thm3_cp_async16(unsigned dst, const void* src, unsigned src_bytes) {
     if (dst % 16 || (uintptr_t)src % 16) emu::fail("cp.async address not 16-byte aligned");
     if (src_bytes != 0 && src_bytes != 16) emu::fail("cp.async src size");

@@ -73,11 +73,6 @@ def render_attention(merge_src: str, *, dim: int, dtype: str, causal: bool = Fal
         raise ValueError(f"dim must be one of {DIMS}, not {dim}")
     cfg = kernel_config(dtype, dim, n_q=10**9, num_warps=num_warps)
     sixteen = dtype != "float32"
-    # The tile-load loops stay rolled: unrolled, their hoisted addresses hold registers
-    # across the tile loop (bench/results/sass-*, tests/test_sass.py: D = 64 with 4 or 8
-    # warps reached the 128 registers of its budget, D = 128 over 200).  At D = 64, 4 warps,
-    # causal, the rolled loop spills where one unrolled twice does not.
-    load_unroll = "#pragma unroll 2" if (dim, cfg.num_warps, bool(causal)) == (64, 4, True) else "#pragma unroll 1"
     return SOURCE.substitute(
         variant=f"{variant_name(dtype, dim, causal, cfg.num_warps)}, "
                 f"{cfg.block_m} queries x {cfg.block_n} keys a tile",
@@ -88,7 +83,6 @@ def render_attention(merge_src: str, *, dim: int, dtype: str, causal: bool = Fal
         elem_c="unsigned short" if sixteen else "float",
         store_elem="*p = thm3_to_elem(x);" if sixteen else "*p = x;",
         forward=(FORWARD_16 if sixteen else FORWARD_32).substitute(
-            load_unroll=load_unroll,
             # decoding (one warp) at D = 128: a minimum of one block lifts the cap that the
             # math functions' calls put on the registers (168, where it spilled)
             launch_bounds="THM3_THREADS, 1" if (cfg.num_warps, dim) == (1, 128) else "THM3_THREADS",

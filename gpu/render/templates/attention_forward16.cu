@@ -20,12 +20,25 @@ __device__ __forceinline__ unsigned thm3_tile_offset(int row, int chunk) {
     return (unsigned)(row * (THM3_DIM * 2) + ((chunk ^ (row & 7)) << 4));
 }
 
+// The address of 16-byte chunk 2 kk + c of a tile row, from lane_addr = tile +
+// thm3_tile_offset(row, c), c = 0 or 1.  The swizzle's XOR commutes with kk's part of the
+// chunk: (2 kk + c) ^ (row % 8) = ((c ^ (row % 8)) ^ 2 (kk % 4)) + 8 (kk / 4), so the address
+// is lane_addr with bits 5-6 XORed by kk % 4 (the tiles start 128-byte aligned, so adding
+// the base leaves those bits as the offset has them) plus 128 (kk / 4).  One register a
+// lane then serves every k-step; one address a k-step, held across the tile loop, took
+// 3 DIM / 16 registers, and NVRTC 12.6 spilled at D = 64.
+__device__ __forceinline__ unsigned thm3_step(unsigned lane_addr, int kk) {
+    return (lane_addr ^ (unsigned)((kk & 3) << 5)) + (unsigned)((kk >> 2) << 7);
+}
+
 // Rows [row0, row0 + ROWS) of an (n, DIM) matrix into a tile; rows >= n become zeros.
 // (With few warps a thread issues many copies a tile; unrolled, their addresses would be
-// hoisted out of the tile loop into registers and spill, so that loop stays rolled.)
+// hoisted out of the tile loop into registers and spill, so that loop stays rolled:
+// bench/results/sass-*, tests/test_sass.py.  D = 64 with 4 or 8 warps reached the 128
+// registers of its budget, D = 128 over 200.)
 template <int ROWS>
 __device__ __forceinline__ void thm3_load_tile(unsigned tile, const thm3_elem* base, int row0, int n) {
-${load_unroll}
+#pragma unroll 1
     for (int it = 0; it < ROWS * THM3_CHUNKS / THM3_THREADS; ++it) {
         const int i = threadIdx.x + it * THM3_THREADS;
         const int row = i / THM3_CHUNKS, chunk = i % THM3_CHUNKS;
@@ -93,6 +106,15 @@ thm3_attention_fwd(const thm3_elem* __restrict__ q, const thm3_elem* __restrict_
         __syncthreads();
         const unsigned s_kt = s_k + stage * THM3_TILE_BYTES(THM3_BLOCK_N);
         const unsigned s_vt = s_v + stage * THM3_TILE_BYTES(THM3_BLOCK_N);
+        // This lane's ldmatrix rows at k-step 0 (thm3_step gives the others).  Q: lanes 0-15
+        // address rows 0-15 of the warp's 16 at columns 16kk..16kk+7 (matrices 0, 1 = a[0],
+        // a[1]), lanes 16-31 the same rows at columns 16kk+8.. (matrices 2, 3 = a[2], a[3]).
+        // K: matrix lane / 8 holds keys (0..7 | 8..15) by its bit 1 and columns (0..7 |
+        // 8..15) by its bit 0; V (transposed) the other way round.
+        const int tid = thm3_tid_now(), ln = tid & 31;
+        const unsigned q_lane = s_q + thm3_tile_offset((tid >> 5) * 16 + (ln & 15), ln >> 4);
+        const unsigned k_lane = s_kt + thm3_tile_offset((ln & 7) + ((ln >> 4) << 3), (ln >> 3) & 1);
+        const unsigned v_lane = s_vt + thm3_tile_offset((ln & 7) + (((ln >> 3) & 1) << 3), ln >> 4);
 
         // S = Q K^T: s[j] is the C fragment of keys 8j..8j+7 of the tile.  B[kd][n] =
         // K[n][kd] is K read row by row: ldmatrix (no .trans) of keys 16jj + (0..7 | 8..15)
@@ -104,18 +126,13 @@ thm3_attention_fwd(const thm3_elem* __restrict__ q, const thm3_elem* __restrict_
         for (int kk = 0; kk < THM3_DIM / 16; ++kk) {
             // Q's A fragment of this k-step, read from the Q tile (which stays in shared
             // memory) each tile rather than held in registers across the tile loop: those
-            // DIM / 4 registers go to S and O instead.  Lanes 0-15 address rows 0-15 of
-            // columns 16kk..16kk+7 (matrices 0, 1 = a[0], a[1]), lanes 16-31 the same rows
-            // at columns 16kk+8.. (matrices 2, 3 = a[2], a[3]).
+            // DIM / 4 registers go to S and O instead.
             unsigned qf[4];
-            thm3_ldmatrix_x4(s_q + thm3_tile_offset(warp * 16 + (lane & 15), 2 * kk + (lane >> 4)),
-                             qf[0], qf[1], qf[2], qf[3]);
+            thm3_ldmatrix_x4(thm3_step(q_lane, kk), qf[0], qf[1], qf[2], qf[3]);
 #pragma unroll
             for (int jj = 0; jj < THM3_BLOCK_N / 16; ++jj) {
-                const int mat = lane >> 3;
-                const int key = 16 * jj + (lane & 7) + ((mat >> 1) << 3);
-                unsigned b0, b1, b2, b3;
-                thm3_ldmatrix_x4(s_kt + thm3_tile_offset(key, 2 * kk + (mat & 1)), b0, b1, b2, b3);
+                unsigned b0, b1, b2, b3;        // keys 16jj.. are 16jj rows further on
+                thm3_ldmatrix_x4(thm3_step(k_lane, kk) + 16 * jj * (THM3_DIM * 2), b0, b1, b2, b3);
                 thm3_mma(s[2 * jj], qf, b0, b1);
                 thm3_mma(s[2 * jj + 1], qf, b2, b3);
             }
@@ -181,10 +198,8 @@ thm3_attention_fwd(const thm3_elem* __restrict__ q, const thm3_elem* __restrict_
             float acc0[4] = {0.0f, 0.0f, 0.0f, 0.0f}, acc1[4] = {0.0f, 0.0f, 0.0f, 0.0f};
 #pragma unroll
             for (int kk = 0; kk < THM3_BLOCK_N / 16; ++kk) {
-                const int mat = lane >> 3;
-                const int key = 16 * kk + (lane & 7) + ((mat & 1) << 3);
-                unsigned b0, b1, b2, b3;
-                thm3_ldmatrix_x4_trans(s_vt + thm3_tile_offset(key, 2 * dd + (mat >> 1)), b0, b1, b2, b3);
+                unsigned b0, b1, b2, b3;        // keys 16kk.. are 16kk rows further on
+                thm3_ldmatrix_x4_trans(thm3_step(v_lane, dd) + 16 * kk * (THM3_DIM * 2), b0, b1, b2, b3);
                 thm3_mma(acc0, pf[kk], b0, b1);
                 thm3_mma(acc1, pf[kk], b2, b3);
             }

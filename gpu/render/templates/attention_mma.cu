@@ -4,6 +4,15 @@ __device__ __forceinline__ unsigned thm3_smem_addr(const void* p) {
     asm("{ .reg .u64 a; cvta.to.shared.u64 a, %1; cvt.u32.u64 %0, a; }" : "=r"(r) : "l"(p));
     return r;
 }
+// threadIdx.x read afresh: volatile, so never merged with an earlier read nor hoisted out
+// of a loop.  The forward kernel rebuilds its lane's ldmatrix addresses from it each tile
+// (a few integer operations) rather than hold them across the tile loop, where ptxas would
+// park such long-lived values on the stack.
+__device__ __forceinline__ int thm3_tid_now() {
+    unsigned tid;
+    asm volatile("mov.u32 %0, %%tid.x;" : "=r"(tid));
+    return (int)tid;
+}
 // 16 bytes global -> shared, asynchronously; src_bytes == 0 writes zeros and reads nothing
 __device__ __forceinline__ void thm3_cp_async16(unsigned dst, const void* src, unsigned src_bytes) {
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" :: "r"(dst), "l"(src), "r"(src_bytes));
