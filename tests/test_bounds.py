@@ -134,3 +134,16 @@ def test_a_library_analysis_keeps_its_timeout_in_transport():
     t0 = time.monotonic()
     a = thm3.analyze_source(text, timeout=5)
     assert time.monotonic() - t0 < 5 + 10 and a.seconds < 5 + 10
+
+
+def _z3_runs_out():
+    import z3
+    raise z3.Z3Exception(b"out of memory")
+
+
+@linux
+def test_z3_out_of_memory_under_the_bound_is_the_bound():
+    """Z3 reports a failed allocation as its own exception, not MemoryError: under
+    --memory that is the bound (an honest "unknown"), not an internal error (exit 3)."""
+    from thm3.prove.budget import within_memory
+    assert within_memory(256, time.monotonic() + 30, _z3_runs_out) == ("memory", None)

@@ -107,6 +107,17 @@ def _bounded_call(memory: int, fn, args):
             return fn(*args)
     except MemoryError:
         return _OUT_OF_MEMORY
+    except Exception as err:                # Z3 raises its own error when an allocation fails
+        if _z3_out_of_memory(err):
+            return _OUT_OF_MEMORY
+        raise
+
+
+def _z3_out_of_memory(err: BaseException) -> bool:
+    """Z3's "out of memory" (a `Z3Exception`, not a MemoryError): under the bound, the
+    bound was hit, which is an honest "unknown", not a bug in thm3."""
+    z3 = sys.modules.get("z3")
+    return z3 is not None and isinstance(err, z3.Z3Exception) and "out of memory" in str(err).lower()
 
 
 def _run(send, fn, args):
