@@ -62,9 +62,9 @@ def loops(only: set[str]):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--timeout", type=float, default=60.0)
-    ap.add_argument("--only", nargs="*", default=[])
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--timeout", type=float, default=60.0, help="analyze's timeout per loop, seconds (default 60)")
+    ap.add_argument("--only", nargs="*", default=[], metavar="NAME", help="these loops only")
     ap.add_argument("--label", default="", help="a suffix for the result files (e.g. before)")
     args = ap.parse_args(argv)
     t0 = time.perf_counter()

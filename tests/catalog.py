@@ -279,10 +279,22 @@ HOMOMORPHISMS: list[Sample] = [s for s in SAMPLES if s.verdict == "homomorphism"
 NOT_HOMOMORPHISMS: list[Sample] = [s for s in SAMPLES if s.verdict == "not-homomorphism"]
 
 
+# The fewest fields that make each "expected" loop a homomorphism (what the lifting search
+# must not exceed; tests/test_lift.py, bench/lift.py).  Without a prover: recurrence2's
+# length tells every pair of lists apart (A**len is a function of it), though no combine
+# in the IR's operations reads it; with the analyzer as prover the step matrix is what is
+# left (test_lift_analyzed).
+SMALLEST_LIFT = {"kadane": 2, "mts": 1, "is_sorted": 1, "brackets_ok": 1, "longest_ones": 2,
+                 "blocks_of_ones": 2, "atoi": 1, "zero_after_one": 1, "horner": 1, "ema": 1,
+                 "signs_alternate": 1, "longest_increasing": 3, "recurrence2": 1, "blocks_of_ones_run": 2,
+                 "positive_block_sum": 2}
+assert set(SMALLEST_LIFT) == {s.name for s in SAMPLES if s.lift == "expected"}
+
+
 def by_name(name: str) -> Sample:
     """The catalog entry of samples/NAME.py; KeyError for an unknown name."""
     return _BY_NAME[name]
 
 
-__all__ = ["Sample", "SAMPLES", "HOMOMORPHISMS", "NOT_HOMOMORPHISMS", "by_name",
+__all__ = ["Sample", "SAMPLES", "HOMOMORPHISMS", "NOT_HOMOMORPHISMS", "SMALLEST_LIFT", "by_name",
            "REPO_ROOT", "SAMPLES_DIR"]

@@ -12,7 +12,7 @@ import time
 
 import numpy as np
 import pytest
-from catalog import SAMPLES, SAMPLES_DIR
+from catalog import SAMPLES, SAMPLES_DIR, SMALLEST_LIFT as SMALLEST
 
 from thm3 import parse_file, parse_source
 from thm3.semantics.evaluate import call
@@ -25,15 +25,6 @@ from thm3.analysis.witness import find_witness
 
 LIFTING = [s for s in SAMPLES if s.lift == "expected"]
 NO_LIFT = [s for s in SAMPLES if s.lift == "none"]
-
-# The fewest fields that make each loop a homomorphism (what the search must not exceed).
-# Without a prover: recurrence2's length tells every pair of lists apart (A**len is a
-# function of it), though no combine in the IR's operations reads it; with the analyzer
-# as prover the step matrix is what is left (test_lift_analyzed).
-SMALLEST = {"kadane": 2, "mts": 1, "is_sorted": 1, "brackets_ok": 1, "longest_ones": 2,
-            "blocks_of_ones": 2, "atoi": 1, "zero_after_one": 1, "horner": 1, "ema": 1,
-            "signs_alternate": 1, "longest_increasing": 3, "recurrence2": 1, "blocks_of_ones_run": 2,
-            "positive_block_sum": 2}
 
 LINEAR_RECURRENCE = '''"""Linear recurrence y' = a * y + b, keeping y only."""
 from typing import NamedTuple

@@ -55,13 +55,17 @@ PENDING_SHARE = 2.0
 class Lift:
     """The lifted loop (IR; None where no lift was found), one line per added field
     ("name: Type = init; left: update; why"), a one-line reason, the time, the original
-    loop's witness, and what the prover answered for the lifted loop (its analysis)."""
+    loop's witness, what the prover answered for the lifted loop (its analysis), and the
+    composition route whose lift it is: "finite" (named fields or copies of a finite-state
+    step's state, `thm3.synth.readback`), "semiring" (the product of the step matrices,
+    `thm3.synth.semiring.lift_units`), or "" (the search's other candidates)."""
     loop: Loop | None
     added: tuple[str, ...]
     reason: str
     seconds: float
     witness: Witness | None = None
     proof: object = None
+    route: str = ""
 
     @property
     def loop_text(self) -> str | None:
@@ -84,6 +88,7 @@ class _Aux:
     rank: int           # preference: smaller first
     needs: tuple[str, ...] = ()
     group: str = ""
+    route: str = ""     # the composition route it comes from ("finite", "semiring"), or ""
 
 
 def lift(loop: Loop, *, timeout: float = 10.0, prove=None, without_witness: bool = False,
@@ -118,8 +123,8 @@ def lift(loop: Loop, *, timeout: float = 10.0, prove=None, without_witness: bool
                "timeout": f"the lifting search ran past timeout {timeout:g} s and was stopped"}[got]
         return Lift(None, (), why + "; a larger bound may find a lift", time.monotonic() - t0)
 
-    def done(lifted, added, reason, witness=None, proof=None) -> Lift:
-        return Lift(lifted, tuple(added), reason, time.monotonic() - t0, witness, proof)
+    def done(lifted, added, reason, witness=None, proof=None, route="") -> Lift:
+        return Lift(lifted, tuple(added), reason, time.monotonic() - t0, witness, proof, route)
 
     so_far: dict = {}       # the witnesses and the search, for the answer of a search stopped
     try:            # each stage keeps to the deadline; the alarm bounds a call that does not
@@ -154,7 +159,7 @@ def _lift(loop: Loop, t0: float, timeout: float, prove, without_witness: bool, d
                 reason = f"{growth.describe(loop)}; {reason}"
         return done(None, [], reason, witness)
     lifted, added, reason, proof = found
-    return done(lifted, added, reason, witness, proof)
+    return done(lifted, added, reason, witness, proof, search.route)
 
 
 def _no_lift(search: "_LiftSearch", witness, stopped: bool = False) -> str:
@@ -195,6 +200,7 @@ class _LiftSearch:
         self.ruled_out: list[str] = []          # composition lifts tried and why they failed
         self.outcomes: list[tuple[list[str], str]] = []     # every lifted loop tried: its fields, why not
         self.timed_out = False
+        self.route = ""                         # the found lift's composition route, if any
         self.first_witness = witnesses[0] if witnesses else None
         self.cands = _Candidates(loop, self.rng).build()
         # Composition lifts first where the step is finite-state (thm3.synth.finite): each
@@ -206,7 +212,7 @@ class _LiftSearch:
             start = len(self.cands)
             self.cands += [_Aux(a.key, a.hint, a.type, a.default, a.update, a.comment,
                                 a.why or "a part of the transition function on the reachable states, which "
-                                "the combine composes", -1) for a in got.fields]
+                                "the combine composes", -1, route="finite") for a in got.fields]
             self.composition.append((tuple(range(start, len(self.cands))), got.why))
         self.apart = {i for idx, _ in self.composition for i in idx}
         self.mega = _with_fields(loop, self.cands)
@@ -391,6 +397,7 @@ class _LiftSearch:
                 self.outcomes.append((names, "no witness, but no combine was proved"
                                       + (" before the deadline" if self.timed_out else "")))
                 return None
+        self.route = next((c.route for c in cands if c.route), "")
         how = "and the prover proved its combine" if self.prove is not None else "no prover given"
         reason = (f"added {', '.join(names)}: the lifted loop has no witness on short lists "
                   f"({how})")
@@ -741,7 +748,7 @@ class _Candidates:
                 out.append(_Aux(key, unit.names[k], update.type, unit.defaults[k], update, unit.comments[k],
                                 f"{how} over {unit.semiring.name}, by which the later elements carry the "
                                 f"fields that came before them", _POWER if unit.full else _COMPOSED,
-                                needs=needs, group=group))
+                                needs=needs, group=group, route="semiring"))
         return out
 
     # --- deduplication by values

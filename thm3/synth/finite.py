@@ -895,6 +895,17 @@ def full_table_size(m: Machine) -> int:
     return (len(m.states) - 1) * (len(m.control) + len(m.data))
 
 
+def full_table(loop: Loop, deadline: float | None = None) -> tuple[int, int] | None:
+    """For a loop whose step is finite-state: its reachable control states and the fields
+    the full table adds (`full_table_size`), the fallback the minimal lifts of
+    `lift_candidates` replace; None where the loop is not in the class."""
+    try:
+        m = recognise(loop, deadline)
+    except Failed:
+        return None
+    return len(m.states), full_table_size(m)
+
+
 def _drop_copied_data(m: Machine, added: list[Added], deadline: float) -> list[Added]:
     """Data copies that equal (on folded lists) an original field, its negation, another
     kept copy, or 0 add nothing; a copy another one reads stays."""
@@ -981,8 +992,10 @@ def cell_elements(m: Machine) -> list[tuple] | None:
     import z3
     loop = m.loop
     names = [d.name for d in loop.elements]
-    if not m.atoms:
+    if not m.atoms and all(n in cell for cell in m.cells for n in names):
         return [tuple(cell[n].arg for n in names) for cell in m.cells]
+    # (no atoms and no values: the element does not enter the control, one cell, any element
+    # the preconditions admit stands for it)
     if loop.params:
         return None
     syms: dict = {}

@@ -22,8 +22,8 @@ import numpy as np
 from thm3.ir import Expr, Fn, Loop, Op, Type, const, free_vars, initial_state, var, walk
 from thm3.ir.simplify import simplify
 
-__all__ = ["Failed", "SEMIRINGS", "Semiring", "Step", "Unit", "composed_entries", "lift_units", "recognise",
-           "synthesize"]
+__all__ = ["Failed", "SEMIRINGS", "Semiring", "Step", "Unit", "composed_entries", "full_matrix_size", "lift_units",
+           "recognise", "synthesize"]
 
 
 MAX_FULL = 3        # the full matrix is offered as a lift for blocks of at most this many fields
@@ -494,21 +494,14 @@ def lift_units(loop: Loop, key_of) -> list[Unit]:
     it, a count read back as a length), then the full matrix.  `key_of(row, column, full)`
     names the added field of an entry.  Empty where no block is affine, or where every
     step matrix is the identity."""
-    step = _largest_block(loop)
+    step = _moving_block(loop)
     if step is None:
         return []
     s, block = step.semiring, step.block
-    if all(_is_value(step.matrix[f].get(g, _zero(s, step.types[f])), s.one if f == g else s.zero)
-           for f in block for g in block):
-        return []
     entries, offsets, states = composed_entries(loop, step, count=16, max_len=5, settings=2)
     types = step.types
-    # without subtraction, b's offset is b's own fields only where init is the zero: else it
-    # is added too, the map's value at the zero (its key's column is "")
-    init = dict(zip(loop.field_names, initial_state(loop)))
-    columns = list(block)
-    if s.plus is not Op.ADD and not step.homogeneous() and not all(_is_value(init[f], s.zero) for f in block):
-        columns.append("")
+    columns = _columns(loop, step)
+    if "" in columns:
         entries = entries | {(f, ""): offsets[f] for f in block}
     kinds = {f: types[f] for f in block}
     # Int entries only over (+, *): a tropical entry may be its zero, an infinity
@@ -553,6 +546,43 @@ def lift_units(loop: Loop, key_of) -> list[Unit]:
         keys = {k: key_of(*k, True) for k in full_keys}
         out.append(_unit(loop, step, full_keys, keys, lambda k: var(f"acc.{keys[k]}", dtype), dtype, full=True))
     return out
+
+
+def full_matrix_size(loop: Loop) -> tuple[str, int] | None:
+    """The semiring and the number of fields of the full matrix that `lift_units` falls back
+    to for `loop`: every entry of the k x k product of the step matrices of its largest
+    affine block (and the offsets' column, where the semiring has no subtraction and init is
+    not its zero).  None where no block is affine or every step matrix is the identity.  (The
+    full matrix is offered as a lift only for blocks of at most `MAX_FULL` fields.)"""
+    step = _moving_block(loop)
+    if step is None:
+        return None
+    return step.semiring.name, len(step.block) * len(_columns(loop, step))
+
+
+def _moving_block(loop: Loop) -> Step | None:
+    """The largest affine block (`_largest_block`), None where its step matrices are all the
+    identity (the block's fields carry nothing into the later ones)."""
+    step = _largest_block(loop)
+    if step is None:
+        return None
+    s, block = step.semiring, step.block
+    if all(_is_value(step.matrix[f].get(g, _zero(s, step.types[f])), s.one if f == g else s.zero)
+           for f in block for g in block):
+        return None
+    return step
+
+
+def _columns(loop: Loop, step: Step) -> list[str]:
+    """The composed map's columns: the block's fields, and "" for the offsets where they are
+    needed (without subtraction, b's offset is b's own fields only where init is the zero:
+    else it is added too, the map's value at the zero)."""
+    s, block = step.semiring, step.block
+    init = dict(zip(loop.field_names, initial_state(loop)))
+    columns = list(block)
+    if s.plus is not Op.ADD and not step.homogeneous() and not all(_is_value(init[f], s.zero) for f in block):
+        columns.append("")
+    return columns
 
 
 def _unit(loop: Loop, step: Step, kept, keys, value, dtype: Type, full: bool) -> Unit:
