@@ -73,3 +73,32 @@ def test_enumeration_alone_still_sketches_first():
     got = _alone("enumeration", RUNS, 60)
     assert _proved(got), got.tried()
     assert got.methods["blocks"].startswith("bottom-up enumeration"), got.methods
+
+
+def test_related_fields_of_a_block_count_add_the_mirror_and_its_reads():
+    loop = thm3.parse_file(RUNS)
+    from thm3.synth import mirror
+    names = [f.name for f in loop.fields]
+    near = sketch.related_fields(loop, names.index("blocks"), mirror.reversal(loop))
+    assert {names[j] for j in near} == {"blocks", "trail", "lead", "n"}
+
+
+def test_ten_field_runs_enumerate_the_block_count_on_its_related_fields():
+    """Before (all twenty fields of a and b as leaves): the terms of size 5 took more than
+    the field's 3 s, and no route solved the loop within 30 s."""
+    loop, triples, _, partial = _partial(CORPUS / "sign_runs_ten.py")
+    assert [loop.fields[i].name for i in partial.missing] == ["kp"]
+    methods: dict = {}
+    cands, _ = sketch.synthesize(loop, triples, deadline=time.monotonic() + 60, methods=methods, resume=partial,
+                                 max_size=synth.SMALL_TERMS, related=True)
+    assert cands and methods["kp"].startswith("bottom-up enumeration"), methods
+    assert synth._agrees(loop, cands[0], triples)
+
+
+def test_a_saturation_flag_is_read_against_the_parameter():
+    """full == (c >= K): the identity of the saturating counter's combine needs it."""
+    from thm3.analysis.invariants import infer
+    from thm3.ir.printer import to_text
+    loop = thm3.parse_file(CORPUS / "saturating_hits.py")
+    inv, _ = infer(loop, list(make_triples(loop)), time.monotonic() + 20)
+    assert "acc.full == (acc.c >= K)" in [to_text(e) for e in inv], [to_text(e) for e in inv]

@@ -78,27 +78,27 @@ def _sketch(loop, triples, deadline, methods, resume=None):
     return cands
 
 
-def _enumeration(loop, triples, deadline, methods, resume=None, max_size=None):
+def _enumeration(loop, triples, deadline, methods, resume=None, max_size=None, related=False):
     from thm3.synth.sketch import synthesize as sketch
     cands, tried = sketch(loop, triples, deadline=deadline, methods=methods, with_enumeration=True, resume=resume,
-                          max_size=max_size)
+                          max_size=max_size, related=related)
     if not cands:
         raise RouteFailed(f"{tried} terms, none agreed with h(xs + ys)"
                           + (f" up to size {max_size}" if max_size is not None else ""))
     return cands
 
 
-# Where the sketch completed all fields but a few, the enumeration of those few, its terms
-# up to this size, comes next: the bank of small terms costs about a second on eight fields
-# (the ninth size costs seconds more), beside the seconds interpolation or the inverse take
-# to fail on the field the sketch missed.
+# Where the sketch completed all fields but a few, the enumeration of those few comes next:
+# terms up to this size over each one's related fields (`sketch.related_fields`), a bank of
+# small terms built in well under a second, beside the seconds interpolation or the inverse
+# take to fail on the field the sketch missed.  The route "enumeration" later reads all.
 SMALL_TERMS = 5
 
 
 def _small_terms(loop, triples, deadline, methods, resume=None):
     if resume is None or not resume.nearly_complete():
         raise RouteFailed("no sketch with all fields but a few to go on from")
-    return _enumeration(loop, triples, deadline, methods, resume=resume, max_size=SMALL_TERMS)
+    return _enumeration(loop, triples, deadline, methods, resume=resume, max_size=SMALL_TERMS, related=True)
 
 
 def _interpolation(loop, triples, deadline, methods):

@@ -359,10 +359,29 @@ class Partial:
         return bool(self.missing) and 3 * len(self.missing) <= len(self.done)
 
 
+def related_fields(loop: Loop, i: int, pi: dict[int, int]) -> set[int]:
+    """Field i and the fields its combine most likely reads: those its update reads,
+    closed under the fields their updates read and under the state's reversal `pi` (a
+    count of blocks reads the trailing run; its combine also the leading one, the trail's
+    mirror, and the length the lead's update reads)."""
+    names = {f"acc.{f.name}": j for j, f in enumerate(loop.fields)}
+    reads = [{names[e.arg] for e in walk([out]) if e.op is Op.VAR and e.arg in names}
+             for out in loop.left.outputs]
+    out, todo = set(), [i]
+    while todo:
+        j = todo.pop()
+        if j in out:
+            continue
+        out.add(j)
+        todo += list(reads[j]) + ([pi[j]] if j in pi else [])
+    return out
+
+
 def synthesize(loop: Loop, triples: list[Triples], *, limit: int = 3,
                deadline: float | None = None, methods: dict | None = None,
                with_enumeration: bool = True, partial: Partial | None = None,
-               resume: Partial | None = None, max_size: int | None = None) -> tuple[list[Fn], int]:
+               resume: Partial | None = None, max_size: int | None = None,
+               related: bool = False) -> tuple[list[Fn], int]:
     """Combines that agree with h(xs + ys) on every sampled pair, smallest first (at
     most `limit` per field), and the number of candidate terms checked.  `methods`, if
     given, receives for each field the stage that found its term.
@@ -375,7 +394,8 @@ def synthesize(loop: Loop, triples: list[Triples], *, limit: int = 3,
     With `resume` (an earlier run's `Partial`), its completed fields are kept and only its
     missing ones are tried: by every stage where it was a run on another spelling of the
     step, by the enumeration alone where it was on this one (the sketch failed there).
-    `max_size` bounds the enumerated terms' size (`enumerate_field`'s default: none given)."""
+    `max_size` bounds the enumerated terms' size (`enumerate_field`'s default: none given);
+    with `related`, a field's enumeration reads only its related fields (`related_fields`)."""
     sk = Sketch(loop)
     names = tuple((f"a.{f.name}", f.type) for f in loop.fields) + \
         tuple((f"b.{f.name}", f.type) for f in loop.fields) + \
@@ -533,8 +553,15 @@ def synthesize(loop: Loop, triples: list[Triples], *, limit: int = 3,
             from thm3.synth.enumeration import FIELD_SECONDS, enumerate_field
             stage = "bottom-up enumeration with observational equivalence"
             end = time.monotonic() + FIELD_SECONDS
+            prior = done[:before.get(i, len(done))]
+            near = None
+            if related:
+                pi = mirror.reversal(loop) if pi is None else pi
+                near = related_fields(loop, i, pi)
+                prior = [j for j in prior if j in near]
             found = [(_size(e), e) for e in enumerate_field(
-                loop, i, triples, names, chosen={j: chosen[j] for j in done[:before.get(i, len(done))]},
+                loop, i, triples, names, chosen={j: chosen[j] for j in prior},
+                fields=None if near is None else frozenset(loop.fields[j].name for j in near),
                 limit=limit, **({} if max_size is None else {"max_size": max_size}),
                 deadline=end if deadline is None else min(deadline, end))]
         if not found:
