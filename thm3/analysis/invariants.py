@@ -97,15 +97,16 @@ def candidates(loop: Loop) -> list[Expr]:
     for f in loop.fields:
         if f.type is not Type.VEC:
             out.append(_cmp(Op.EQ, _field(f), initial[f.name]))
-    # A flag that says where a counter stands (reached == (n >= 9), has == (n > 0)).
+    # A flag that says where a counter stands against a constant or a loop parameter
+    # (reached == (n >= 9), has == (n > 0), a saturated counter's full == (c >= K)).
     for b in loop.fields:
         if b.type is not Type.BOOL:
             continue
         for f in numeric:
-            for c in [0.0] + consts:
-                if f.type is Type.INT and c != int(c):
-                    continue
-                bound = const(c if f.type is Type.REAL else int(c), f.type)
+            bounds = [const(c if f.type is Type.REAL else int(c), f.type) for c in [0.0] + consts
+                      if f.type is not Type.INT or c == int(c)]
+            bounds += [var(d.name, d.type) for d in loop.params if d.type in (Type.REAL, Type.INT)]
+            for bound in bounds:
                 for op in (Op.GE, Op.GT, Op.LE, Op.LT):
                     out.append(_cmp(Op.EQ, _field(b), _cmp(op, _field(f), bound)))
     # Bounds by a loop parameter (a count capped by a parameter: n <= cap), also in the

@@ -8,7 +8,9 @@ a, `inverse.own_list`), "sketch" (the step with the element replaced by the righ
 `transport`), "weak right inverse" (combine = foldl(left, a, g(b)), `inverse`),
 "enumeration" (bottom-up enumeration where no sketch fits, `enumeration`), "semiring" (the
 step read as an affine map over a semiring, the combine its composition, `semiring`), "finite"
-(a finite-state step: the composition of its transition functions, `finite`).  Every route's candidates are checked on the batched samples before
+(a finite-state step: the composition of its transition functions, `finite`).  Where the
+sketch completes all fields but a few, "enumeration of the missing fields" (those fields'
+small terms, the others' combines fixed: `sketch.Partial`) comes right after it.  Every route's candidates are checked on the batched samples before
 they are proved; rational fields are tidied with SymPy (`tidy`).  Branches of `left`
 are normalised first (`thm3.ir.normalize`), so if/else, `where` and max/min spellings
 of one function take the same routes."""
@@ -24,7 +26,12 @@ __all__ = ["Attempt", "Route", "ROUTES", "Synthesis", "synthesize", "route_named
 
 
 class RouteFailed(Exception):
-    """A route found no candidate; the message says why."""
+    """A route found no candidate; the message says why.  `partial`: what the sketch
+    completed (`sketch.Partial`), for the routes that resume it."""
+
+    def __init__(self, message: str, partial=None):
+        super().__init__(message)
+        self.partial = partial
 
 
 @dataclass(frozen=True)
@@ -33,6 +40,7 @@ class Route:
     find: Callable          # (loop, triples, deadline, methods) -> list[Fn]; raises RouteFailed
     share: float = 1.0      # at most this share of the time left (plus a second) before moving on
     recognises: bool = False  # its methods name the class it read the loop as: shown when not proved
+    resumes: bool = False   # its find takes `resume=`, a sketch's Partial, and goes on from there
 
 
 @dataclass(frozen=True)
@@ -59,20 +67,38 @@ class Synthesis:
         return "; ".join(f"{a.route}: {a.outcome}" + (f" ({a.detail})" if a.detail else "") for a in self.attempts)
 
 
-def _sketch(loop, triples, deadline, methods):
-    from thm3.synth.sketch import synthesize as sketch
-    cands, tried = sketch(loop, triples, deadline=deadline, methods=methods, with_enumeration=False)
+def _sketch(loop, triples, deadline, methods, resume=None):
+    from thm3.synth.sketch import Partial, synthesize as sketch
+    partial = Partial(loop)
+    cands, tried = sketch(loop, triples, deadline=deadline, methods=methods, with_enumeration=False,
+                          partial=partial, resume=resume)
     if not cands:
-        raise RouteFailed(f"{tried} sketch completions, none agreed with h(xs + ys)")
+        names = ", ".join(loop.fields[i].name for i in partial.missing)
+        raise RouteFailed(f"{tried} sketch completions, none agreed with h(xs + ys) for {names}", partial)
     return cands
 
 
-def _enumeration(loop, triples, deadline, methods):
+def _enumeration(loop, triples, deadline, methods, resume=None, max_size=None, related=False):
     from thm3.synth.sketch import synthesize as sketch
-    cands, tried = sketch(loop, triples, deadline=deadline, methods=methods, with_enumeration=True)
+    cands, tried = sketch(loop, triples, deadline=deadline, methods=methods, with_enumeration=True, resume=resume,
+                          max_size=max_size, related=related)
     if not cands:
-        raise RouteFailed(f"{tried} terms, none agreed with h(xs + ys)")
+        raise RouteFailed(f"{tried} terms, none agreed with h(xs + ys)"
+                          + (f" up to size {max_size}" if max_size is not None else ""))
     return cands
+
+
+# Where the sketch completed all fields but a few, the enumeration of those few comes next:
+# terms up to this size over each one's related fields (`sketch.related_fields`), a bank of
+# small terms built in well under a second, beside the seconds interpolation or the inverse
+# take to fail on the field the sketch missed.  The route "enumeration" later reads all.
+SMALL_TERMS = 5
+
+
+def _small_terms(loop, triples, deadline, methods, resume=None):
+    if resume is None or not resume.nearly_complete():
+        raise RouteFailed("no sketch with all fields but a few to go on from")
+    return _enumeration(loop, triples, deadline, methods, resume=resume, max_size=SMALL_TERMS, related=True)
 
 
 def _interpolation(loop, triples, deadline, methods):
@@ -142,14 +168,17 @@ def _own_list(loop, triples, deadline, methods):
 # nothing; it declines every other state at once.
 ROUTES: tuple[Route, ...] = (
     Route("own list", _own_list, 0.5),
-    Route("sketch", _sketch, 0.1),
+    Route("sketch", _sketch, 0.1, resumes=True),
     Route("semiring", _semiring, 0.2, recognises=True),
     Route("finite", _finite, 0.3),
     Route("interpolation", _interpolation, 0.3),
     Route("transport", _transport, 0.4),
     Route("weak right inverse", _inverse, 0.4),
-    Route("enumeration", _enumeration),
+    Route("enumeration", _enumeration, resumes=True),
 )
+
+# Not in ROUTES: `synthesize` puts it right after a sketch that missed a few fields.
+SMALL_TERMS_ROUTE = Route("enumeration of the missing fields", _small_terms, 0.5, resumes=True)
 
 
 def route_named(name: str) -> Route:
@@ -170,7 +199,10 @@ def synthesize(loop: Loop, triples, *, deadline: float, prove: Callable,
     work = normalize_loop(loop)
     attempts: list[Attempt] = []
     best = None
-    for route in ordered(loop, work, routes):
+    partial = None              # what the sketch completed, where it missed some fields
+    todo = list(ordered(loop, work, routes))
+    while todo:
+        route = todo.pop(0)
         if time.monotonic() > deadline:
             attempts.append(Attempt(route.name, "timeout", "no time left", 0.0))
             continue
@@ -182,15 +214,25 @@ def synthesize(loop: Loop, triples, *, deadline: float, prove: Callable,
             # then normalised; the other routes read the normalised step
             # (and "own list" unrolls the step as written, which its proof reads)
             first = loop if route.name in ("sketch", "own list") and work is not loop else work
+            resume = {"resume": partial} if route.resumes and partial is not None else {}
             try:
-                found = route.find(first, triples, until, methods)
-            except RouteFailed:
+                found = route.find(first, triples, until, methods, **resume)
+            except RouteFailed as e:
+                partial = e.partial or partial
                 if first is work:
                     raise
-                found = route.find(work, triples, until, methods)
+                resume = {"resume": partial} if route.resumes and partial is not None else {}
+                found = route.find(work, triples, until, methods, **resume)
             cands = [c for c in found if _agrees(loop, c, triples)]
         except RouteFailed as e:
+            partial = e.partial or partial
             attempts.append(Attempt(route.name, "none", str(e), time.monotonic() - t0))
+            if route.name == "sketch" and partial is not None and partial.nearly_complete() and \
+                    any(r.name == "enumeration" for r in todo):
+                # the sketch completed all fields but a few: their enumeration in small
+                # terms, with the other fields' combines fixed, comes next (cheap beside
+                # the routes that fail on the field the sketch missed)
+                todo.insert(0, SMALL_TERMS_ROUTE)
             continue
         except SolverTimeout:
             attempts.append(Attempt(route.name, "timeout", "the search ran out of time", time.monotonic() - t0))

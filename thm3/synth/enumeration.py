@@ -459,12 +459,13 @@ def _targets(loop: Loop, i: int, target: np.ndarray, rows_env: dict, bases: list
 
 def enumerate_field(loop: Loop, i: int, triples: list[Triples], names, *, chosen: dict[int, Expr],
                     deadline: float, max_size: int = 11, limit: int = 3,
-                    bases: tuple[Expr, ...] = ()) -> list[Expr]:
+                    bases: tuple[Expr, ...] = (), fields: frozenset[str] | None = None) -> list[Expr]:
     """Up to `limit` smallest terms over the combine's inputs `names` (and the combined
     fields in `chosen`) whose values equal field i of h(xs + ys) on every triple.
 
     For a numeric field, a term r with a.f + b.f ± r equal to the target counts too,
-    as do residuals of the extra `bases`.  Returns what it has at `deadline`."""
+    as do residuals of the extra `bases`.  `fields`, if given: the leaves a.f and b.f are
+    those of these fields only (the parameters stay).  Returns what it has at `deadline`."""
     if time.monotonic() > deadline:
         return []
     f = loop.fields[i]
@@ -475,8 +476,9 @@ def enumerate_field(loop: Loop, i: int, triples: list[Triples], names, *, chosen
         rows = distinct[pick]
     else:
         rows = distinct
-    leaf_exprs = [var(n, t) for n, t in names] + [chosen[j] for j in sorted(chosen)]
-    leaf_cols = [full.env[n] for n, _ in names] + [full.chosen[j] for j in sorted(chosen)]
+    kept = [(n, t) for n, t in names if fields is None or n[:2] not in ("a.", "b.") or n[2:] in fields]
+    leaf_exprs = [var(n, t) for n, t in kept] + [chosen[j] for j in sorted(chosen)]
+    leaf_cols = [full.env[n] for n, _ in kept] + [full.chosen[j] for j in sorted(chosen)]
     consts = _constants(loop)
     if not any(t in (Type.REAL, Type.VEC) for _, t in names):
         consts = [c for c in consts if c.type is not Type.REAL]

@@ -19,6 +19,7 @@ import functools
 import itertools
 import math
 import time
+from dataclasses import dataclass, field as dc_field
 
 
 import numpy as np
@@ -339,15 +340,62 @@ def field_order(loop: Loop) -> list[int]:
     return order
 
 
+@dataclass
+class Partial:
+    """What a sketch run completed: each completed field's terms (`options`, the first
+    chosen) and stage (`methods`), the order they were done in, and the fields with no
+    completion (`missing`), for a later run to resume (`synthesize(resume=...)`): the
+    normalised step's sketch, or the enumeration of the missing fields alone."""
+    loop: Loop
+    options: dict[int, list[Expr]] = dc_field(default_factory=dict)
+    methods: dict[str, str] = dc_field(default_factory=dict)
+    done: list[int] = dc_field(default_factory=list)
+    missing: list[int] = dc_field(default_factory=list)
+    before: dict[int, int] = dc_field(default_factory=dict)   # fields done when a missing one was tried
+
+    def nearly_complete(self) -> bool:
+        """All fields but a few completed (at least three for each one missing): the
+        enumeration of those few, with the others fixed, is the cheap next step."""
+        return bool(self.missing) and 3 * len(self.missing) <= len(self.done)
+
+
+def related_fields(loop: Loop, i: int, pi: dict[int, int]) -> set[int]:
+    """Field i and the fields its combine most likely reads: those its update reads,
+    closed under the fields their updates read and under the state's reversal `pi` (a
+    count of blocks reads the trailing run; its combine also the leading one, the trail's
+    mirror, and the length the lead's update reads)."""
+    names = {f"acc.{f.name}": j for j, f in enumerate(loop.fields)}
+    reads = [{names[e.arg] for e in walk([out]) if e.op is Op.VAR and e.arg in names}
+             for out in loop.left.outputs]
+    out, todo = set(), [i]
+    while todo:
+        j = todo.pop()
+        if j in out:
+            continue
+        out.add(j)
+        todo += list(reads[j]) + ([pi[j]] if j in pi else [])
+    return out
+
+
 def synthesize(loop: Loop, triples: list[Triples], *, limit: int = 3,
                deadline: float | None = None, methods: dict | None = None,
-               with_enumeration: bool = True) -> tuple[list[Fn], int]:
+               with_enumeration: bool = True, partial: Partial | None = None,
+               resume: Partial | None = None, max_size: int | None = None,
+               related: bool = False) -> tuple[list[Fn], int]:
     """Combines that agree with h(xs + ys) on every sampled pair, smallest first (at
     most `limit` per field), and the number of candidate terms checked.  `methods`, if
     given, receives for each field the stage that found its term.
 
     Each sketch term is evaluated once on the batched samples; its folds and
-    pass-throughs are checked on those values, so the wider shapes cost little."""
+    pass-throughs are checked on those values, so the wider shapes cost little.
+
+    With `partial` (a `Partial` of this loop, filled in), a field with no completion does
+    not end the run: the others are completed, and `partial` says which are missing.
+    With `resume` (an earlier run's `Partial`), its completed fields are kept and only its
+    missing ones are tried: by every stage where it was a run on another spelling of the
+    step, by the enumeration alone where it was on this one (the sketch failed there).
+    `max_size` bounds the enumerated terms' size (`enumerate_field`'s default: none given);
+    with `related`, a field's enumeration reads only its related fields (`related_fields`)."""
     sk = Sketch(loop)
     names = tuple((f"a.{f.name}", f.type) for f in loop.fields) + \
         tuple((f"b.{f.name}", f.type) for f in loop.fields) + \
@@ -356,8 +404,21 @@ def synthesize(loop: Loop, triples: list[Triples], *, limit: int = 3,
     chosen: dict[int, Expr] = {}
     options: dict[int, list[Expr]] = {}
     order = list(field_order(loop))
-    pi = None                   # the state's reversal (`mirror`), where the space is cut or needed
-    cut = None
+    done: list[int] = []
+    missing: list[int] = []
+    before: dict[int, int] = {}
+    stages: dict[str, str] = {}
+    sketched: set[int] = set()          # fields whose sketch stages already failed on this step
+    if resume is not None:
+        options = {i: list(alts) for i, alts in resume.options.items()}
+        chosen = {i: alts[0] for i, alts in options.items()}
+        done = list(resume.done)
+        before = dict(resume.before)
+        order = [i for i in order if i in resume.missing]
+        stages.update(resume.methods)
+        if resume.loop is loop:
+            sketched = set(resume.missing)
+    pi = None                   # the state's reversal (`mirror`), once a field is done
     deferred: set[int] = set()
     while order:
         i = order.pop(0)
@@ -455,20 +516,18 @@ def synthesize(loop: Loop, triples: list[Triples], *, limit: int = 3,
             return found, stage
 
         from thm3.synth import mirror
-        if cut is None:
-            cut = sk.cut()
-        if pi is None and cut:
+        if pi is None and any(loop.fields[j].type is f.type for j in chosen):
             pi = mirror.reversal(loop)
-        # the mirror's completion first where the sketch of this field failed before (it
-        # waited for its mirror) or the space is cut (a wide state: the sketch is dear)
+        # the mirror's completion first where its mirror is done: a few terms to check,
+        # where the sketch of a trail checks thousands and finds none
         j = pi.get(i) if pi else None
         found, stage = [], ""
-        if j is not None and j != i and j in chosen and (i in deferred or cut):
+        if j is not None and j != i and j in chosen and i not in sketched:
             found = _mirrors(loop, pi, options[j], check)
             stage = f"the completion of {loop.fields[j].name} mirrored (h of the reversed list)"
-        if not found:
+        if not found and i not in sketched:
             found, stage = complete(plain, base, "")
-        if not found and any(sk.info[id(e)] == (False, True) and e.type is Type.BOOL
+        if not found and i not in sketched and any(sk.info[id(e)] == (False, True) and e.type is Type.BOOL
                              for e in walk([sk.outputs[i]])):
             # again, with conditions on the element read as conditions on b's first element
             sk.first = True
@@ -477,7 +536,7 @@ def synthesize(loop: Loop, triples: list[Triples], *, limit: int = 3,
                                       key=_size) if repr(e) not in known]
             sk.first = False
             found, stage = complete([], more, ", reading b's first element off its fields")
-        if not found:
+        if not found and i not in sketched:
             # the mirror field's completion, the operands swapped (`mirror`): a trail from
             # its lead; a field whose mirror comes later waits for it (the mirror first,
             # then this field, before the fields that read its new value)
@@ -488,22 +547,31 @@ def synthesize(loop: Loop, triples: list[Triples], *, limit: int = 3,
                 order.remove(j)
                 order[:0] = [j, i]
                 continue
-            if j is not None and j != i and j in chosen and not (i in deferred or cut):
-                found = _mirrors(loop, pi, options[j], check)
-                stage = f"the completion of {loop.fields[j].name} mirrored (h of the reversed list)"
         if not found and with_enumeration:
-            # stage 4: a combine of another shape, by bottom-up enumeration (enumerate.py)
+            # stage 4: a combine of another shape, by bottom-up enumeration (enumerate.py),
+            # over the combined fields done before this one
             from thm3.synth.enumeration import FIELD_SECONDS, enumerate_field
             stage = "bottom-up enumeration with observational equivalence"
             end = time.monotonic() + FIELD_SECONDS
+            prior = done[:before.get(i, len(done))]
+            near = None
+            if related:
+                pi = mirror.reversal(loop) if pi is None else pi
+                near = related_fields(loop, i, pi)
+                prior = [j for j in prior if j in near]
             found = [(_size(e), e) for e in enumerate_field(
-                loop, i, triples, names, chosen=chosen, limit=limit,
+                loop, i, triples, names, chosen={j: chosen[j] for j in prior},
+                fields=None if near is None else frozenset(loop.fields[j].name for j in near),
+                limit=limit, **({} if max_size is None else {"max_size": max_size}),
                 deadline=end if deadline is None else min(deadline, end))]
         if not found:
-            return [], tried
+            if partial is None:
+                return [], tried
+            missing.append(i)
+            before.setdefault(i, len(done))
+            continue
         found.sort(key=lambda t: t[0])
-        if methods is not None:
-            methods[f.name] = stage
+        stages[f.name] = stage
         options[i] = [e for _, e in found[:limit]]
         if stage.startswith("sketch from left") and not stage.startswith("sketch from left,"):
             # the first term folded with b's fields where that agrees too: the samples may
@@ -517,6 +585,17 @@ def synthesize(loop: Loop, triples: list[Triples], *, limit: int = 3,
                         check.agrees(check.apply(op, vals, bg)):
                     options[i].append(folded)
         chosen[i] = options[i][0]
+        done.append(i)
+    if methods is not None:
+        methods.update(stages)
+    if partial is not None:
+        partial.loop = loop
+        partial.options = {i: options[i] for i in done}
+        partial.methods = {loop.fields[i].name: stages[loop.fields[i].name] for i in done}
+        partial.done, partial.missing = list(done), list(missing)
+        partial.before = {i: before[i] for i in missing}
+    if missing:
+        return [], tried
     first = Fn(names, tuple(chosen[i] for i in range(len(loop.fields))))
     out = [first]
     # Alternatives for single fields, in case the first choice is not provable.
