@@ -67,3 +67,19 @@ def test_the_swapped_operands_of_a_commutative_combine_are_the_same_combine(name
 def test_a_non_homomorphism_has_no_commutativity_law():
     a = _analysis("kadane")
     assert a.verdict == "not-homomorphism" and "commutativity" not in a.proofs
+
+
+def test_a_candidate_that_lists_refute_never_reaches_the_prover(monkeypatch):
+    """mps with its operands swapped fails the homomorphism law on folded lists: that
+    costs milliseconds, where each law's prover would spend seconds first."""
+    import thm3.prove.laws as laws
+    a = _analysis("mps")
+    mutant = _swapped(a.loop, a.combine_fn)
+
+    def no_prover(*args, **kwargs):
+        raise AssertionError("the prover was called on a candidate that lists refute")
+
+    for name in ("prove_identity", "prove_associativity", "prove_homomorphism", "prove_step_law"):
+        monkeypatch.setattr(laws, name, no_prover)
+    statuses, details, _ = prove_combine(a.loop, a.setting, mutant, list(a.samples), time.monotonic() + 20)
+    assert Status.FAILED in statuses.values() and "on a=(" in " ".join(details.values()), details
