@@ -127,3 +127,29 @@ def test_identities_hold_for_parameters_the_exact_samples_miss():
             with quiet():
                 vals = evaluate(inv, env, NUMPY)
             assert all(bool(v) for v in vals), [(to_text(i), v) for i, v in zip(inv, vals)]
+
+
+PREFIX_MAX = '''"""prefix maximum"""
+from typing import NamedTuple
+from thm3.lang import Real, inf
+
+
+class State(NamedTuple):
+    s: Real = 0
+    m: Real = -inf
+
+
+def left(acc: State, x: Real) -> State:
+    s = acc.s + x
+    return State(s, max(acc.m, s))
+'''
+
+
+def test_finiteness_survives_houdini_rounds_in_either_encoding_of_inf():
+    """The fuzzer's prefix maximum from -inf (77 of 470 such loops "unknown" on
+    2026-12-02): once Houdini dropped the candidates that compare s with m, the laws' end
+    symbols for ±inf (sound, weaker) no longer showed s + x > -inf, and s < inf went with
+    it; the atoms are now tried with the infinite cases split where the symbols fail."""
+    a = thm3.analyze_source(PREFIX_MAX, timeout=30, lift=False)
+    assert {"s > -inf", "s < inf", "m < inf"} <= set(a.invariants), a.invariants
+    assert a.verdict == "homomorphism", a.reason

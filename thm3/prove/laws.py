@@ -847,7 +847,20 @@ def preserved_atoms(setting: Setting, atoms: list[Expr], deadline: float) -> tup
                 alive[i] = False
         return True
 
-    out = Law(setting, ["s"], ["x"], deadline, tuple(loop.left.outputs) + tuple(atoms)).run(build, check)
+    law = Law(setting, ["s"], ["x"], deadline, tuple(loop.left.outputs) + tuple(atoms))
+    out = law.run(build, check)
+    if not all(alive) and law.ordered and out.status != "timeout" and time.monotonic() < deadline:
+        # -inf and +inf as end symbols are sound but weaker: an arithmetic term (s + x from
+        # a finite s) may lie past them in Z3's models, so `s > -inf` looks unpreserved.
+        # Each mode proves only what holds, so an atom either mode keeps is preserved.
+        first = list(alive)
+        alive[:] = [True] * len(atoms)
+        law.ordered = False
+        try:
+            out = law._run_modes(build, check)
+        finally:
+            law.ordered = True
+        alive[:] = [a or b for a, b in zip(first, alive)]
     return alive, out.status == "timeout"
 
 
