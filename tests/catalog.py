@@ -130,7 +130,7 @@ SAMPLES: list[Sample] = [
          combine={"s": "a.s + b.s", "m": "max(a.m, a.s + b.m)"},
          invariants=("s > -inf", "s < inf", "m > -inf", "m < inf", "m >= 0", "m >= s")),
     _hom("mss", notes="fields s, p, t, m; g = [p, -m, m, s - p - t, t] with m <= p + t - s",
-         combine={"s": "a.s + b.s", "p": "max(a.p, a.s + b.p)", "t": "max(a.t + b.s, b.t)",
+         combine={"s": "a.s + b.s", "p": "max(a.p, a.s + b.p)", "t": "max(b.t, b.s + a.t)",
                   "m": "max(a.m, max(a.t + b.p, b.m))"},
          invariants=("s > -inf", "s < inf", "p > -inf", "p < inf", "p >= 0", "t > -inf", "t < inf",
                      "t >= 0", "m > -inf", "m < inf", "m >= 0", "p >= s", "t >= s", "m >= s", "m >= p",

@@ -30,7 +30,8 @@ def test_a_wrong_combine_is_not_proved_and_fails_on_samples():
     assert violation_on_samples("identity", loop, wrong, triples) == ""
     statuses, details, _ = prove_combine(loop, setting, wrong, triples, later())
     assert statuses["homomorphism"] == "failed" and details["homomorphism"] == bad
-    assert statuses["identity"] == "proved"
+    # refuted on the folded lists before any prover ran: the other laws are not tried
+    assert statuses["identity"] == "skipped" and "not tried" in details["identity"]
 
 
 def test_no_time_means_no_proof():
