@@ -69,6 +69,8 @@ def additive(rows, k: int, degree: int, monos: list | None = None) -> list[dict]
         m = mc - monomial_values(monos, a) - monomial_values(monos, b)
     finite = np.isfinite(m).all(axis=1) & np.isfinite(mc).all(axis=1)
     mc, m = mc[finite], m[finite]       # rows beyond float64 leave the float fit (the exact check reads them)
+    if m.shape[0] < m.shape[1] + 10:    # too few rows left to fit (none at all: every row overflowed)
+        return []
     # scaled by the monomials' own size: a column that is 0 (additive) must stay small
     scale = np.abs(mc).max(axis=0)
     scale[scale == 0] = 1
