@@ -107,8 +107,15 @@ def test_timeout_is_unknown_never_proved():
     a = thm3.analyze(next(s for s in SAMPLES if s.name == "flash_attention").path, timeout=0.2, lift=False)
     assert a.verdict == "unknown"
     assert "time" in a.reason
-    assert all(a.proofs[k] != "proved" for k in ("identity", "associativity", "homomorphism"))
-    assert a.combine is None
+    # a law the solver finished within the budget is proved (a warm worker gets that far in
+    # 0.2 s); the three together, which would make a homomorphism, are not
+    laws = [a.proofs[k] for k in ("identity", "associativity", "homomorphism")]
+    assert laws.count("proved") < 3, a.proofs
+    assert all("path(s)" in a.law_details[k] for k in ("identity", "associativity", "homomorphism")
+               if a.proofs[k] == "proved"), a.law_details
+    # where the prover was reached, the candidate stays shown with the reason that its laws
+    # ran out of time (verdict_of); a verdict, kernel or proof never comes of it
+    assert a.combine is None or "ran out before the laws were proved" in a.reason, a.reason
     assert a.seconds < 10
 
 
