@@ -20,7 +20,7 @@ from thm3.errors import BackendUnavailable, UsageError
 from thm3.analysis.invariants import infer
 from thm3.analysis.stability import stability
 from thm3.ir import Fn, Loop, Type
-from thm3.prove.budget import OVERRUN, PastDeadline, hard_deadline
+from thm3.prove.budget import GRACE, PastDeadline, hard_deadline
 from thm3.prove.laws import Setting
 from thm3.semantics.critical import division_guards
 from thm3.prove.combine import LAWS, commutativity, prove_combine, verdict_of
@@ -473,8 +473,9 @@ def analyze_loop(loop: Loop, *, timeout: float = 60.0, lift: bool = True, accept
     one as well (every candidate then goes to the prover: slower, and what `thm3 lift`
     does); `accept_tested` lets laws only tested on lists make a homomorphism.
     `progress(name, step)`, where given, is called as each step starts (step None) and
-    ends (its `Step`).  A step still running `OVERRUN` of the timeout past it is stopped
-    (`hard_deadline`) and the answer is what the earlier steps found: "unknown", naming
+    ends (its `Step`).  A step still running when the timeout passes is stopped
+    (`hard_deadline`; the tenth past it the docs allow is left for a native call to return
+    and for the answer to be built) and the answer is what the earlier steps found: "unknown", naming
     the step, where they found no verdict.  `started` (a `time.monotonic()` value) is
     when the timeout began, if before this call (the entry point's parsing and imports)."""
     t_run = time.monotonic()
@@ -483,7 +484,7 @@ def analyze_loop(loop: Loop, *, timeout: float = 60.0, lift: bool = True, accept
     a = Analysis(loop)
     current, t0 = None, t_start
     try:
-        with hard_deadline(t_start + timeout * (1 + OVERRUN)):
+        with hard_deadline(t_start + timeout):
             for step in STEPS:
                 if not step.applies(ctx, a):
                     continue
@@ -519,7 +520,7 @@ def analyze_within_memory(loop: Loop, memory: int, *, timeout: float = 60.0, sta
     if not sys.platform.startswith("linux"):
         return analyze_loop(loop, timeout=timeout, started=started, **options)
     options.pop("progress", None)
-    got, a = within_memory(memory, started + timeout * (1 + OVERRUN) + 5.0, _analyze_loop, loop, timeout,
+    got, a = within_memory(memory, started + timeout * (1 + GRACE), _analyze_loop, loop, timeout,
                            started, options)
     if got == "done":
         return a

@@ -143,7 +143,7 @@ class PastDeadline(BaseException):
     `except Exception` swallows it."""
 
 
-OVERRUN = 0.05      # an analysis still running this fraction of its timeout past it is stopped
+GRACE = 0.08        # of the timeout: how long a forked analysis may take past it to hand its answer back
 _ARMED: list["hard_deadline"] = []    # the open blocks, outermost first
 _FIRED = [False]                # raised once for the innermost block's deadline
 _AGAIN = 0.02                   # seconds: the alarm repeats until it is raised where it counts
