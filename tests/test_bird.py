@@ -119,3 +119,21 @@ def test_sample_right_folds_have_no_difference(name):
     loop = thm3.parse_file(SAMPLES_DIR / f"{name}.py")
     found = search_difference(loop, {}, time.monotonic() + 20)
     assert found.difference is None, found.difference.describe()
+
+
+def test_past_the_exact_budget_a_difference_is_shown_in_floats(monkeypatch):
+    """Past the exact comparison's budget the floats decide where they are far apart, and
+    the difference names the list (this path raised NameError before 2026-12-02)."""
+    import thm3.analysis.bird as bird
+    monkeypatch.setattr(bird, "_EXACT_SECONDS", -1.0)
+    a = analyze("""class State(NamedTuple):
+    s: Real = 0
+
+def left(acc: State, x: Real) -> State:
+    return State(acc.s + x)
+
+def right(x: Real, acc: State) -> State:
+    return State(2 * x + acc.s)
+""")
+    assert a.proofs["bird"] == "failed", a.bird_detail
+    assert "differ on [" in a.bird_detail and "right gives" in a.bird_detail, a.bird_detail

@@ -392,7 +392,7 @@ def _compare_exactly(loop: Loop, right_loop: Loop, xs: list[tuple], params: dict
             return None
         if reals.UNDECIDED in (left, right) or not floats_apart:
             out.undecided += 1
-            return _float_difference(loop, xs, params) if floats_apart else None
+            return _float_difference(loop, xs, params, shown) if floats_apart else None
         # one fold divides by zero where the other has a state, and the floats disagree
         out.exact += 1
         return Difference(shown, _shown_params(params), _shown_state(loop, left), _shown_state(loop, right))
@@ -404,18 +404,19 @@ def _compare_exactly(loop: Loop, right_loop: Loop, xs: list[tuple], params: dict
         out.exact += 1
         return Difference(shown, _shown_params(params), _shown_state(loop, left), _shown_state(loop, right))
     out.undecided += 1
-    return _float_difference(loop, xs, params) if floats_apart else None
+    return _float_difference(loop, xs, params, shown) if floats_apart else None
 
 
-def _float_difference(loop: Loop, xs: list[tuple], params: dict) -> Difference | None:
-    """The difference on `xs` in floats, where the floats are far apart."""
+def _float_difference(loop: Loop, xs: list[tuple], params: dict, shown: list | None = None) -> Difference | None:
+    """The difference on `xs` (`shown` as the user reads them, by default as the floats
+    they are) in floats, where the floats are far apart."""
     with quiet():
         left, right = fold_left(loop, xs, params, dim=_DIM), fold_right(loop, xs, params, dim=_DIM)
     if not any(bool(np.any(apart(x, y))) for x, y in zip(left, right)):
         return None
-    # an irrational element (a model of `assert x * x == 2`) shown as the number it is
-    shown = [[reals.text(x) if isinstance(x, sp.Basic) else plain(v) for v, x in zip(e, ex)] for e, ex in zip(xs, exs)]
-    shown = [e[0] if len(e) == 1 else e for e in shown]
+    if shown is None:
+        shown = [[plain(v) for v in e] for e in xs]
+        shown = [e[0] if len(e) == 1 else e for e in shown]
     return Difference(shown, _shown_params(params), tuple(plain(v) for v in left),
                       tuple(plain(v) for v in right), exact=False)
 

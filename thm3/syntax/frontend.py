@@ -868,7 +868,7 @@ class _Body(ast.NodeVisitor):
             case _:
                 if kind != "value":
                     want = f"{cls}(...)" if kind == "namedtuple" else "a tuple (a, b)"
-                    raise self.error(value, f"`result` is declared to return several values, this is one",
+                    raise self.error(value, "`result` is declared to return several values, this is one",
                                      f"return {want}")
                 e = self.expr(value, env)
                 out = [self.fit(e, self.declared, value, "the result") if self.declared else e]
