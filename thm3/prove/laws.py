@@ -24,7 +24,7 @@ from thm3.prove.modular import congruent_remainders
 from thm3.prove.rational import rational_is_zero
 from thm3.semantics.evaluate import evaluate
 from thm3.ir import WITH_ARG, Expr, Fn, Loop, Op, TRANSCENDENTAL, Type, initial_state, walk
-from thm3.semantics.symbolic import (Explorer, Fin, Inf, SymbolicTable, Symbols, as_z3_bool, constant, is_bool,
+from thm3.semantics.symbolic import (Explorer, Fin, Inf, integer_hypothesis, SymbolicTable, Symbols, as_z3_bool, constant, is_bool,
                            isnan)
 
 
@@ -95,7 +95,7 @@ class Law:
         with_mod = any(e.op is Op.MOD for e in walk(exprs_for_mode))
         self.invariants = [i for i in setting.invariants
                            if with_mod or not any(e.op is Op.MOD for e in walk([i]))]
-        # `f % 1 == 0` is told to Z3 as IsInt(f), which its integer reasoning reads best
+        # `f % 1 == 0` is told to Z3 as f == ToReal(an Int), which its integer reasoning reads best
         self.integers = [i.src[0].src[0].arg[4:] for i in self.invariants
                          if i.op is Op.EQ and i.src[0].op is Op.MOD and i.src[0].arg == 1
                          and i.src[0].src[0].op is Op.VAR and i.src[1].op is Op.CONST and i.src[1].arg == 0]
@@ -214,8 +214,9 @@ class Law:
                 for d in self.loop.params:
                     env[d.name] = syms.real(d.name, d.type)
                 hyps = list(syms.hyps)
-                hyps += [z3.IsInt(env[f"{prefix}.{name}"].z3) for prefix in self.operands for name in self.integers
-                         if isinstance(env.get(f"{prefix}.{name}"), Fin)]
+                hyps += [integer_hypothesis(env[f"{prefix}.{name}"].z3) for prefix in self.operands
+                         for name in self.integers if isinstance(env.get(f"{prefix}.{name}"), Fin)
+                         and z3.is_const(env[f"{prefix}.{name}"].z3)]
                 ends = _ends(hyps, extended, env, self.terms) if extended else None
                 feasible = True
                 pre_ex = Explorer([], self.deadline)
@@ -364,7 +365,7 @@ def counter_model(ex: Explorer, values, syms: Symbols, env: dict) -> dict:
         return {}
     solver = z3.Solver()
     solver.set("timeout", 1000)
-    solver.add(*ex.base, *ex.side, *ex.path, z3.Or(*differ))
+    solver.add(*map(ex.z3_form, [*ex.base, *ex.side, *ex.path, z3.Or(*differ)]))
     try:
         if solver.check() != z3.sat:
             return {}
@@ -399,6 +400,8 @@ def _z3_to_sympy(t, by_name: dict):
         args = [go(a) for a in t.children()]
         if any(a is None for a in args):
             return None
+        if z3.is_to_real(t):                # an Int symbol, as `Symbols.real` makes it
+            return args[0]
         if z3.is_add(t):
             return sp.Add(*args)
         if z3.is_mul(t):
