@@ -4,6 +4,8 @@ original fields keep their values on every list.  The lifted loop's combine is o
 analysis, in its report and in its JSON."""
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pytest
 
@@ -116,3 +118,26 @@ def test_an_unknown_loop_is_lifted_to_a_proved_homomorphism():
         xs = dom.random_list(rng, params, int(rng.integers(0, 12)))
         k = len(loop.fields)
         assert states_close(fold_left(loop, xs, params), fold_left(res.loop, xs, params)[:k])
+
+
+def test_a_plain_set_gets_a_short_proof_while_the_semiring_unit_waits():
+    """semiring_ssm_diag (two channels, h' = A*h + u with two parameters): the one-field
+    sets come first (fewest fields), but while the reduced step matrix (the two powers the
+    theorem gives) waits untried, each gets `THEOREM_SHARE` seconds of proof, not the
+    prover's whole default (3.6 s each, before)."""
+    import thm3
+    import thm3.lift.search as search
+    from corpus import CORPUS_DIR
+    from thm3.pipeline import lift_prover
+    loop = thm3.parse_file(CORPUS_DIR / "semiring_ssm_diag.py")
+    real = lift_prover(time.monotonic() + 60)
+    asked = []
+
+    def prove(lifted, seconds=None):
+        asked.append(([f.name for f in lifted.fields[len(loop.fields):]], seconds))
+        return real(lifted, seconds=seconds)
+
+    res = search.lift(loop, timeout=60, prove=prove)
+    assert res.loop is not None and len(res.added) == 2 and res.route == "semiring", res.reason
+    assert asked[-1][1] is None and len(asked[-1][0]) == 2, asked      # the unit: the prover's own budget
+    assert asked[:-1] and all(s == search.THEOREM_SHARE for _, s in asked[:-1]), asked

@@ -49,6 +49,7 @@ _QUICK = dict(max_lists=1500, max_len=5, prefix_len=2, settings=2)
 # The prover's seconds for a lifted loop not made by composition while a composition lift
 # waits to be tried (the composition's own proof takes about that long at most).
 PENDING_SHARE = 2.0
+THEOREM_SHARE = 1.0     # seconds for a plain set's proof while a reduced semiring unit waits
 
 
 @dataclass(frozen=True)
@@ -208,6 +209,7 @@ class _LiftSearch:
         # with them.
         self.composition: list[tuple[tuple[int, ...], str]] = []
         self.pending: list = []           # composition lifts not tried yet (run fills it)
+        self._theorem_units: list[set[int]] | None = None   # reduced semiring units not tried yet
         for n, got in enumerate(composition_lifts(loop, min(deadline, time.monotonic() + 2.0))):
             start = len(self.cands)
             self.cands += [_Aux(a.key, a.hint, a.type, a.default, a.update, a.comment,
@@ -339,6 +341,20 @@ class _LiftSearch:
                 return found
         return None
 
+    def theorem_waits(self, chosen: set[int]) -> bool:
+        """Whether a reduced semiring unit (`step_matrix`: the lift the theorem gives where
+        `left` is affine over a semiring) is still untried once `chosen` is: a plain set
+        then gets a short proof, as while a composition lift waits (semiring_ssm_diag: two
+        one-field sets took 3.6 s each before the two powers its diagonal step needs)."""
+        if self._theorem_units is None:
+            groups: dict[str, set[int]] = {}
+            for i, c in enumerate(self.cands):
+                if c.route == "semiring" and c.rank == _COMPOSED and c.group:
+                    groups.setdefault(c.group, set()).add(i)
+            self._theorem_units = list(groups.values())
+        self._theorem_units = [g for g in self._theorem_units if not g <= chosen]
+        return bool(self._theorem_units)
+
     def try_composition(self, chosen: tuple[int, ...], why: str):
         """One composition lift: refuted by a known witness, on lists, or by the prover."""
         if time.monotonic() > self.deadline:
@@ -389,7 +405,9 @@ class _LiftSearch:
         if self.prove is not None:
             # while a composition lift (its combine given by a theorem) waits, a plain set
             # gets a short proof: a prover failing on it for seconds would delay that lift
-            proof = self.proved(lifted, PENDING_SHARE if self.pending and not composition else None)
+            share = (PENDING_SHARE if self.pending and not composition else
+                     THEOREM_SHARE if self.theorem_waits(set(chosen)) else None)
+            proof = self.proved(lifted, share)
             if not proof:
                 self.refused += 1
                 self.refused_sets.append(set(chosen))
