@@ -33,6 +33,12 @@ def _boolean3(a, b, p):                 # row-major 3x3 relations, h(xs + ys) = 
     return tuple(any(a[3 * i + k] and b[3 * k + j] for k in range(3)) for i in range(3) for j in range(3))
 
 
+def _tropical3(plus):
+    def combine(a, b, p):               # row-major 3x3: A (x) B over (plus, +)
+        return tuple(plus(a[3 * i + k] + b[3 * k + j] for k in range(3)) for i in range(3) for j in range(3))
+    return combine
+
+
 def _hash_pow(a, b, p):                 # (h, pw) mod 1000003
     m = 1000003
     return ((a[0] * b[1] + b[0]) % m, (a[1] * b[1]) % m)
@@ -100,6 +106,10 @@ ENTRIES: list[Entry] = [
     # --- (or, and): relations ----------------------------------------------------------------
     _hom("semiring_reach2_matrix", SEMIRING, "the (or, and) product of the relations A ; B",
          _boolean, klass="semiring"),
+    _hom("semiring_viterbi3_matrix", "Rabiner 1989 / Blelloch 1990", "the (max, +) matrix product A (x) B",
+         _tropical3(max), klass="semiring"),
+    _hom("semiring_lanes3_matrix", SEMIRING, "the (min, +) matrix product A (x) B", _tropical3(min),
+         klass="semiring"),
     _hom("semiring_reach3_matrix", "Mytkowicz et al., ASPLOS 2014", "the (or, and) product of the relations A ; B",
          _boolean3, klass="semiring"),
     # --- (+, *) mod m: rolling hashes, checksums -------------------------------------------

@@ -29,6 +29,8 @@ def prove_combine(loop, setting, combine, triples, deadline):
     timed_out = False
     steps = None            # the step law's outcome, where associativity was proved by it
     own = _own_list(loop, setting, combine, deadline)
+    if own is None:
+        own = _composed(loop, setting, combine, deadline)
     if own is None and (early := _refuted_on_lists(loop, combine, triples)):
         law, bad = early
         statuses = {k: Status.FAILED if k == law else Status.SKIPPED for k in LAWS}
@@ -37,7 +39,8 @@ def prove_combine(loop, setting, combine, triples, deadline):
     for law, fn in (("identity", prove.prove_identity), ("associativity", prove.prove_associativity),
                     ("homomorphism", prove.prove_homomorphism)):
         if own is not None:
-            # the state is its own list: (C) and (G) give all three laws on reachable states
+            # the state is its own list ((C) and (G)), or the combine composes the step's
+            # maps over a semiring ((I) and (L)): all three laws on reachable states
             statuses[law] = Status.PROVED
             details[law] = f"{own.detail}: {own.paths} path(s), {own.seconds:.2f} s"
             continue
@@ -95,6 +98,16 @@ def _own_list(loop, setting, combine, deadline):
     now = time.monotonic()
     out = commuting.prove_own_list(setting, order, min(deadline, now + max(2.0, OWN_LIST_SHARE * (deadline - now))))
     return out if out.proved else None
+
+
+def _composed(loop, setting, combine, deadline):
+    """The outcome of `composed.prove_composed` where `combine` composes a homogeneous
+    semiring step's maps and both lemmas are proved, else None."""
+    from thm3.prove import composed
+    now = time.monotonic()
+    out = composed.prove_composed(loop, setting, combine,
+                                  min(deadline, now + max(2.0, OWN_LIST_SHARE * (deadline - now))))
+    return out if out is not None and out.proved else None
 
 
 OWN_LIST_SHARE = 0.5        # of the time left: the lemmas are small, the direct laws get the rest

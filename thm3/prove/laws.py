@@ -189,6 +189,8 @@ class Law:
         npaths = 0
         try:
             for case, empty in self._cases():
+                if time.monotonic() > self.deadline:    # 2**18 cases of a wide state: most end
+                    raise SolverTimeout()               # before any solver call, which ticks
                 syms = Symbols()
                 env: dict = {}
                 extended: list = []           # (symbol, the cases it stands for)

@@ -421,6 +421,16 @@ def synthesize(loop: Loop, deadline: float | None = None) -> tuple[Fn, str]:
                          f"zero: the offset of b's map cannot be read from b's fields")
     if deadline is not None and time.monotonic() > deadline:
         raise Failed(f"affine over {s.name}; no time left to sample the composed map")
+    fn, _ = composition(loop, step)
+    return fn, f"composition of the affine maps over {s.name}"
+
+
+def composition(loop: Loop, step: Step) -> tuple[Fn, dict]:
+    """The combine T_b(a) of `step` and its reading: entry (f, g) of the composed map as
+    a constant or a field of b (`b.<field>`), read off sampled lists (seeded, so the same
+    every time); raises `Failed` where an entry is neither.  `thm3.prove.composed` proves
+    the reading and, with it, the laws."""
+    s = step.semiring
     entries, _, states = composed_entries(loop, step)
     reading: dict = {}
     for (f, g), col in entries.items():
@@ -450,7 +460,7 @@ def synthesize(loop: Loop, deadline: float | None = None) -> tuple[Fn, str]:
         outs.append(simplify(out))
     names = tuple((f"a.{f.name}", f.type) for f in loop.fields) + \
         tuple((f"b.{f.name}", f.type) for f in loop.fields) + tuple((d.name, d.type) for d in loop.params)
-    return Fn(names, tuple(outs)), f"composition of the affine maps over {s.name}"
+    return Fn(names, tuple(outs)), reading
 
 
 def _read(col: np.ndarray, states: dict, loop: Loop, s: Semiring, type_: Type) -> Expr | None:
