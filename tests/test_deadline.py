@@ -146,3 +146,20 @@ def test_an_alarm_python_drops_comes_again():
     assert left_callback                        # the callback ran (and the alarm came inside it)
     assert time.monotonic() - t0 < 4.0          # not the 5 s sleep
     assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+
+
+@posix
+def test_the_alarm_waits_outside_z3s_python_layer():
+    """Raised between a Z3 native call and the wrapper that owns its result, the deadline
+    once surfaced as a z3 ArgumentError from a later call: in a frame of Z3's own Python
+    code the alarm does not raise, and the repeating timer raises it a moment later."""
+    import os
+    import thm3.prove.budget as budget
+    ns: dict = {}
+    exec(compile("import sys\ndef here():\n    return sys._getframe()\n", f"{os.sep}lib{os.sep}z3{os.sep}z3.py",
+                 "exec"), ns)
+    z3_frame, own_frame = ns["here"](), sys._getframe()
+    with hard_deadline(time.monotonic() + 60):
+        budget._alarm(signal.SIGALRM, z3_frame)         # not raised: inside Z3
+        with pytest.raises(PastDeadline):
+            budget._alarm(signal.SIGALRM, own_frame)

@@ -280,7 +280,8 @@ def ordered(loop: Loop, work: Loop, routes: tuple[Route, ...]) -> tuple[Route, .
     with a state that gives its own transition function, and the state is wide (three
     fields or more) or the sketch's space is cut, the composition route comes first; where
     its control does not give its function alone (a lifted finite-state loop), the weak
-    right inverse comes before the exact algebra, which fits no table.  "own list" comes first
+    right inverse comes before the exact algebra, which fits no table; where the whole state is
+    a homogeneous semiring step's map and has three fields or more, "semiring" comes first.  "own list" comes first
     only where the sketch's space is cut (the sketch is dear there); else just after it,
     whose combine reads better when both apply.  Decided from `left` alone."""
     from thm3.ir import walk
@@ -313,6 +314,13 @@ def ordered(loop: Loop, work: Loop, routes: tuple[Route, ...]) -> tuple[Route, .
         first = next(r for r in routes if r.name == "finite")
         routes = (first,) + tuple(r for r in routes if r is not first)
         names = [r.name for r in routes]
+    if "semiring" in names and "sketch" in names and names.index("sketch") < names.index("semiring") \
+            and len(work.fields) >= 3 and _whole_semiring(work):
+        # a wide state that is a semiring step's map (a 3x3 (max, +) matrix): the composition
+        # is exact and proved by its lemma, where the sketch spends seconds finding nothing
+        first = next(r for r in routes if r.name == "semiring")
+        routes = (first,) + tuple(r for r in routes if r is not first)
+        names = [r.name for r in routes]
     algebra = [r for r in routes if r.name in ("interpolation", "transport")]
     if "sketch" not in names or not algebra or names.index("sketch") > min(names.index(r.name) for r in algebra):
         return routes
@@ -323,6 +331,13 @@ def ordered(loop: Loop, work: Loop, routes: tuple[Route, ...]) -> tuple[Route, .
     rest = [r for r in routes if r not in algebra]
     at = rest.index(next(r for r in rest if r.name == "sketch"))
     return tuple(rest[:at] + algebra + rest[at:])
+
+
+def _whole_semiring(loop: Loop) -> bool:
+    """Whether `left` is homogeneous linear over a semiring on every field."""
+    from thm3.synth import semiring
+    step = semiring.recognise(loop)
+    return step is not None and step.homogeneous() and set(step.block) == set(loop.field_names)
 
 
 def _control(loop: Loop) -> str | None:
