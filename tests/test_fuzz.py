@@ -125,3 +125,18 @@ def test_transport_with_every_row_past_float64_does_not_crash(seed):
     from fuzz.oracle import judge
     j = judge(from_seed(seed, ()), timeout=10, seed=seed)
     assert j.outcome not in ("crash", "wrong", "overrun"), j.detail
+
+
+def test_an_irrational_witness_is_folded_by_value():
+    """Fuzz seed 802033 (2026-12-02): thm3's witness [-1/2 + sqrt(5)/2, 3] is right (x*x + x
+    is 1 there, so `w == 1` holds), but the oracle compared SymPy numbers by spelling and
+    judged the verdict wrong; its exact table now compares them by value."""
+    import sympy
+    from fuzz.fold import STRICT
+    from fuzz.generate import from_seed
+    from fuzz.oracle import judge
+    from thm3.ir import Op
+    phi = sympy.sqrt(5) / 2 - sympy.Rational(1, 2)
+    assert STRICT[Op.EQ](phi * phi + phi, 1) is True and STRICT[Op.NE](phi * phi + phi, 1) is False
+    j = judge(from_seed(802033, ()), timeout=10, seed=802033)
+    assert j.verdict == "not-homomorphism" and j.outcome == "ok", j.detail

@@ -136,9 +136,23 @@ def _exact_const(value, type_):
     return PYTHON[Op.CONST](value, type_)
 
 
+def _strict_eq(a, b):
+    # an irrational witness value (a SymPy number) equals a number by value, not by its
+    # spelling: x*x + x == 1 at x = (sqrt(5) - 1)/2 (fuzz seed 802033)
+    if _symbolic(a) or _symbolic(b):
+        return _same(a, b)
+    return a == b
+
+
+def _strict_ne(a, b):
+    if _symbolic(a) or _symbolic(b):
+        return not _same(a, b)
+    return a != b
+
+
 # The reference table over exact numbers, with division by zero outside the semantics
 # (raises), for exact folds of witnesses and of the oracle's lists.
-STRICT: dict = {**PYTHON, Op.CONST: _exact_const, Op.DIV: _strict_div}
+STRICT: dict = {**PYTHON, Op.CONST: _exact_const, Op.DIV: _strict_div, Op.EQ: _strict_eq, Op.NE: _strict_ne}
 
 
 def has_nan(state) -> bool:
