@@ -213,6 +213,12 @@ def test_memory_bound_prints_no_native_abort_line():
     assert r.returncode == 0, r.stderr
     assert r.stdout.splitlines() == ["('memory', None)", "('done', 75582)"], r.stdout + r.stderr
     assert "terminate called" not in r.stderr and "what()" not in r.stderr, r.stderr
+    # the user's command: an answer or an honest "unknown" naming the bound, never a C++ line
+    r = subprocess.run([sys.executable, "-m", "thm3", "analyze", "--sample", "welford", "--memory", "64"],
+                       capture_output=True, text=True, timeout=300)
+    assert (r.returncode, "HOMOMORPHISM" in r.stdout) == (0, True) or \
+        (r.returncode == 1 and "needed more than --memory 64 MiB" in r.stdout), r.stdout + r.stderr
+    assert "terminate called" not in r.stderr and "what()" not in r.stderr, r.stderr
 
 
 def test_analyze_help_lists_every_json_error_key(tmp_path):
