@@ -163,3 +163,41 @@ def test_the_alarm_waits_outside_z3s_python_layer():
         budget._alarm(signal.SIGALRM, z3_frame)         # not raised: inside Z3
         with pytest.raises(PastDeadline):
             budget._alarm(signal.SIGALRM, own_frame)
+
+
+_BANDED_MAX_PLUS = '''"""a banded 3x3 (max, +) matrix: its transport search splits on nine infinities"""
+from typing import NamedTuple
+from thm3.lang import Real
+
+
+class State(NamedTuple):
+    m00: Real = 0
+    m01: Real = float("-inf")
+    m02: Real = float("-inf")
+    m10: Real = float("-inf")
+    m11: Real = 0
+    m12: Real = float("-inf")
+    m20: Real = float("-inf")
+    m21: Real = float("-inf")
+    m22: Real = 0
+
+
+def left(acc: State, x: Real) -> State:
+    return State(max(acc.m00 + x, acc.m01), max(acc.m01 + x, acc.m02), acc.m02 + x,
+                 max(acc.m10 + x, acc.m11), max(acc.m11 + x, acc.m12), acc.m12 + x,
+                 max(acc.m20 + x, acc.m21), max(acc.m21 + x, acc.m22), acc.m22 + x)
+'''
+
+
+@pytest.mark.slow
+def test_the_steps_after_the_verdict_keep_their_bounds(monkeypatch):
+    """Proved in half a second by the composition lemma, this loop's transport search ran
+    54 s (to the analysis' timeout) and its commutativity past its 5 s: each now keeps its
+    own bound, and the verdict stands."""
+    import thm3.prove.combine as combine
+    monkeypatch.setattr(pipeline, "TRANSPORT_SECONDS", 1.0)
+    monkeypatch.setattr(combine, "COMMUTATIVITY_SECONDS", 1.0)
+    a = thm3.analyze_source(_BANDED_MAX_PLUS, timeout=60, lift=False)
+    assert a.verdict == "homomorphism", a.reason
+    took = {s.name: s.seconds for s in a.steps}
+    assert took["transport"] < 1.5 and took["commutativity"] < 1.5, took

@@ -35,24 +35,23 @@ HOW = ("from E(init) == I and E(left(b, x)) == A(x) (x) E(b) on invariant states
        "composed map that b's fields hold (the matrix product over the semiring is associative)")
 
 
-def composition(loop: Loop, combine: Fn):
+def composition(loop: Loop, setting: Setting, combine: Fn):
     """(step, reading) where `combine` is the composition that the route "semiring" builds
-    for a homogeneous step over a semiring whose laws hold exactly on the state's values
-    (the same terms), else None."""
+    for a step linear on the whole state over a semiring whose laws hold exactly on the
+    state's values (the same terms), else None.  The cheap tests come before the sampling
+    of the composed map."""
     from thm3.errors import SolverTimeout
     from thm3.ir import same
     from thm3.ir.normalize import normalize_loop
     from thm3.synth import semiring
     work = normalize_loop(loop)
-    step = semiring.recognise(work)
-    if step is None or not step.homogeneous() or step.semiring.modulus is not None \
-            or set(step.block) != set(work.field_names):
+    step = semiring.whole_linear(work)
+    if step is None or step.semiring.modulus is not None or not _exact_on(setting, step):
         return None
     try:
-        built = semiring.composition(work, step)
+        fn, reading = semiring.composition(work, step)
     except (semiring.Failed, SolverTimeout):
         return None
-    fn, reading = built
     if len(fn.outputs) != len(combine.outputs) or not all(same(a, b) for a, b in zip(fn.outputs, combine.outputs)):
         return None
     return step, reading
@@ -77,12 +76,10 @@ def prove_composed(loop: Loop, setting: Setting, combine: Fn, deadline: float) -
     """(I) and (L) for a combine that `composition` recognises: "proved" where both hold,
     else the lemma that failed; None where the theorem does not apply."""
     from thm3.synth import semiring
-    got = composition(loop, combine)
+    got = composition(loop, setting, combine)
     if got is None:
         return None
     step, reading = got
-    if not _exact_on(setting, step):
-        return None
     s, block = step.semiring, step.block
     init = dict(zip(loop.field_names, initial_state(loop)))
     # (I): E(init) is the identity, read off the constants

@@ -24,8 +24,8 @@ from thm3.prove.modular import congruent_remainders
 from thm3.prove.rational import rational_is_zero
 from thm3.semantics.evaluate import evaluate
 from thm3.ir import WITH_ARG, Expr, Fn, Loop, Op, TRANSCENDENTAL, Type, initial_state, walk
-from thm3.semantics.symbolic import (Explorer, Fin, Inf, integer_hypothesis, SymbolicTable, Symbols, as_z3_bool, constant, is_bool,
-                           isnan)
+from thm3.semantics.symbolic import (Explorer, Fin, Inf, SymbolicTable, Symbols, as_z3_bool, constant,
+                                     integer_hypothesis, is_bool, isnan)
 
 
 @dataclass

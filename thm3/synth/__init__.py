@@ -285,6 +285,7 @@ def ordered(loop: Loop, work: Loop, routes: tuple[Route, ...]) -> tuple[Route, .
     only where the sketch's space is cut (the sketch is dear there); else just after it,
     whose combine reads better when both apply.  Decided from `left` alone."""
     from thm3.ir import walk
+    from thm3.synth import semiring
     from thm3.synth.exact import rational_loop_reason
     from thm3.synth.sketch import Sketch
     names = [r.name for r in routes]
@@ -315,7 +316,7 @@ def ordered(loop: Loop, work: Loop, routes: tuple[Route, ...]) -> tuple[Route, .
         routes = (first,) + tuple(r for r in routes if r is not first)
         names = [r.name for r in routes]
     if "semiring" in names and "sketch" in names and names.index("sketch") < names.index("semiring") \
-            and len(work.fields) >= 3 and _whole_semiring(work):
+            and len(work.fields) >= 3 and semiring.whole_linear(work) is not None:
         # a wide state that is a semiring step's map (a 3x3 (max, +) matrix): the composition
         # is exact and proved by its lemma, where the sketch spends seconds finding nothing
         first = next(r for r in routes if r.name == "semiring")
@@ -331,13 +332,6 @@ def ordered(loop: Loop, work: Loop, routes: tuple[Route, ...]) -> tuple[Route, .
     rest = [r for r in routes if r not in algebra]
     at = rest.index(next(r for r in rest if r.name == "sketch"))
     return tuple(rest[:at] + algebra + rest[at:])
-
-
-def _whole_semiring(loop: Loop) -> bool:
-    """Whether `left` is homogeneous linear over a semiring on every field."""
-    from thm3.synth import semiring
-    step = semiring.recognise(loop)
-    return step is not None and step.homogeneous() and set(step.block) == set(loop.field_names)
 
 
 def _control(loop: Loop) -> str | None:

@@ -129,6 +129,14 @@ def recognise(loop: Loop, block: tuple[str, ...] | None = None) -> Step | None:
     return None
 
 
+def whole_linear(loop: Loop) -> Step | None:
+    """`recognise(loop)` where the step is linear (no offset) on every field, else None."""
+    step = recognise(loop)
+    if step is None or not step.homogeneous() or set(step.block) != set(loop.field_names):
+        return None
+    return step
+
+
 def _row(s: Semiring, e: Expr, state: dict, type_: Type) -> dict | None:
     """One field's update as a form over `s` (None where it is none), its `% m` dropped."""
     if s.modulus is not None:
