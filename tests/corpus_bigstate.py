@@ -122,6 +122,27 @@ def _clamp_floor(a, b, p):
     return (max(a[0] + b[0], p["lo"] + 1),)
 
 
+def _clamp_any_cap(a, b, p):           # cap of either sign: s in [0, cap], or {0, cap}
+    return (max(min(a[0] + b[0], p["cap"]), min(a[0], b[0])),)
+
+
+def _count_until_k(a, b, p):            # (k, done)
+    if a[1]:
+        return a
+    if p["K"] <= 0:
+        return b
+    s = a[0] + b[0]
+    return (min(s, p["K"]), s >= p["K"])
+
+
+def _capped_hits_flag(a, b, p):         # (s, hit)
+    c = p["C"]
+    if c == 0:
+        return (0, a[1] or b[1])
+    s = min(a[0] + b[0], c) if c > 0 else min(a[0], b[0])
+    return (s, s == c)
+
+
 def _capped_steps(a, b, p):
     return (min(a[0] + b[0], p["cap"] + 2),)
 
@@ -175,6 +196,12 @@ ENTRIES: list[Entry] = [
          domain="int", params=({"cap": 0}, {"cap": 4}), klass="big-state"),
     _hom("saturating_hits", CLAMPS, "min(c1 + c2, K) under 0 <= c <= K and full == (c >= K), for K >= 1",
          _saturating_hits, domain="int", params=({"K": 1}, {"K": 3}, {"K": 8}), klass="big-state"),
+    _hom("clamp_any_cap", CLAMPS, "min(s1 + s2, cap) where cap >= 0, min(s1, s2) where not: by cases on cap",
+         _clamp_any_cap, params=({"cap": 3.0}, {"cap": 0.0}, {"cap": -2.0}), klass="big-state"),
+    _hom("count_until_k", CLAMPS, "a latched count: min(k1 + k2, K) and k1 + k2 >= K where K >= 1; by cases on K",
+         _count_until_k, domain="int", params=({"K": 3}, {"K": 1}, {"K": 0}, {"K": -2}), klass="big-state"),
+    _hom("capped_hits_flag", CLAMPS, "min(s1 + s2, C) with the flag s == C where C > 0; by cases on C",
+         _capped_hits_flag, domain="int", params=({"C": 4}, {"C": 0}, {"C": -3}), klass="big-state"),
     # --- Int against Real -------------------------------------------------------------------
     _hom("near_max_count_int", ISSUE21, "over Int, x > m - 1 and x <= m is x == m: the max with its count",
          _max_count, domain="int", klass="int-real"),

@@ -15,6 +15,8 @@ import thm3.synth as synth
 from corpus import by_name
 from corpus_semiring import ENTRIES
 from thm3.analysis.invariants import infer
+from thm3.ir import Expr, Fn, Op, Type, substitute, var
+from thm3.ir.normalize import normalize_loop
 from thm3.ir.printer import to_text
 from thm3.lift.search import lift
 from thm3.prove.combine import prove_combine
@@ -346,11 +348,11 @@ def test_the_composition_lemma_refuses_a_wrong_reading(monkeypatch):
     real = semiring.composition
 
     def swapped(work, step):
-        fn, reading = real(work, step)
+        fn, reading, offset = real(work, step)
         keys = [k for k in reading if k[0] != k[1]]
         wrong = dict(reading)
         wrong[keys[0]], wrong[keys[1]] = reading[keys[1]], reading[keys[0]]
-        return fn, wrong
+        return fn, wrong, offset
 
     assert composed.prove_composed(loop, setting, got.combine, time.monotonic() + 30).proved
     monkeypatch.setattr(semiring, "composition", swapped)
@@ -359,10 +361,106 @@ def test_the_composition_lemma_refuses_a_wrong_reading(monkeypatch):
     assert "not shown" in out.detail or "identity" in out.detail, out.detail
 
 
-def test_the_composition_lemma_declines_a_step_with_an_offset():
-    """y' = y + x has an offset: the lemma is for homogeneous steps only (None: the laws
-    are proved one by one)."""
+# (max, +): d starts at 0, so b's own d is not the offset; c (from the zero) carries it
+_LIFTED_OFFSET = ("    return State(acc.s + a, max(acc.d + a, b), max(acc.c + a, b))",
+                  "    s: Real = 0\n    d: Real = 0\n    c: Real = -inf", "a: Real, b: Real")
+
+_AFFINE = [
+    (_LIFTED_OFFSET[1], _LIFTED_OFFSET[0], _LIFTED_OFFSET[2], None),
+    # (+, *): z reads y, which has an offset, and has none itself (d(ys) is not 0 on z)
+    ("    y: Real = 0\n    z: Real = 0\n    n: Real = 0", "    return State(acc.y + a, acc.z + acc.y, acc.n + 1)",
+     "a: Real", None),
+    # (+, *): y' = a y + b beside the product of the a's, init not the zero
+    ("    y: Real = 1\n    w: Real = 1", "    return State(a * acc.y + b, a * acc.w)", "a: Real, b: Real", None),
+    # (max, +): d' = max(d + a, b) beside the sum of the a's (which starts at the one, 0)
+    ("    s: Real = 0\n    d: Real = -inf", "    return State(acc.s + a, max(acc.d + a, b))", "a: Real, b: Real", None),
+    # (+, *) mod p: a rolling hash beside B**n, as written
+    ("    h: Int = 0\n    pw: Int = 1", "    return State((acc.h * 31 + x) % 1009, acc.pw * 31 % 1009)", "x: Int", 1009),
+]
+
+
+@pytest.mark.parametrize("fields, body, elements, modulus", _AFFINE)
+def test_the_composition_lemma_proves_an_affine_step_as_written(fields, body, elements, modulus):
+    """A step with an offset whose state carries the composed map (E(b)) and its offset
+    (b's own fields): the lemma gives all three laws, and the combine is the fold's on
+    random splits."""
     from thm3.prove import composed
-    loop, setting, _ = _setting_and_triples(loop=_loop("    return State(acc.y + x)", "    y: Real = 0"))
+    loop, setting, triples = _setting_and_triples(loop=_loop(body, fields, elements))
     fn, _ = semiring.synthesize(loop)
-    assert composed.prove_composed(loop, setting, fn, time.monotonic() + 10) is None
+    out = composed.prove_composed(loop, setting, fn, time.monotonic() + 20)
+    assert out is not None and out.proved, out
+    assert (composed.HOW_MOD.format(m=modulus) if modulus else composed.HOW) == out.detail
+    statuses, details, _ = prove_combine(loop, setting, fn, triples, time.monotonic() + 20)
+    assert all(v == "proved" for v in statuses.values()) and composed.HOW in details["associativity"], details
+    rng = np.random.default_rng(7)
+    ints = modulus is not None
+    for n in (0, 1, 2, 5, 9):
+        xs = [tuple(int(v) if ints else float(v) for v in rng.integers(-4, 5, len(loop.elements)))
+              for _ in range(n)]
+        for k in range(n + 1):
+            whole = fold_left(loop, xs, {})
+            a, b = fold_left(loop, xs[:k], {}), fold_left(loop, xs[k:], {})
+            got = composed_apply(fn, loop, a, b)
+            assert all(np.isclose(float(g), float(w)) for g, w in zip(got, whole)), (xs, k, got, whole)
+
+
+def composed_apply(fn, loop, a, b):
+    from thm3.semantics.evaluate import PYTHON, evaluate
+    env = {f"a.{f.name}": v for f, v in zip(loop.fields, a)} | {f"b.{f.name}": v for f, v in zip(loop.fields, b)}
+    return evaluate(list(fn.outputs), env, PYTHON)
+
+
+def test_the_composition_lemma_declines_an_offset_the_state_does_not_carry():
+    """d' = max(d + a, b) from d = 0, not the (max, +) zero: h(ys).d = max(sum(a), d(ys)),
+    and no field of b is the offset d(ys) alone.  The route says so (a lift adds the
+    offset), and the lemma does not apply."""
+    from thm3.prove import composed
+    from thm3.ir.normalize import normalize_loop
+    loop, setting, _ = _setting_and_triples(loop=_loop(
+        "    return State(acc.s + a, max(acc.d + a, b))", "    s: Real = 0\n    d: Real = 0", "a: Real, b: Real"))
+    with pytest.raises(semiring.Failed, match="row d's offset of the composed map is no field of b"):
+        semiring.synthesize(loop)
+    step = semiring.whole_affine(normalize_loop(loop))
+    wrong = Fn(tuple((f"{p}.{f.name}", f.type) for p in "ab" for f in loop.fields),
+               (semiring._arith(Op.ADD, var("a.s", Type.REAL), var("b.s", Type.REAL)),
+                Expr(Op.MAX, Type.REAL, (semiring._arith(Op.ADD, var("b.s", Type.REAL), var("a.d", Type.REAL)),
+                                         var("b.d", Type.REAL)))))
+    assert step is not None and composed.prove_composed(loop, setting, wrong, time.monotonic() + 10) is None
+
+
+def test_the_composition_lemma_refuses_a_wrong_offset(monkeypatch):
+    """The offset's reading is sampled too; the lemma proves it.  b's own d in place of
+    the lifted offset c (the same E, a wrong D, a combine that is wrong on lists) is not
+    proved: D(init) is not the zero."""
+    from thm3.prove import composed
+    loop, setting, _ = _setting_and_triples(loop=_loop(*_LIFTED_OFFSET))
+    real = semiring.composition
+
+    def wrong(work, step):
+        fn, reading, offset = real(work, step)
+        assert repr(offset["d"]) == "b.c"
+        outs = tuple(substitute([o], {"b.c": var("b.d", Type.REAL)})[0] if i == 1 else o
+                     for i, o in enumerate(fn.outputs))
+        return Fn(fn.inputs, outs), reading, offset | {"d": var("b.d", Type.REAL)}
+
+    assert composed.prove_composed(loop, setting, semiring.synthesize(loop)[0], time.monotonic() + 20).proved
+    monkeypatch.setattr(semiring, "composition", wrong)
+    fn, _, _ = wrong(normalize_loop(loop), semiring.whole_affine(normalize_loop(loop)))
+    xs = [(-5.0, -9.0), (1.0, -7.0)]
+    assert not np.isclose(composed_apply(fn, loop, fold_left(loop, xs[:1], {}), fold_left(loop, xs[1:], {}))[1],
+                          fold_left(loop, xs, {})[1])
+    out = composed.prove_composed(loop, setting, fn, time.monotonic() + 20)
+    assert out is not None and not out.proved and "D(init)" in out.detail, out
+
+
+@pytest.mark.parametrize("fields, body", [
+    ("    h: Int = 2000", "    return State((acc.h * 31 + x) % 1009)"),            # init is no remainder
+    ("    h: Int = 0\n    n: Int = 0", "    return State((acc.h * 31 + x) % 1009, acc.n + 1)"),   # n unreduced
+])
+def test_the_composition_lemma_modulo_m_needs_every_field_reduced(fields, body):
+    from thm3.prove import composed
+    from thm3.ir.normalize import normalize_loop
+    loop, setting, _ = _setting_and_triples(loop=_loop(body, fields, "x: Int"))
+    step = semiring.whole_affine(normalize_loop(loop))
+    assert step is not None and step.semiring.modulus == 1009
+    assert not composed._applies(normalize_loop(loop), step)

@@ -246,6 +246,7 @@ def infer(loop: Loop, triples, deadline: float) -> tuple[list[Expr], bool]:
         for i, (e, size) in enumerate(exact):
             keep[first + i] = keep[first + i] or _nearly_zero(e.src[0], size, [t.a, t.b, t.c], loop, t.params)
     alive = [a for a, k in zip(atoms, keep) if k]
+    alive = initially(loop, alive)
     base, timed_out = _houdini(loop, [], alive, deadline)
     if timed_out:
         return [], True
@@ -255,6 +256,51 @@ def infer(loop: Loop, triples, deadline: float) -> tuple[list[Expr], bool]:
     whole = [a for a, k in zip(whole, _holds(whole, states, loop, triples[0].params if triples else {})) if k]
     counts, timed_out = _houdini(loop, base, whole, deadline) if whole else ([], False)
     return _prune(base) + ([] if timed_out else counts), False
+
+
+def initially(loop: Loop, atoms: list[Expr]) -> list[Expr]:
+    """The atoms that hold at the initial state for every value of the loop parameters
+    that the preconditions on them allow (Houdini's base case; the step is proved for
+    every value).  One over the fields alone was checked on init exactly above; one that
+    reads a parameter (s <= cap - 1, done == (k >= K)) held for the sampled values only,
+    and is kept where Z3 proves it at init, over the parameters."""
+    import z3
+    from thm3.ir import substitute
+    from thm3.ir.simplify import simplify
+    from thm3.semantics.z3_plain import to_z3
+    names = {d.name for d in loop.params}
+    if not names:
+        return atoms
+    syms = {d.name: (z3.Int(d.name) if d.type is Type.INT else z3.Real(d.name) if d.type is Type.REAL
+                     else z3.Bool(d.name)) for d in loop.params if d.type is not Type.VEC}
+    elements = {d.name for d in loop.elements}
+    hyps = []
+    for c in loop.preconditions:
+        if free_vars([c]) <= names and not free_vars([c]) & elements:
+            t = to_z3(c, syms, create=False)
+            if t is not None:
+                hyps.append(t)
+    at_init = {f"acc.{f.name}": e for f, e in zip(loop.fields, initial_state(loop))}
+    out = []
+    for a in atoms:
+        if not free_vars([a]) & names:
+            out.append(a)
+            continue
+        (e,) = substitute([a], at_init)
+        e = simplify(e)
+        if e.op is Op.CONST:
+            if e.arg is True:
+                out.append(a)
+            continue
+        t = to_z3(e, syms, create=False)
+        if t is None:
+            continue
+        solver = z3.Solver()
+        solver.set("timeout", 200)
+        solver.add(*hyps, z3.Not(t))
+        if solver.check() == z3.unsat:
+            out.append(a)
+    return out
 
 
 def _houdini(loop: Loop, assumed: list[Expr], atoms: list[Expr], deadline: float) -> tuple[list[Expr], bool]:

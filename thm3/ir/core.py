@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from thm3.ir.ops import BINARY, COMPARISONS, TRANSCENDENTAL, UNARY, WITH_ARG, Op, Type
 from thm3.ir.printer import to_text
 
-__all__ = ["BINARY", "COMPARISONS", "Expr", "FieldDecl", "Fn", "Loop", "Op", "ParamDecl", "TRANSCENDENTAL", "Type", "UNARY", "WITH_ARG", "as_real", "const", "initial_state", "free_vars", "promote", "same", "substitute", "transform", "uses", "var", "walk"]
+__all__ = ["BINARY", "COMPARISONS", "Expr", "FieldDecl", "Fn", "Loop", "Op", "ParamDecl", "TRANSCENDENTAL", "Type", "UNARY", "WITH_ARG", "as_real", "const", "initial_state", "free_vars", "promote", "same", "equal_upto_order", "substitute", "transform", "uses", "var", "walk"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -181,6 +181,41 @@ def free_vars(exprs) -> set[str]:
 
 def uses(exprs, ops) -> bool:
     return any(e.op in ops for e in walk(exprs))
+
+
+# Ops whose value over the reals (and the Bools) does not depend on the order or the
+# grouping of their operands: `equal_upto_order` flattens and sorts them.
+_AC = frozenset({Op.ADD, Op.MUL, Op.MAX, Op.MIN, Op.AND, Op.OR})
+_COMMUTATIVE = _AC | {Op.EQ, Op.NE, Op.DOT}
+
+
+def equal_upto_order(a: Expr, b: Expr) -> bool:
+    """Equality up to the order and grouping of the operands of +, *, max, min, and, or
+    (and the order of ==, !=, dot): the same function over the reals, as the proofs read
+    it (not bit for bit in floating point, where + is not associative)."""
+    return a is b or _ac_key(a, {}) == _ac_key(b, {})
+
+
+def _ac_key(e: Expr, memo: dict):
+    got = memo.get(id(e))
+    if got is not None:
+        return got
+    if e.op in _AC:
+        parts, stack = [], list(e.src)
+        while stack:
+            x = stack.pop()
+            if x.op is e.op:
+                stack.extend(x.src)
+            else:
+                parts.append(_ac_key(x, memo))
+        kids = tuple(sorted(parts, key=repr))
+    elif e.op in _COMMUTATIVE:
+        kids = tuple(sorted((_ac_key(x, memo) for x in e.src), key=repr))
+    else:
+        kids = tuple(_ac_key(x, memo) for x in e.src)
+    key = (e.op.name, e.type.name, repr(e.arg), kids)
+    memo[id(e)] = key
+    return key
 
 
 def same(a: Expr, b: Expr) -> bool:

@@ -1,20 +1,34 @@
 """The laws of a combine that composes the step's maps over a semiring (the route
-"semiring" on a homogeneous step), proved by one lemma over one state in place of
-associativity over three.
+"semiring"), proved by one lemma over one state in place of associativity over three.
 
-Theorem.  Let `left` be linear over a semiring K on the whole state, left(s, x) =
-A(x) (x) s (no offset), and let the combine be c(a, b) = E(b) (x) a, where E(b) is a
-matrix of constants and fields of b.  Let S be the states that satisfy the inductive
-invariants (every reachable state is in S).  If
-  (I) E(init) is K's identity matrix, and
-  (L) E(left(b, x)) == A(x) (x) E(b) entry by entry, for b in S and every element x,
-then c(h(xs), h(ys)) == h(xs + ys) for all lists xs, ys.
-Proof.  Let M(ys) = A(y_n) (x) ... (x) A(y_1), the identity for ys = []; then h(ys) =
-M(ys) (x) init, and h(xs + ys) = M(ys) (x) h(xs) (the product over K is associative).  By
-induction on ys, E(h(ys)) == M(ys): (I) is the base, and (L) with b = h(ys), which is
-in S, the step.  So c(h(xs), h(ys)) = E(h(ys)) (x) h(xs) = M(ys) (x) h(xs) = h(xs + ys).
-Hence on reachable states the combine is associative, init is its identity (ys = [] and
-xs = []), and it is the homomorphism's combine.
+Theorem.  Let `left` be affine over a semiring K on the whole state, left(s, x) =
+A(x) (x) s (+) c(x), and let E(b) be a matrix and D(b) a vector of terms in b's fields.
+Let S be the states that satisfy the inductive invariants (every reachable state is in
+S).  If
+  (I) E(init) is K's identity matrix and D(init) is K's zero vector, and
+  (L) E(left(b, x)) == A(x) (x) E(b) and D(left(b, x)) == A(x) (x) D(b) (+) c(x), entry
+      by entry, for b in S and every element x,
+then c(h(xs), h(ys)) == h(xs + ys) for all lists xs, ys, where c(a, b) = E(b) (x) a (+)
+D(b).
+Proof.  Let T_ys(s) = M(ys) (x) s (+) d(ys) be the composed map of a list: M([]) the
+identity and d([]) the zero, and for ys + [y], M' = A(y) (x) M(ys) and d' = A(y) (x)
+d(ys) (+) c(y) (the product over K is associative and distributes over its sum).  Then
+h(ys) = T_ys(init) and h(xs + ys) = T_ys(h(xs)).  By induction on ys, E(h(ys)) == M(ys)
+and D(h(ys)) == d(ys): (I) is the base, and (L) with b = h(ys), which is in S, the step.
+So c(h(xs), h(ys)) = M(ys) (x) h(xs) (+) d(ys) = h(xs + ys).  Hence on reachable states
+the combine is associative, init is its identity (ys = [] and xs = []), and it is the
+homomorphism's combine.
+
+The route reads E's entries as constants or fields of b, and D as the zero (a step
+without an offset), over a ring as b - E(b) init (h(ys) = M(ys) init + d(ys)), and over
+the others as a field of b: b's own where the row reads only fields that start at the
+zero, a lifted offset field otherwise.  (I) and (L) prove those readings.
+
+Modulo m (> 0), every field's update a remainder by m and every initial value in
+[0, m): reduction is a ring map onto Z/m, so the argument holds for the residues, and
+two remainders by m that are congruent are equal; (L) is then asked of the residues,
+E(left(b, x)) % m == (A(x) (x) E(b)) % m and so on: E(h(ys)) and D(h(ys)) are congruent to
+M(ys) and d(ys), which is all the reduced combine needs.
 
 K is (+, *) over finite values, (max, +) on values below +inf, (min, +) on values above
 -inf, or (or, and): on these the semiring laws hold exactly, so the matrix product is
@@ -22,39 +36,61 @@ associative (with +inf in (max, +), -inf + inf is NaN and they do not).  (L) qua
 over one state and one element: for a 3x3 (max, +) matrix state it is a few hundred
 small problems, where associativity over three states split on every field's infinite
 case is 2**18 of them (Blelloch 1990, "Prefix sums and their applications": the matrix
-product as the combine of a linear recurrence)."""
+product as the combine of a linear recurrence, and the pair (M, d) for an affine one)."""
 from __future__ import annotations
 
 import math
 
-from thm3.ir import Fn, Loop, Op, initial_state, var, walk
+import numpy as np
+
+from thm3.ir import Expr, Fn, Loop, Op, initial_state, var, walk
 from thm3.prove.laws import (Law, Outcome, Setting, apply_fn, check_equal_pairs, element_of, params_of,
                              state_of)
 
-HOW = ("from E(init) == I and E(left(b, x)) == A(x) (x) E(b) on invariant states, with E(b) the "
-       "composed map that b's fields hold (the matrix product over the semiring is associative)")
+HOW = ("from E(init) == I, D(init) == 0, E(left(b, x)) == A(x) (x) E(b) and D(left(b, x)) == "
+       "A(x) (x) D(b) (+) c(x) on invariant states, with E(b) and D(b) the composed map and its offset that "
+       "b's fields hold (the matrix product over the semiring is associative)")
+HOW_MOD = HOW + ", modulo {m} (every field a remainder by {m}, congruent remainders equal)"
 
 
 def composition(loop: Loop, setting: Setting, combine: Fn):
-    """(step, reading) where `combine` is the composition that the route "semiring" builds
-    for a step linear on the whole state over a semiring whose laws hold exactly on the
-    state's values (the same terms), else None.  The cheap tests come before the sampling
-    of the composed map."""
+    """(step, reading, offset) where `combine` is the composition that the route "semiring"
+    builds (up to the order of the operands of +, *, max, min) for a step affine on the
+    whole state over a semiring whose laws hold exactly on the state's values, else None.
+    The cheap tests come before the sampling of the composed map."""
     from thm3.errors import SolverTimeout
-    from thm3.ir import same
+    from thm3.ir import equal_upto_order
     from thm3.ir.normalize import normalize_loop
     from thm3.synth import semiring
     work = normalize_loop(loop)
-    step = semiring.whole_linear(work)
-    if step is None or step.semiring.modulus is not None or not _exact_on(setting, step):
+    step = semiring.whole_affine(work)
+    if step is None or not _applies(work, step) or not _exact_on(setting, step):
         return None
     try:
-        fn, reading = semiring.composition(work, step)
+        fn, reading, offset = semiring.composition(work, step)
     except (semiring.Failed, SolverTimeout):
         return None
-    if len(fn.outputs) != len(combine.outputs) or not all(same(a, b) for a, b in zip(fn.outputs, combine.outputs)):
+    if len(fn.outputs) != len(combine.outputs) or \
+            not all(equal_upto_order(a, b) for a, b in zip(fn.outputs, combine.outputs)):
         return None
-    return step, reading
+    return step, reading, offset
+
+
+def _applies(loop: Loop, step) -> bool:
+    """The theorem's conditions modulo m: every field's update a remainder by m and every
+    initial value one already (an Int in [0, m))."""
+    s = step.semiring
+    if s.modulus is None:
+        return True
+    m = s.modulus
+    if not (isinstance(m, int) and m > 0) or set(step.reduced) != set(step.block):
+        return False
+    init = dict(zip(loop.field_names, initial_state(loop)))
+    for f in step.block:
+        e = init[f]
+        if e.op is not Op.CONST or isinstance(e.arg, bool) or not isinstance(e.arg, int) or not 0 <= e.arg < m:
+            return False
+    return True
 
 
 def _exact_on(setting: Setting, step) -> bool:
@@ -69,41 +105,59 @@ def _exact_on(setting: Setting, step) -> bool:
         if any(o in (-1, 1) and o * math.inf in bad for o in opts.get(f.name, ())):
             return False
     coeffs = [c for row in step.matrix.values() for c in row.values()]
+    coeffs += [c for c in step.offset.values() if c is not None]
     return not any(e.op is Op.CONST and isinstance(e.arg, float) and e.arg in bad for e in walk(coeffs))
 
 
 def prove_composed(loop: Loop, setting: Setting, combine: Fn, deadline: float) -> Outcome | None:
     """(I) and (L) for a combine that `composition` recognises: "proved" where both hold,
     else the lemma that failed; None where the theorem does not apply."""
+    from thm3.ir import substitute
+    from thm3.semantics.evaluate import PYTHON, evaluate
     from thm3.synth import semiring
     got = composition(loop, setting, combine)
     if got is None:
         return None
-    step, reading = got
-    s, block = step.semiring, step.block
+    step, reading, offset = got
+    s, block, types = step.semiring, step.block, step.types
     init = dict(zip(loop.field_names, initial_state(loop)))
-    # (I): E(init) is the identity, read off the constants
+    # (I): E(init) is the identity, read off the constants; D(init) is the zero
     for (f, g), e in reading.items():
         value = _at(e, init)
         if value is None or not semiring._is_value(value, s.one if f == g else s.zero):
             return Outcome("unproved", f"E(init) is not the identity at ({f}, {g})")
-    types = step.types
-    at_b = {f: var(f"acc.{f}", types[f]) for f in loop.field_names}
-    lhs = Fn(tuple((f"b.{f.name}", f.type) for f in loop.fields),
-             tuple(reading[(f, g)] for f in block for g in block))
-    # A(x) (x) E(b): in the step's own inputs (acc.* for b's fields, the elements)
-    rhs_terms = []
-    for f in block:
-        for g in block:
+    at_init = {f"b.{f.name}": f.default for f in loop.fields}
+    for f, d in offset.items():
+        if d is not None and not _is_zero(s, _value_at(d, at_init, evaluate, PYTHON)):
+            return Outcome("unproved", f"D(init) is not the zero at {f}")
+    at_b = {f"b.{f}": var(f"acc.{f}", types[f]) for f in loop.field_names}
+    zero = {f: semiring._zero(s, types[f]) for f in block}
+    lhs_terms = tuple(reading[(f, g)] for f in block for g in block) + \
+        tuple(zero[f] if offset[f] is None else offset[f] for f in block)
+    if s.modulus is not None:
+        lhs_terms = tuple(Expr(Op.MOD, e.type, (e,), s.modulus) for e in lhs_terms)
+    lhs = Fn(tuple((f"b.{f.name}", f.type) for f in loop.fields), lhs_terms)
+    # A(x) (x) E(b) and A(x) (x) D(b) (+) c(x): in the step's own inputs (acc.* for b's
+    # fields, the elements)
+    columns = [(g, {k: reading[(k, g)] for k in block}) for g in block]
+    columns.append((None, {k: zero[k] if offset[k] is None else offset[k] for k in block}))
+    rhs_terms: list = [[] for _ in columns]
+    for i, (g, col) in enumerate(columns):
+        for f in block:
             out = semiring._zero(s, types[f])
             for k in block:
                 coeff = step.matrix[f].get(k)
-                if coeff is None:
-                    continue
-                entry = _rename(reading[(k, g)], at_b)
-                out = semiring._plus(s, out, semiring._times(s, coeff, entry))
-            rhs_terms.append(out)
-    rhs = Fn(loop.left.inputs, tuple(rhs_terms))
+                if coeff is not None:
+                    (entry,) = substitute([col[k]], at_b)
+                    out = semiring._plus(s, out, semiring._times(s, coeff, entry))
+            if g is None and step.offset.get(f) is not None:
+                out = semiring._plus(s, out, step.offset[f])
+            if s.modulus is not None:
+                out = Expr(Op.MOD, out.type, (out,), s.modulus)
+            rhs_terms[i].append(out)
+    # entry (f, g) of E: row f of column g; the offset last, as in lhs
+    ordered = [rhs_terms[j][i] for i in range(len(block)) for j in range(len(block))] + rhs_terms[-1]
+    rhs = Fn(loop.left.inputs, tuple(ordered))
 
     def build(table, env):
         b, x, p = state_of(env, "b", loop), element_of(env, "x", loop), params_of(env, loop)
@@ -113,10 +167,27 @@ def prove_composed(loop: Loop, setting: Setting, combine: Fn, deadline: float) -
     out = Law(setting, ["b"], ["x"], deadline, lhs.outputs + rhs.outputs + loop.left.outputs).run(
         build, check_equal_pairs)
     if out.proved:
-        out.detail = HOW
+        out.detail = HOW if s.modulus is None else HOW_MOD.format(m=s.modulus)
     else:
-        out.detail = f"E(left(b, x)) == A(x) (x) E(b) not shown ({out.detail})"
+        out.detail = f"E(left(b, x)) == A(x) (x) E(b) and D(left(b, x)) == A(x) (x) D(b) (+) c(x) not shown " \
+                     f"({out.detail})"
     return out
+
+
+def _value_at(e, env: dict, evaluate, table):
+    try:
+        (v,) = evaluate([e], env, table)
+    except (KeyError, TypeError, ValueError, ZeroDivisionError):
+        return None
+    return v
+
+
+def _is_zero(s, v) -> bool:
+    if v is None:
+        return False
+    if isinstance(s.zero, bool):
+        return isinstance(v, (bool, np.bool_)) and bool(v) is s.zero
+    return float(v) == float(s.zero)
 
 
 def _at(e, init: dict):
@@ -128,12 +199,4 @@ def _at(e, init: dict):
     return None
 
 
-def _rename(e, at_b: dict):
-    if e.op is Op.VAR and e.arg.startswith("b."):
-        return at_b[e.arg[2:]]
-    if e.op is Op.CONST:
-        return e
-    raise ValueError(f"a reading that is neither a constant nor a field of b: {e}")
-
-
-__all__ = ["HOW", "composition", "prove_composed"]
+__all__ = ["HOW", "HOW_MOD", "composition", "prove_composed"]

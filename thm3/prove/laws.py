@@ -13,6 +13,7 @@ import itertools
 import math
 import time
 from dataclasses import dataclass, field
+from functools import partial
 
 import sympy as sp
 import sympy.physics.units  # noqa: F401  (SymPy imports these on its first sum and its
@@ -34,11 +35,24 @@ class Outcome:
     detail: str = ""
     seconds: float = 0.0
     paths: int = 0
-    model: dict = field(default_factory=dict)   # on "unproved": symbol values where the sides differ
+    # on "unproved": symbol values where the sides differ, or a function giving them (a
+    # counter-model costs a Z3 call of up to a second: it is found only where asked for,
+    # and a first pass that a second one replaces never asks)
+    found: object = None
 
     @property
     def proved(self) -> bool:
         return self.status == "proved"
+
+    @property
+    def model(self) -> dict:
+        if callable(self.found):
+            self.found = self.found()
+        return self.found or {}
+
+    @model.setter
+    def model(self, value) -> None:
+        self.found = value
 
 
 @dataclass
@@ -181,7 +195,7 @@ class Law:
         if retry.status == "timeout":
             return before
         if not retry.proved and not retry.model:
-            retry.model = before.model
+            retry.found = before.found
         return retry
 
     def _run(self, build, check) -> Outcome:
@@ -346,11 +360,12 @@ def _finite(v) -> bool:
     return isinstance(v, (int, float)) and v == v and v not in (float("inf"), float("-inf"))
 
 
-def counter_model(ex: Explorer, values, syms: Symbols, env: dict) -> dict:
-    """Where the values are pairs that should be equal: symbol values (plain floats and
-    bools, by operand name such as "s.m" or "x.x") satisfying the path, the hypotheses
-    and a disagreement of some pair; {} when Z3 finds none.  Infinite operands of the
-    case are included as +-inf.  A hint for the refutation search, never a proof."""
+def counter_model(ex: Explorer, values, syms: Symbols, env: dict):
+    """Where the values are pairs that should be equal: a function giving symbol values
+    (plain floats and bools, by operand name such as "s.m" or "x.x") satisfying the path,
+    the hypotheses and a disagreement of some pair; {} when Z3 finds none.  Infinite
+    operands of the case are included as +-inf.  A hint for the refutation search, never a
+    proof.  The path's formulas are taken now; Z3 is asked only when the function is called."""
     if not isinstance(values, list) or not all(isinstance(v, tuple) and len(v) == 2 for v in values):
         return {}
     differ = []
@@ -365,9 +380,14 @@ def counter_model(ex: Explorer, values, syms: Symbols, env: dict) -> dict:
             differ.append(l.z3 != r.z3)
     if not differ:
         return {}
+    forms = list(map(ex.z3_form, [*ex.base, *ex.side, *ex.path, z3.Or(*differ)]))
+    return partial(_model_of, forms, syms, env)
+
+
+def _model_of(forms: list, syms: Symbols, env: dict) -> dict:
     solver = z3.Solver()
     solver.set("timeout", 1000)
-    solver.add(*map(ex.z3_form, [*ex.base, *ex.side, *ex.path, z3.Or(*differ)]))
+    solver.add(*forms)
     try:
         if solver.check() != z3.sat:
             return {}

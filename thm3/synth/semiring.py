@@ -23,7 +23,7 @@ from thm3.ir import Expr, Fn, Loop, Op, Type, const, free_vars, initial_state, v
 from thm3.ir.simplify import simplify
 
 __all__ = ["Failed", "SEMIRINGS", "Semiring", "Step", "Unit", "composed_entries", "full_matrix_size", "lift_units",
-           "recognise", "synthesize"]
+           "recognise", "synthesize", "whole_affine", "whole_linear"]
 
 
 MAX_FULL = 3        # the full matrix is offered as a lift for blocks of at most this many fields
@@ -129,12 +129,18 @@ def recognise(loop: Loop, block: tuple[str, ...] | None = None) -> Step | None:
     return None
 
 
-def whole_linear(loop: Loop) -> Step | None:
-    """`recognise(loop)` where the step is linear (no offset) on every field, else None."""
+def whole_affine(loop: Loop) -> Step | None:
+    """`recognise(loop)` where the step is affine on every field, else None."""
     step = recognise(loop)
-    if step is None or not step.homogeneous() or set(step.block) != set(loop.field_names):
+    if step is None or set(step.block) != set(loop.field_names):
         return None
     return step
+
+
+def whole_linear(loop: Loop) -> Step | None:
+    """`recognise(loop)` where the step is linear (no offset) on every field, else None."""
+    step = whole_affine(loop)
+    return step if step is not None and step.homogeneous() else None
 
 
 def _row(s: Semiring, e: Expr, state: dict, type_: Type) -> dict | None:
@@ -422,24 +428,23 @@ def synthesize(loop: Loop, deadline: float | None = None) -> tuple[Fn, str]:
         raise Failed("left is not affine in the state over (+, *), (+, *) mod m, (max, +), (min, +) "
                      "or (or, and)")
     s = step.semiring
-    if s.plus is not Op.ADD and not step.homogeneous():
-        init = dict(zip(loop.field_names, initial_state(loop)))
-        if not all(_is_value(init[f], s.zero) for f in step.block):
-            raise Failed(f"affine over {s.name} with an offset, and the initial state is not the semiring's "
-                         f"zero: the offset of b's map cannot be read from b's fields")
     if deadline is not None and time.monotonic() > deadline:
         raise Failed(f"affine over {s.name}; no time left to sample the composed map")
-    fn, _ = composition(loop, step)
+    fn, _, _ = composition(loop, step)
     return fn, f"composition of the affine maps over {s.name}"
 
 
-def composition(loop: Loop, step: Step) -> tuple[Fn, dict]:
-    """The combine T_b(a) of `step` and its reading: entry (f, g) of the composed map as
-    a constant or a field of b (`b.<field>`), read off sampled lists (seeded, so the same
-    every time); raises `Failed` where an entry is neither.  `thm3.prove.composed` proves
-    the reading and, with it, the laws."""
+def composition(loop: Loop, step: Step) -> tuple[Fn, dict, dict]:
+    """The combine T_b(a) = E(b) (x) a (+) D(b) of `step`, its reading E (entry (f, g) of
+    the composed map as a constant or a field of b, `b.<field>`) and its offset D (row f
+    of the composed map's offset d as an expression in b's fields, or None where it is
+    the zero on every sample), read off sampled lists (seeded, so the same every time);
+    raises `Failed` where an entry or an offset is not read.  Over a ring the offset is
+    b less E(b) init (h(ys) = M init + d); over the others, a field of b (b's own where the
+    row reads only fields that start at the zero, a lifted offset field otherwise) or a
+    constant.  `thm3.prove.composed` proves both readings and, with them, the laws."""
     s = step.semiring
-    entries, _, states = composed_entries(loop, step)
+    entries, offsets, states = composed_entries(loop, step)
     reading: dict = {}
     for (f, g), col in entries.items():
         got = _read(col, states, loop, s, step.types[f])
@@ -447,28 +452,48 @@ def composition(loop: Loop, step: Step) -> tuple[Fn, dict]:
             raise Failed(f"affine over {s.name}, but entry ({f}, {g}) of the composed map is no field of b "
                          f"and no constant: the state does not carry the map (a lift adds it)")
         reading[(f, g)] = got
-    outs = []
     init = dict(zip(loop.field_names, initial_state(loop)))
+    offset: dict = {}
     for f in step.block:
-        # a row without an offset maps a by E alone; over a ring, an offset is b less E init
-        offset = step.offset[f] is not None and not _is_value(step.offset[f], s.zero)
+        col = offsets[f]
+        if bool(np.all(col == float(s.zero))):
+            offset[f] = None
+        elif s.plus is Op.ADD:
+            d = var(f"b.{f}", step.types[f])
+            for g in step.block:
+                e = reading[(f, g)]
+                if not _is_value(e, 0) and not _is_value(init[g], 0):
+                    d = _arith(Op.SUB, d, _times(s, e, init[g]))
+            offset[f] = d
+        else:
+            own = states.get(f)
+            got = var(f"b.{f}", step.types[f]) if own is not None and _same(col, own) else \
+                _read(col, states, loop, s, step.types[f])
+            if got is None:
+                raise Failed(f"affine over {s.name} with an offset, but row {f}'s offset of the composed map "
+                             f"is no field of b and no constant: the state does not carry it (a lift adds it)")
+            offset[f] = got
+    outs = []
+    for f in step.block:
+        # over a ring, E (a - init) + b: the offset b - E init spread over the terms
+        ring = s.plus is Op.ADD and offset[f] is not None
         out = _zero(s, step.types[f])
         for g in step.block:
             e = reading[(f, g)]
             if _is_value(e, s.zero):
                 continue
             ag = var(f"a.{g}", step.types[g])
-            if offset and s.plus is Op.ADD and not _is_value(init[g], 0):
+            if ring and not _is_value(init[g], 0):
                 ag = _arith(Op.SUB, ag, init[g])
             out = _plus(s, out, _times(s, e, ag))
-        if offset:
-            out = _plus(s, out, var(f"b.{f}", step.types[f]))
+        if offset[f] is not None:
+            out = _plus(s, out, var(f"b.{f}", step.types[f]) if ring else offset[f])
         if f in step.reduced:
             out = Expr(Op.MOD, out.type, (out,), s.modulus)
         outs.append(simplify(out))
     names = tuple((f"a.{f.name}", f.type) for f in loop.fields) + \
         tuple((f"b.{f.name}", f.type) for f in loop.fields) + tuple((d.name, d.type) for d in loop.params)
-    return Fn(names, tuple(outs)), reading
+    return Fn(names, tuple(outs)), reading, offset
 
 
 def _read(col: np.ndarray, states: dict, loop: Loop, s: Semiring, type_: Type) -> Expr | None:
