@@ -13,6 +13,7 @@ ISSUE21 = "thm3 issue 21"
 K_SMALLEST = "Parsynt (PLDI 2017) `second min`, Synduce (PLDI 2022) `sndmax`, taken to k >= 3"
 RUNS = "AutoLifter (Ji et al.) `lis` lifting; Parsynt (PLDI 2017) blocks"
 CLAMPS = "Morita et al., PLDI 2007 (clipped sums)"
+PRODUCTS = "Welford (1962) and Chan, Golub and LeVeque (1979), beside a range and a sum (summary statistics)"
 
 
 def _k_smallest(k):
@@ -143,6 +144,15 @@ def _capped_hits_flag(a, b, p):         # (s, hit)
     return (s, s == c)
 
 
+def _welford_with_range(a, b, p):       # (n, mean, m2, lo, hi, s): Chan et al. beside min, max, +
+    n = a[0] + b[0]
+    if n == 0:
+        return a
+    d = b[1] - a[1]
+    return (n, a[1] + d * b[0] / n, a[2] + b[2] + d * d * a[0] * b[0] / n,
+            min(a[3], b[3]), max(a[4], b[4]), a[5] + b[5])
+
+
 def _capped_steps(a, b, p):
     return (min(a[0] + b[0], p["cap"] + 2),)
 
@@ -196,6 +206,8 @@ ENTRIES: list[Entry] = [
          domain="int", params=({"cap": 0}, {"cap": 4}), klass="big-state"),
     _hom("saturating_hits", CLAMPS, "min(c1 + c2, K) under 0 <= c <= K and full == (c >= K), for K >= 1",
          _saturating_hits, domain="int", params=({"K": 1}, {"K": 3}, {"K": 8}), klass="big-state"),
+    _hom("welford_with_range", PRODUCTS, "Chan et al.'s moments beside min, max and +: found and proved group by group",
+         _welford_with_range, klass="big-state"),
     _hom("clamp_any_cap", CLAMPS, "min(s1 + s2, cap) where cap >= 0, min(s1, s2) where not: by cases on cap",
          _clamp_any_cap, params=({"cap": 3.0}, {"cap": 0.0}, {"cap": -2.0}), klass="big-state"),
     _hom("count_until_k", CLAMPS, "a latched count: min(k1 + k2, K) and k1 + k2 >= K where K >= 1; by cases on K",

@@ -26,8 +26,9 @@ LAWS = ("identity", "associativity", "homomorphism")
 
 def prove_combine(loop, setting, combine, triples, deadline, cases: bool = True):
     """The laws' statuses and details, and whether a proof ran out of time.  Where a law
-    is only "tested" and none failed, a loop with parameters has the laws proved by
-    cases on one (`thm3.prove.cases`; `cases=False` inside a case)."""
+    is only "tested" and none failed, a state of independent groups of fields has the laws
+    proved group by group (`thm3.synth.product`), and a loop with parameters by cases on
+    one (`thm3.prove.cases`; `cases=False` inside a case)."""
     statuses, details = {}, {}
     timed_out = False
     steps = None            # the step law's outcome, where associativity was proved by it
@@ -75,10 +76,12 @@ def prove_combine(loop, setting, combine, triples, deadline, cases: bool = True)
             law, loop, combine, refutation_triples(loop, [t.params for t in triples], out.model))
         statuses[law] = Status.FAILED if bad else Status.TESTED
         details[law] = bad or f"not proved ({out.detail}); holds on {sum(t.a[0].shape[0] for t in triples)} random cases"
-    if cases and loop.params and Status.FAILED not in statuses.values() and time.monotonic() < deadline \
-            and any(v == Status.TESTED for v in statuses.values()):
+    if Status.FAILED not in statuses.values() and any(v == Status.TESTED for v in statuses.values()):
         from thm3.prove.cases import by_parameter_cases
-        got = by_parameter_cases(loop, combine, deadline)
+        from thm3.synth.product import by_components
+        got = by_components(loop, combine, deadline) if time.monotonic() < deadline else None
+        if got is None and cases and loop.params and time.monotonic() < deadline:
+            got = by_parameter_cases(loop, combine, deadline)
         if got is not None:
             return got[0], got[1], False
     return statuses, details, timed_out

@@ -163,12 +163,23 @@ def _own_list(loop, triples, deadline, methods):
     return [fn]
 
 
+def _product(loop, triples, deadline, methods):
+    from thm3.synth import product
+    try:
+        fn, how = product.synthesize(loop, deadline, tuple(r for r in ROUTES if r.name != "product"))
+    except product.Failed as e:
+        raise RouteFailed(str(e)) from None
+    methods.update({f.name: how for f in loop.fields})
+    return [fn]
+
+
 # "own list" first: one pass over the samples recognises a state that is its own list (the k
 # smallest or largest), where the sketch and the linear-algebra routes spend seconds finding
 # nothing; it declines every other state at once.
 ROUTES: tuple[Route, ...] = (
     Route("own list", _own_list, 0.5),
     Route("sketch", _sketch, 0.1, resumes=True),
+    Route("product", _product, 0.5),
     Route("semiring", _semiring, 0.2, recognises=True),
     Route("finite", _finite, 0.3),
     Route("interpolation", _interpolation, 0.3),
