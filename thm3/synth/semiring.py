@@ -355,7 +355,17 @@ def composed_entries(loop: Loop, step: Step, *, seed: int = 0, count: int = 24, 
                      settings: int = 3):
     """On sampled lists ys (every length up to `max_len`, a few parameter settings): the
     composed map's entries E[f][g] and offsets d[f] (rows of values), and h(ys) field by
-    field, each as one flat array over all samples."""
+    field, each as one flat array over all samples.  Raises `Failed` where a coefficient
+    or a sampled value does not fit the int64 the samples are computed in (an Int literal
+    beyond int64: the analysis stays exact, this route does not read it)."""
+    try:
+        return _composed_entries(loop, step, seed, count, max_len, settings)
+    except OverflowError as err:
+        raise Failed(f"affine over {step.semiring.name}, but the composed map overflows int64 on samples "
+                     f"({err})") from None
+
+
+def _composed_entries(loop: Loop, step: Step, seed: int, count: int, max_len: int, settings: int):
     from thm3.semantics.evaluate import NUMPY, compiled, quiet
     from thm3.semantics.samples import Domain, batch_fold, batch_init, stack_elements
     rng = np.random.default_rng(seed)
@@ -541,7 +551,10 @@ def lift_units(loop: Loop, key_of) -> list[Unit]:
     if step is None:
         return []
     s, block = step.semiring, step.block
-    entries, offsets, states = composed_entries(loop, step, count=16, max_len=5, settings=2)
+    try:
+        entries, offsets, states = composed_entries(loop, step, count=16, max_len=5, settings=2)
+    except Failed:
+        return []
     types = step.types
     columns = _columns(loop, step)
     if "" in columns:
