@@ -13,6 +13,7 @@ ISSUE21 = "thm3 issue 21"
 K_SMALLEST = "Parsynt (PLDI 2017) `second min`, Synduce (PLDI 2022) `sndmax`, taken to k >= 3"
 RUNS = "AutoLifter (Ji et al.) `lis` lifting; Parsynt (PLDI 2017) blocks"
 CLAMPS = "Morita et al., PLDI 2007 (clipped sums)"
+RECENCY = "Morita et al., PLDI 2007 (weak right inverses), on a two-entry recency list"
 PRODUCTS = "Welford (1962) and Chan, Golub and LeVeque (1979), beside a range and a sum (summary statistics)"
 
 
@@ -153,6 +154,14 @@ def _welford_with_range(a, b, p):       # (n, mean, m2, lo, hi, s): Chan et al. 
             min(a[3], b[3]), max(a[4], b[4]), a[5] + b[5])
 
 
+def _last_two_distinct(a, b, p):        # (r1, r2), -1 for an empty slot
+    if b[0] == -1:
+        return a
+    if b[1] != -1:
+        return b
+    return a if b[0] == a[0] else (b[0], a[0])
+
+
 def _capped_steps(a, b, p):
     return (min(a[0] + b[0], p["cap"] + 2),)
 
@@ -206,6 +215,8 @@ ENTRIES: list[Entry] = [
          domain="int", params=({"cap": 0}, {"cap": 4}), klass="big-state"),
     _hom("saturating_hits", CLAMPS, "min(c1 + c2, K) under 0 <= c <= K and full == (c >= K), for K >= 1",
          _saturating_hits, domain="int", params=({"K": 1}, {"K": 3}, {"K": 8}), klass="big-state"),
+    _hom("last_two_distinct", RECENCY, "b if it holds two ids, else its one id folded into a",
+         _last_two_distinct, domain="int", klass="big-state"),
     _hom("welford_with_range", PRODUCTS, "Chan et al.'s moments beside min, max and +: found and proved group by group",
          _welford_with_range, klass="big-state"),
     _hom("clamp_any_cap", CLAMPS, "min(s1 + s2, cap) where cap >= 0, min(s1, s2) where not: by cases on cap",

@@ -66,7 +66,7 @@ def own_list(loop: Loop, triples: list[Triples], deadline: float) -> tuple[Fn, s
         if time.monotonic() > deadline:
             break
         g = [(var(f"b.{name}", types[name]),) for name in order]
-        if all(r.gives_back(g) for r in probes) and all(r.gives_back(g) for r in full):
+        if all(r.gives_back(g, preconditions=False) for r in probes) and all(r.gives_back(g, preconditions=False) for r in full):
             return unrolled(loop, g), "weak right inverse g(t) = " + _show(g) + " (the state is its own list)"
     raise Failed("folding t's own fields (in order or reversed) does not give the sampled states back")
 
@@ -92,21 +92,110 @@ def synthesize(loop: Loop, triples: list[Triples], deadline: float) -> tuple[Fn,
     for g in solved.candidates():
         if time.monotonic() > deadline:
             break
-        if all(r.gives_back(g) for r in probes) and all(r.gives_back(g) for r in full):
+        if _fits(loop, g, probes, full, triples):
             return unrolled(loop, g), "weak right inverse g(t) = " + _show(g) + \
                 " (h([e1 .. ek]) = t solved on a path of left)"
     try:
-        return _search(loop, deadline, probes, full)
+        return _search(loop, deadline, probes, full, triples)
     except Failed as e:
-        bound = solved.bound(full)
-        raise Failed(f"{bound}; {e}" if bound else f"h([e1 .. ek]) = t {solved.summary()}; {e}") from None
+        try:
+            return _piecewise(loop, deadline, full)
+        except Failed as e2:
+            bound = solved.bound(full)
+            why = f"{e}; {e2}"
+            raise Failed(f"{bound}; {why}" if bound else f"h([e1 .. ek]) = t {solved.summary()}; {why}") from None
+
+
+def _fits(loop: Loop, g, probes, full, triples) -> bool:
+    """Whether folding g from init gives every sampled state back, and g's elements meet
+    the loop's preconditions or else foldl(left, a, g(b)) agrees with h(xs + ys) on the
+    samples: a g outside the preconditions may still give the combine (a capped sum's
+    [t.n] with steps of 1 to 3; the largest logs' exp(-inf) = 0 at the initial state), or
+    not (the recency list's [t.r2, t.r1] with r2 at its empty -1, folded into a full a)."""
+    if not (all(r.gives_back(g, preconditions=False) for r in probes)
+            and all(r.gives_back(g, preconditions=False) for r in full)):
+        return False
+    if all(r.meets_preconditions(g) for r in full):
+        return True
+    from thm3.synth import _agrees
+    return _agrees(loop, unrolled(loop, g), triples)
+
+
+MAX_PIECES = 6
+
+
+def _piecewise(loop: Loop, deadline: float, full) -> tuple[Fn, str]:
+    """g by cases on which fields still hold their initial value (the two most recent
+    distinct values: none, one or two of them so far): for each such pattern among the
+    sampled states, the shortest list over the fields that gives back those states (the
+    empty list where every field is at its initial value), and the combine
+    foldl(left, a, g(b)) chosen by b's pattern.  The last pattern found takes the other
+    cases too; the prover decides the whole."""
+    from thm3.ir import initial_state
+    init = [e for e in initial_state(loop)]
+    scalar = [i for i, f in enumerate(loop.fields) if f.type is not Type.VEC]
+    masks = []                               # per triple set: row -> pattern
+    for r in full:
+        at = np.stack([np.all(rows_close(np.broadcast_to(np.asarray(init[i].arg, dtype=float), r.t[i].shape),
+                                         r.t[i]).reshape(r.t[i].shape[0], -1), axis=1) for i in scalar], axis=1)
+        masks.append(at)
+    patterns = sorted({tuple(bool(v) for v in row) for m in masks for row in m}, key=lambda p: -sum(p))
+    varies = [j for j in range(len(scalar)) if len({p[j] for p in patterns}) > 1]
+    if len(patterns) < 2 or len(patterns) > MAX_PIECES or not varies:
+        raise Failed(f"{len(patterns)} patterns of fields at their initial value on the samples: no inverse by cases")
+    per_param = [_terms(loop, Type.INT if d.index else d.type) for d in loop.elements]
+    elements = list(itertools.product(*per_param))
+    k_max = len(loop.fields) + 1
+    pieces = []
+    for pat in patterns:
+        rows = [np.all(m == np.array(pat), axis=1) for m in masks]
+        if all(pat):
+            pieces.append((pat, []))
+            continue
+        found = None
+        for k in range(1, k_max + 1):
+            if len(elements) ** k > MAX_SEQUENCES:
+                break
+            for seq in itertools.product(range(len(elements)), repeat=k):
+                if time.monotonic() > deadline:
+                    raise Failed("out of time in the inverse by cases")
+                g = [elements[j] for j in seq]
+                if all(r.gives_back(g, rows=m) for r, m in zip(full, rows)):
+                    found = g
+                    break
+            if found is not None:
+                break
+        if found is None:
+            raise Failed(f"no list over the fields gives back the states with fields at init {pat}")
+        pieces.append((pat, found))
+    combines = [unrolled(loop, g) if g else None for _, g in pieces]
+    names = tuple((f"a.{f.name}", f.type) for f in loop.fields) + \
+        tuple((f"b.{f.name}", f.type) for f in loop.fields) + tuple((d.name, d.type) for d in loop.params)
+    outs = []
+    for i, f in enumerate(loop.fields):
+        out = combines[-1].outputs[i] if combines[-1] is not None else var(f"a.{f.name}", f.type)
+        for (pat, _), fn in zip(reversed(pieces[:-1]), reversed(combines[:-1])):
+            conds = [Expr(Op.EQ if pat[j] else Op.NE, Type.BOOL,
+                          (var(f"b.{loop.fields[scalar[j]].name}", loop.fields[scalar[j]].type), init[scalar[j]]))
+                     for j in varies]
+            cond = conds[0]
+            for c in conds[1:]:
+                cond = Expr(Op.AND, Type.BOOL, (cond, c))
+            then = fn.outputs[i] if fn is not None else var(f"a.{f.name}", f.type)
+            t = Type.REAL if Type.REAL in (then.type, out.type) else then.type
+            out = Expr(Op.WHERE, t, (cond, then, out))
+        outs.append(out)
+    show = "; ".join(f"{_show(g) if g else '[]'} where " + ", ".join(
+        f"{loop.fields[scalar[j]].name} {'==' if pat[j] else '!='} {init[scalar[j]]!r}" for j in varies)
+        for pat, g in pieces)
+    return Fn(names, tuple(outs)), "weak right inverse by cases on the fields at their initial value: " + show
 
 
 def _show(g) -> str:
     return "[" + ", ".join(("(" + ", ".join(map(repr, e)) + ")") if len(e) > 1 else repr(e[0]) for e in g) + "]"
 
 
-def _search(loop: Loop, deadline: float, probes, full) -> tuple[Fn, str]:
+def _search(loop: Loop, deadline: float, probes, full, triples) -> tuple[Fn, str]:
     per_param = [_terms(loop, Type.INT if d.index else d.type) for d in loop.elements]
     if any(not t for t in per_param):
         raise Failed("an element parameter has no field of its type to be read from")
@@ -122,7 +211,7 @@ def _search(loop: Loop, deadline: float, probes, full) -> tuple[Fn, str]:
                 raise Failed(f"out of time after {tried} lists")
             tried += 1
             g = [elements[j] for j in seq]
-            if all(r.gives_back(g) for r in probes) and all(r.gives_back(g) for r in full):
+            if _fits(loop, g, probes, full, triples):
                 return unrolled(loop, g), "weak right inverse g(t) = " + _show(g)
     raise Failed(f"no list of up to {k_max} element(s) over the fields (a field, its negation, a difference) "
                  f"gives the state back on the samples ({tried} lists)")
@@ -167,10 +256,33 @@ class _Rows:
         self.cache[key] = out
         return out
 
-    def gives_back(self, g) -> bool:
+    def meets_preconditions(self, g, rows=None) -> bool:
+        """Every element of g meets the loop's preconditions (on `rows` where given): g(t)
+        is a list the loop accepts, or h(g(a) + g(b)) says nothing of the combine."""
+        n = self.t[0].shape[0]
+        for e in g:
+            env = {d.name: self._value(x) for d, x in zip(self.loop.elements, e)} | dict(self.params)
+            with quiet():
+                vals = evaluate(list(self.loop.preconditions), env, NUMPY)
+            for v in vals:
+                ok = np.broadcast_to(np.asarray(v, dtype=bool).reshape(-1, 1)[:, 0] if np.ndim(v) else
+                                     np.asarray(v, dtype=bool), (n,))
+                if not bool(np.all(ok if rows is None else ok[rows])):
+                    return False
+        return True
+
+    def gives_back(self, g, rows=None, preconditions: bool = True) -> bool:
+        """Whether folding g from init gives every sampled state back (those of `rows`, a
+        mask, where given), with elements that meet the loop's preconditions unless
+        `preconditions` is False."""
         got = self.fold(g)
+        if preconditions and self.loop.preconditions and not self.meets_preconditions(g, rows):
+            return False
         for v, want in zip(got, self.t):
-            if not bool(np.all(rows_close(np.broadcast_to(v, want.shape), want))):
+            ok = rows_close(np.broadcast_to(v, want.shape), want)
+            if rows is not None:
+                ok = np.asarray(ok).reshape(want.shape[0], -1)[rows]
+            if not bool(np.all(ok)):
                 return False
         return True
 
