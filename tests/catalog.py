@@ -254,10 +254,10 @@ SAMPLES: list[Sample] = [
                      "last == -inf => best == 0", "last != -inf => best > 0",
                      "last == -inf => cur == 0", "last != -inf => cur > 0")),
     _not("recurrence2", "expected",
-         "y' = a*y + b*z + x, z' = y: adds the product of the step matrices (companion "
-         "matrix power, four fields m_y_y, m_y_z, m_z_y, m_z_z); the length alone tells every "
-         "pair of lists apart but gives no combine in the IR's operations; the matrix "
-         "combine is for synthesis to find (issue 14)",
+         "y' = a*y + b*z + x, z' = y: adds the companion matrix's power A**n as its two "
+         "Cayley-Hamilton coefficients (A**n = ch0 I + ch1 A; the four entries m_y_y .. m_z_z "
+         "are the fallback); the length alone tells every pair of lists apart but gives no "
+         "combine in the IR's operations",
          invariants=("y > -inf", "y < inf", "z > -inf", "z < inf")),
     _not("blocks_of_ones_run", "expected",
          "blocks of ones with the current run instead of a previous-element field: adds an "
@@ -282,8 +282,8 @@ NOT_HOMOMORPHISMS: list[Sample] = [s for s in SAMPLES if s.verdict == "not-homom
 # The fewest fields that make each "expected" loop a homomorphism (what the lifting search
 # must not exceed; tests/test_lift.py, bench/lift.py).  Without a prover: recurrence2's
 # length tells every pair of lists apart (A**len is a function of it), though no combine
-# in the IR's operations reads it; with the analyzer as prover the step matrix is what is
-# left (test_lift_analyzed).
+# in the IR's operations reads it; with the analyzer as prover the two Cayley-Hamilton
+# coefficients of A**len are what is left (test_lift_analyzed), one more than this bound.
 SMALLEST_LIFT = {"kadane": 2, "mts": 1, "is_sorted": 1, "brackets_ok": 1, "longest_ones": 2,
                  "blocks_of_ones": 2, "atoi": 1, "zero_after_one": 1, "horner": 1, "ema": 1,
                  "signs_alternate": 1, "longest_increasing": 3, "recurrence2": 1, "blocks_of_ones_run": 2,

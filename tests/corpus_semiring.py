@@ -88,6 +88,10 @@ ENTRIES: list[Entry] = [
          ([], [(0.0, 0.0)], [(1.0, 1.0)]), domain="pair", klass="semiring", lift=1),
     _not("semiring_ssm_diag", SEMIRING, "A1 = 2: [] and [0] both give (0, 0); after 1 they differ",
          ([], [0.0], [1.0]), params=({"A1": 2.0, "A2": 0.5},), klass="semiring", lift=2),
+    _not("semiring_iir3", SEMIRING, "a1 = a2 = a3 = 2: [] and [0] both give (0, 0, 0); after 1 they differ",
+         ([], [0.0], [1.0]), params=({"a1": 2.0, "a2": 2.0, "a3": 2.0},), klass="semiring", lift=3),
+    _not("semiring_coupled_pair", SEMIRING, "[] and [0] both give (0, 0); after 1 they give (1, 0) and (2, 1)",
+         ([], [0.0], [1.0]), klass="semiring", lift=2),
     _hom("semiring_ssm_diag_lifted", SEMIRING, "h = h1 A**n2 + h2 per channel, powers multiply",
          _ssm_lifted, params=({"A1": 2.0, "A2": 0.5}, {"A1": -1.0, "A2": 0.0}), klass="semiring"),
     # --- (max, +) and (min, +): Viterbi, independent sets, shortest paths ----------------

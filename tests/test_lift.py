@@ -162,24 +162,33 @@ def test_flags_read_the_state_they_had():
 
 
 def test_step_matrix_is_the_companion_matrix_power():
-    """recurrence2 (y' = a y + b z + x, z' = y): one candidate group M' = A M from the
-    identity, A = [[a, b], [1, 0]]; folded, it is A**len; the loop lifted by it keeps
-    its fields and has no witness, even for a = 1 or 0."""
+    """recurrence2 (y' = a y + b z + x, z' = y): two candidate groups, the Cayley-Hamilton
+    coefficients first (A**n = ch0 I + ch1 A, two fields), then M' = A M from the identity,
+    A = [[a, b], [1, 0]]; folded, each gives A**len; the loop lifted by either keeps its
+    fields and has no witness, even for a = 1 or 0."""
     from thm3.lift.search import _Candidates, _with_fields
     loop = parse_file(SAMPLES_DIR / "recurrence2.py")
     cands = _Candidates(loop, np.random.default_rng(0)).build()
-    group = [c for c in cands if c.group]
-    assert [c.hint for c in group] == ["m_y_y", "m_y_z", "m_z_y", "m_z_z"]
-    lifted = _with_fields(loop, group)
+    groups: dict = {}
+    for c in cands:
+        if c.group:
+            groups.setdefault(c.group, []).append(c)
+    hamilton, full = groups.values()
+    assert [c.hint for c in hamilton] == ["ch0", "ch1"]
+    assert [c.hint for c in full] == ["m_y_y", "m_y_z", "m_z_y", "m_z_z"]
     rng = np.random.default_rng(2)
-    for n in range(6):
-        a, b = (float(v) for v in rng.normal(size=2))
-        xs = [(float(v),) for v in rng.normal(size=n)]
-        state = fold_left(lifted, xs, {"a": a, "b": b})
-        power = np.linalg.matrix_power(np.array([[a, b], [1.0, 0.0]]), n)
-        assert np.allclose(np.array(state[2:]).reshape(2, 2), power)
-        assert states_close(state[:2], fold_left(loop, xs, {"a": a, "b": b}))
-    assert find_witness(lifted, timeout=3.0, max_lists=12000, settings=8) is None
+    for group in (hamilton, full):
+        lifted = _with_fields(loop, group)
+        for n in range(6):
+            a, b = (float(v) for v in rng.normal(size=2))
+            xs = [(float(v),) for v in rng.normal(size=n)]
+            state = fold_left(lifted, xs, {"a": a, "b": b})
+            A = np.array([[a, b], [1.0, 0.0]])
+            power = np.linalg.matrix_power(A, n)
+            got = np.array(state[2:]).reshape(2, 2) if group is full else state[2] * np.eye(2) + state[3] * A
+            assert np.allclose(got, power)
+            assert states_close(state[:2], fold_left(loop, xs, {"a": a, "b": b}))
+        assert find_witness(lifted, timeout=3.0, max_lists=12000, settings=8) is None
 
 
 @pytest.mark.slow

@@ -98,7 +98,7 @@ def test_a_window_gets_no_own_list_combine():
     _, triples = _setting(loop)
     # it gives the states back, but folding b's fields pads a short b's list with zeros
     fn, _ = inverse.own_list(loop, triples, time.monotonic() + 10)
-    assert not synth._agrees(loop, fn, triples)
+    assert not synth.agrees(loop, fn, triples)
 
 
 def test_a_precondition_on_the_element_declines_the_theorem():

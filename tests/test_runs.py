@@ -45,7 +45,7 @@ def test_resumed_enumeration_fills_only_the_missing_field():
     assert cands and tried == 0, tried          # no sketch term checked again
     assert methods["blocks"].startswith("bottom-up enumeration"), methods
     assert {k: v for k, v in methods.items() if k != "blocks"} == partial.methods
-    assert synth._agrees(loop, cands[0], triples)
+    assert synth.agrees(loop, cands[0], triples)
 
 
 def test_nearly_complete_needs_three_fields_done_for_each_missing():
@@ -94,7 +94,7 @@ def test_ten_field_runs_enumerate_the_block_count_on_its_related_fields():
     cands, _ = sketch.synthesize(loop, triples, deadline=time.monotonic() + 60, methods=methods, resume=partial,
                                  max_size=synth.SMALL_TERMS, related=True)
     assert cands and methods["kp"].startswith("bottom-up enumeration"), methods
-    assert synth._agrees(loop, cands[0], triples)
+    assert synth.agrees(loop, cands[0], triples)
 
 
 def test_a_saturation_flag_is_read_against_the_parameter():

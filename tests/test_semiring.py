@@ -464,3 +464,84 @@ def test_the_composition_lemma_modulo_m_needs_every_field_reduced(fields, body):
     step = semiring.whole_affine(normalize_loop(loop))
     assert step is not None and step.semiring.modulus == 1009
     assert not composed._applies(normalize_loop(loop), step)
+
+
+# --- Cayley-Hamilton: k coefficients of A's first powers in place of A**n's k*k entries ----
+
+def test_the_cayley_hamilton_unit_folds_to_the_matrix_power():
+    """For the constant companion matrix A of a three-tap IIR filter, the unit's three
+    fields folded over n elements satisfy ch0 I + ch1 A + ch2 A**2 == A**n, for any taps."""
+    from thm3.lift.search import _with_fields, _Aux
+    loop = thm3.parse_file(CORPUS / "semiring_iir3.py")
+    hamilton = _units("semiring_iir3")[0]
+    assert [hamilton.names[k] for k in hamilton.keys] == ["ch0", "ch1", "ch2"] and "Cayley-Hamilton" in hamilton.how
+    cands = [_Aux(hamilton.fields[k], hamilton.names[k], hamilton.updates[k].type, hamilton.defaults[k],
+                  hamilton.updates[k], "", "", 0) for k in hamilton.keys]
+    lifted = _with_fields(loop, cands)
+    rng = np.random.default_rng(4)
+    for n in range(8):
+        taps = {name: float(v) for name, v in zip(("a1", "a2", "a3"), rng.normal(size=3))}
+        A = np.array([[taps["a1"], taps["a2"], taps["a3"]], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]])
+        state = fold_left(lifted, [(float(v),) for v in rng.normal(size=n)], taps)
+        got = state[3] * np.eye(3) + state[4] * A + state[5] * A @ A
+        assert np.allclose(got, np.linalg.matrix_power(A, n)), n
+
+
+def test_no_cayley_hamilton_unit_where_the_matrix_reads_the_element():
+    # Horner's rule with the element in the matrix (h' = x h): the entries are no constants
+    loop = _loop("    return State(x * acc.h + 1.0, acc.h)", "    h: Real = 0\n    g: Real = 0")
+    step = semiring._moving_block(loop)
+    assert step is not None and semiring._cayley_hamilton(loop, step, lambda *k: "k", Type.REAL) is None
+
+
+def test_the_linear_reading_of_a_cayley_hamilton_lift_is_proved_by_the_lemma():
+    """The lifted filter's composed map: each entry of A**n as a linear form in b's ch
+    fields with coefficients in the taps, read exactly off the samples and proved by the
+    composition lemma (E(init) == I with the parameters symbolic)."""
+    from thm3.prove.composed import prove_composed
+    text = (CORPUS / "semiring_iir3.py").read_text().replace(
+        "    y2: Real = 0    # two steps before\n",
+        "    y2: Real = 0    # two steps before\n    ch0: Real = 1\n    ch1: Real = 0\n    ch2: Real = 0\n").replace(
+        "return State(a1 * acc.y + a2 * acc.y1 + a3 * acc.y2 + x, acc.y, acc.y1)",
+        "return State(a1 * acc.y + a2 * acc.y1 + a3 * acc.y2 + x, acc.y, acc.y1, a3 * acc.ch2, "
+        "acc.ch0 + a2 * acc.ch2, acc.ch1 + a1 * acc.ch2)")
+    loop = normalize_loop(thm3.parse_source(text))
+    fn, reading, _ = semiring.composition(loop, semiring.whole_affine(loop))
+    assert to_text(reading[("y2", "y")]) == "b.ch2"
+    assert to_text(reading[("y1", "y")]) == "b.ch1 + a1 * b.ch2"
+    assert to_text(reading[("y", "y")]) == "b.ch0 + a1 * b.ch1 + a2 * b.ch2 + a1 * a1 * b.ch2"
+    triples = list(make_triples(loop))
+    inv, _ = infer(loop, triples, time.monotonic() + 10)
+    out = prove_composed(loop, Setting(loop, inv), fn, time.monotonic() + 30)
+    assert out is not None and out.status == "proved", out
+    # a reading one coefficient off is no composed map: the lemma refuses it
+    wrong = Fn(fn.inputs, tuple(substitute([e], {"b.ch2": var("b.ch1", Type.REAL)})[0] if i == 0 else e
+                                for i, e in enumerate(fn.outputs)))
+    assert prove_composed(loop, Setting(loop, inv), wrong, time.monotonic() + 30) is None
+
+
+def test_a_column_that_is_no_linear_form_has_no_linear_reading():
+    rng = np.random.default_rng(0)
+    loop = _loop("    return State(2.0 * acc.p + x, acc.q + x)", "    p: Real = 0\n    q: Real = 0")
+    p, q = rng.normal(size=200), rng.normal(size=200)
+    basis = semiring._LinearBasis({"p": p, "q": q}, loop)
+    assert to_text(semiring._read_linear(3 * p - q / 2, basis, Type.REAL)) == "3.0 * b.p + -1.0 / 2.0 * b.q"
+    assert semiring._read_linear(p * q, basis, Type.REAL) is None
+    assert semiring._read_linear(np.sqrt(np.abs(p)), basis, Type.REAL) is None
+
+
+@pytest.mark.parametrize("name, fields", [("semiring_iir3", 3), ("semiring_coupled_pair", 2)])
+def test_a_constant_matrix_recurrence_lifts_by_cayley_hamilton(name, fields):
+    """The lift adds k fields (not k*k) and its combine, proved, agrees with the fold on
+    random splits."""
+    a = thm3.analyze(CORPUS / f"{name}.py", timeout=30)
+    lifted = a.lifted_analysis
+    assert lifted is not None and str(lifted.verdict) == "homomorphism", a.reason
+    assert [x.split(":")[0] for x in a.lift_added] == [f"ch{i}" for i in range(fields)]
+    rng = np.random.default_rng(5)
+    params = {p.name: float(v) for p, v in zip(lifted.loop.params, rng.normal(size=3))}
+    for _ in range(30):
+        xs, ys = rng.normal(size=rng.integers(0, 6)), rng.normal(size=rng.integers(0, 6))
+        fold = lambda zs: fold_left(lifted.loop, [(float(v),) for v in zs], params)  # noqa: E731
+        got = lifted.combine(fold(xs), fold(ys), **params) if params else lifted.combine(fold(xs), fold(ys))
+        assert np.allclose(np.array(got, dtype=float), np.array(fold(np.concatenate([xs, ys])), dtype=float))

@@ -352,6 +352,8 @@ class _LiftSearch:
                 if c.route == "semiring" and c.rank == _COMPOSED and c.group:
                     groups.setdefault(c.group, set()).add(i)
             self._theorem_units = list(groups.values())
+        if chosen in self._theorem_units:
+            return False            # a theorem's lift itself (a Cayley-Hamilton unit before the reduced one)
         self._theorem_units = [g for g in self._theorem_units if not g <= chosen]
         return bool(self._theorem_units)
 
@@ -757,8 +759,8 @@ class _Candidates:
             self.serial += 1
             group = f"m{self.serial}"
             mine = set(unit.fields.values())
-            how = ("the full product of the step matrices" if unit.full else
-                   "the composed map's entries that its fields do not hold already")
+            how = unit.how or ("the full product of the step matrices" if unit.full else
+                               "the composed map's entries that its fields do not hold already")
             for k in unit.keys:
                 key, update = unit.fields[k], unit.updates[k]
                 needs = tuple(sorted(n[4:] for n in free_vars([update])

@@ -191,12 +191,33 @@ def _is_zero(s, v) -> bool:
 
 
 def _at(e, init: dict):
-    """The constant that `e` (a constant or a field of b) is at the initial state."""
+    """The constant that `e` (a constant, a field of b, or a linear reading: a sum of
+    products of b's fields and the loop parameters) is at the initial state, for every
+    value of the parameters; None where it is no constant there."""
     if e.op is Op.CONST:
         return e
     if e.op is Op.VAR and e.arg.startswith("b.") and e.arg[2:] in init:
         return init[e.arg[2:]]
-    return None
+    import sympy as sp
+    from thm3.ir import const, free_vars
+    from thm3.semantics.evaluate import evaluate
+    from thm3.semantics.sympy_table import SYMPY, sympy_const
+    env = {}
+    for name in free_vars([e]):
+        if name.startswith("b."):
+            v = init.get(name[2:])
+            if v is None or v.op is not Op.CONST:
+                return None
+            env[name] = sympy_const(v.arg, v.type)
+        else:
+            env[name] = sp.Symbol(name.replace(".", "__"))
+    value = evaluate([e], env, SYMPY)[0]
+    if value is None:
+        return None
+    value = sp.expand(value)
+    if not value.is_number or not value.is_finite:
+        return None
+    return const(int(value), e.type) if value.is_integer and e.type.name == "INT" else const(float(value), e.type)
 
 
 __all__ = ["HOW", "HOW_MOD", "composition", "prove_composed"]

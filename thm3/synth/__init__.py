@@ -22,7 +22,7 @@ from typing import Callable
 
 from thm3.ir import Fn, Loop, Op
 
-__all__ = ["Attempt", "Route", "ROUTES", "Synthesis", "synthesize", "route_named", "ordered"]
+__all__ = ["Attempt", "Route", "ROUTES", "Synthesis", "synthesize", "route_named", "ordered", "agrees"]
 
 
 class RouteFailed(Exception):
@@ -234,7 +234,7 @@ def synthesize(loop: Loop, triples, *, deadline: float, prove: Callable,
                     raise
                 resume = {"resume": partial} if route.resumes and partial is not None else {}
                 found = route.find(work, triples, until, methods, **resume)
-            cands = [c for c in found if _agrees(loop, c, triples)]
+            cands = [c for c in found if agrees(loop, c, triples)]
         except RouteFailed as e:
             partial = e.partial or partial
             attempts.append(Attempt(route.name, "none", str(e), time.monotonic() - t0))
@@ -292,7 +292,8 @@ def ordered(loop: Loop, work: Loop, routes: tuple[Route, ...]) -> tuple[Route, .
     fields or more) or the sketch's space is cut, the composition route comes first; where
     its control does not give its function alone (a lifted finite-state loop), the weak
     right inverse comes before the exact algebra, which fits no table; where the whole state is
-    a homogeneous semiring step's map and has three fields or more, "semiring" comes first.  "own list" comes first
+    a homogeneous semiring step's map, or a step affine over (+, *) with a constant matrix, and has
+    three fields or more, "semiring" comes first.  "own list" comes first
     only where the sketch's space is cut (the sketch is dear there); else just after it,
     whose combine reads better when both apply.  Decided from `left` alone."""
     from thm3.ir import walk
@@ -327,9 +328,11 @@ def ordered(loop: Loop, work: Loop, routes: tuple[Route, ...]) -> tuple[Route, .
         routes = (first,) + tuple(r for r in routes if r is not first)
         names = [r.name for r in routes]
     if "semiring" in names and "sketch" in names and names.index("sketch") < names.index("semiring") \
-            and len(work.fields) >= 3 and semiring.whole_linear(work) is not None:
-        # a wide state that is a semiring step's map (a 3x3 (max, +) matrix): the composition
-        # is exact and proved by its lemma, where the sketch spends seconds finding nothing
+            and len(work.fields) >= 3 and (semiring.whole_linear(work) is not None
+                                           or semiring.constant_ring_step(work) is not None):
+        # a wide state that is a semiring step's map (a 3x3 (max, +) matrix), or a linear
+        # recurrence with constant weights (its Cayley-Hamilton lift): the composition is
+        # exact and proved by its lemma, where the sketch spends seconds finding nothing
         first = next(r for r in routes if r.name == "semiring")
         routes = (first,) + tuple(r for r in routes if r is not first)
         names = [r.name for r in routes]
@@ -357,7 +360,7 @@ def _control(loop: Loop) -> str | None:
     return "composes" if m.determined()[1] is None else "lifted"
 
 
-def _agrees(loop: Loop, fn: Fn, triples) -> bool:
+def agrees(loop: Loop, fn: Fn, triples) -> bool:
     """The candidate equals h(xs + ys) on every batched sample, field by field."""
     from thm3.synth.sketch import Checker
     return all(Checker(fn.inputs, triples, i, probe=False).agrees(

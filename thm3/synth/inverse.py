@@ -117,8 +117,8 @@ def _fits(loop: Loop, g, probes, full, triples) -> bool:
         return False
     if all(r.meets_preconditions(g) for r in full):
         return True
-    from thm3.synth import _agrees
-    return _agrees(loop, unrolled(loop, g), triples)
+    from thm3.synth import agrees
+    return agrees(loop, unrolled(loop, g), triples)
 
 
 MAX_PIECES = 6

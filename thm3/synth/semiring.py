@@ -143,6 +143,24 @@ def whole_linear(loop: Loop) -> Step | None:
     return step if step is not None and step.homogeneous() else None
 
 
+def constant_ring_step(loop: Loop) -> Step | None:
+    """`recognise(loop)` where the step is affine on every field over (+, *) (no modulus)
+    with a constant matrix that is not the identity (its entries read no element and no
+    field: a linear recurrence with fixed or parameter weights, lifted by Cayley-Hamilton),
+    else None."""
+    step = whole_affine(loop)
+    if step is None or step.semiring is not RING:
+        return None
+    params = {d.name for d in loop.params}
+    block = step.block
+    rows = {(f, g): step.matrix[f].get(g, _zero(RING, step.types[f])) for f in block for g in block}
+    if any(not free_vars([e]) <= params for e in rows.values()):
+        return None
+    if all(_is_value(e, 1 if f == g else 0) for (f, g), e in rows.items()):
+        return None
+    return step
+
+
 def _row(s: Semiring, e: Expr, state: dict, type_: Type) -> dict | None:
     """One field's update as a form over `s` (None where it is none), its `% m` dropped."""
     if s.modulus is not None:
@@ -355,7 +373,8 @@ def composed_entries(loop: Loop, step: Step, *, seed: int = 0, count: int = 24, 
                      settings: int = 3):
     """On sampled lists ys (every length up to `max_len`, a few parameter settings): the
     composed map's entries E[f][g] and offsets d[f] (rows of values), and h(ys) field by
-    field, each as one flat array over all samples.  Raises `Failed` where a coefficient
+    field (with each loop parameter's value under "$<name>"), each as one flat array over
+    all samples.  Raises `Failed` where a coefficient
     or a sampled value does not fit the int64 the samples are computed in (an Int literal
     beyond int64: the analysis stays exact, this route does not read it)."""
     try:
@@ -410,6 +429,9 @@ def _composed_entries(loop: Loop, step: Step, seed: int, count: int, max_len: in
                         entries[(f, g)].append(e[a][b].ravel())
                 for fd, v in zip(loop.fields, h):
                     states[fd.name].append(np.asarray(v, dtype=np.float64).reshape(count, -1)[:, 0])
+                for d in loop.params:
+                    if d.type is not Type.VEC:
+                        states.setdefault("$" + d.name, []).append(np.full(count, float(params[d.name])))
     flat = lambda parts: np.concatenate(parts).astype(np.float64)  # noqa: E731
     return ({key: flat(v) for key, v in entries.items()}, {f: flat(v) for f, v in offsets.items()},
             {f: flat(v) for f, v in states.items()})
@@ -456,8 +478,15 @@ def composition(loop: Loop, step: Step) -> tuple[Fn, dict, dict]:
     s = step.semiring
     entries, offsets, states = composed_entries(loop, step)
     reading: dict = {}
+    wide = None             # more parameter settings, for the linear readings
     for (f, g), col in entries.items():
         got = _read(col, states, loop, s, step.types[f])
+        if got is None and s is RING and s.modulus is None:
+            if wide is None:
+                wide = composed_entries(loop, step, seed=1, count=8, max_len=6,
+                                        settings=_settings_for(loop)) if loop.params else (entries, offsets, states)
+                wide = (wide[0], _LinearBasis(wide[2], loop))
+            got = _read_linear(wide[0][(f, g)], wide[1], step.types[f])
         if got is None:
             raise Failed(f"affine over {s.name}, but entry ({f}, {g}) of the composed map is no field of b "
                          f"and no constant: the state does not carry the map (a lift adds it)")
@@ -506,6 +535,118 @@ def composition(loop: Loop, step: Step) -> tuple[Fn, dict, dict]:
     return Fn(names, tuple(outs)), reading, offset
 
 
+LINEAR_DEGREE = 2          # the parameters' degree in a linear reading's coefficients
+LINEAR_DENOMINATOR = 64    # and the denominators of their rational constants
+
+
+def _settings_for(loop: Loop) -> int:
+    """Parameter settings enough to tell the monomials of a linear reading apart (each
+    setting is one value of every parameter), two per monomial and some to spare."""
+    from math import comb
+    p = sum(d.type is not Type.VEC for d in loop.params)
+    return min(48, 2 * comb(p + LINEAR_DEGREE, LINEAR_DEGREE) + 4)
+
+
+def _read_linear(col: np.ndarray, basis: "_LinearBasis", type_: Type) -> Expr | None:
+    """An entry of the composed map over (+, *) as a linear form in b's fields (and 1)
+    whose coefficients are polynomials in the loop parameters of degree <= LINEAR_DEGREE
+    with small rational constants, fitted exactly on the samples, lowest degree first: the
+    entries of A**n that a Cayley-Hamilton lift holds as A**n = ch0 I + ch1 A (b.ch0 + a *
+    b.ch1 for y' = a y + b z + x).  None where no such form fits; the composition lemma
+    proves the reading it gives."""
+    from fractions import Fraction
+    if not np.all(np.isfinite(col[basis.ok])):
+        return None
+    target = col[basis.ok]
+    scale = max(1.0, float(np.max(np.abs(target)))) if target.size else 1.0
+    for degree in range(basis.degrees):
+        labels, columns, pinv = basis.at(degree)
+        if pinv is None:
+            return None
+        coeffs = [Fraction(float(x)).limit_denominator(LINEAR_DENOMINATOR) for x in pinv @ target]
+        if not np.allclose(columns @ np.array([float(c) for c in coeffs]), target, rtol=1e-9, atol=1e-9 * scale):
+            continue
+        out: Expr | None = None
+        for (f, m), c in zip(labels, coeffs):
+            if c == 0:
+                continue
+            term: Expr | None = None
+            for name in m:
+                term = basis.param(name) if term is None else _arith(Op.MUL, term, basis.param(name))
+            if f is not None:
+                fv = var(f"b.{f.name}", f.type)
+                term = fv if term is None else _arith(Op.MUL, term, fv)
+            if c.denominator == 1:
+                k = const(int(c), Type.INT) if type_ is Type.INT else const(float(c.numerator), Type.REAL)
+            else:
+                k = Expr(Op.DIV, Type.REAL, (const(float(c.numerator), Type.REAL), const(float(c.denominator), Type.REAL)))
+            if term is None:
+                term = k
+            elif c != 1:
+                term = _arith(Op.MUL, k, term)
+            out = term if out is None else _arith(Op.ADD, out, term)
+        return out if out is not None else const(0 if type_ is Type.INT else 0.0, type_)
+    return None
+
+
+class _LinearBasis:
+    """The columns a linear reading is fitted over, per degree in the parameters: b's
+    number fields (and 1) times the parameters' monomials, the independent ones only,
+    simplest first (so that the fit is the sparse one), with their pseudo-inverse; built
+    once per composition, on the rows where every field is finite."""
+
+    def __init__(self, states: dict, loop: Loop):
+        self.loop = loop
+        self.fields = [f for f in loop.fields if f.type in (Type.REAL, Type.INT)]
+        self.params = [d.name for d in loop.params if "$" + d.name in states]
+        self.states = states
+        ok = np.ones_like(states[loop.fields[0].name], dtype=bool)
+        for f in self.fields:
+            ok &= np.isfinite(states[f.name])
+        self.ok = ok
+        self.degrees = LINEAR_DEGREE + 1 if self.params else 1
+        self._at: dict = {}
+
+    def param(self, name: str) -> Expr:
+        return var(name, next(d.type for d in self.loop.params if d.name == name))
+
+    def at(self, degree: int):
+        import itertools
+        got = self._at.get(degree)
+        if got is not None:
+            return got
+        ok = self.ok
+        monos = [m for k in range(degree + 1) for m in itertools.combinations_with_replacement(self.params, k)]
+        labels, columns = [], []
+        for m in monos:
+            pv = np.ones(int(ok.sum()))
+            for name in m:
+                pv = pv * self.states["$" + name][ok]
+            for f in [None] + self.fields:
+                labels.append((f, m))
+                columns.append(pv if f is None else pv * self.states[f.name][ok])
+        kept_labels, kept, ortho = [], [], []       # Gram-Schmidt, twice, for the independent ones
+        for lab, c in zip(labels, columns):
+            norm = float(np.linalg.norm(c))
+            if norm == 0.0:
+                continue
+            r = c / norm
+            for _ in range(2):
+                for q in ortho:
+                    r = r - (q @ r) * q
+            if float(np.linalg.norm(r)) > 1e-8:
+                ortho.append(r / np.linalg.norm(r))
+                kept.append(c)
+                kept_labels.append(lab)
+        if not kept or len(kept) * 2 > int(ok.sum()):
+            got = (kept_labels, None, None)
+        else:
+            mat = np.stack(kept, axis=1)
+            got = (kept_labels, mat, np.linalg.pinv(mat))
+        self._at[degree] = got
+        return got
+
+
 def _read(col: np.ndarray, states: dict, loop: Loop, s: Semiring, type_: Type) -> Expr | None:
     """An entry of the composed map as a constant or a field of b, from its samples."""
     if np.all(col == col[0]) or (np.isnan(col).all()):
@@ -538,6 +679,7 @@ class Unit:
     comments: dict
     fields: dict                        # (row, column) -> its key (what `key_of` gave)
     full: bool = False
+    how: str = ""                       # what the unit holds, where it is not entries of the product
 
 
 def lift_units(loop: Loop, key_of) -> list[Unit]:
@@ -585,6 +727,9 @@ def lift_units(loop: Loop, key_of) -> list[Unit]:
             reading[key] = ("alias", other)
             continue
         kept.append(key)
+    hamilton = _cayley_hamilton(loop, step, key_of, dtype) if s is RING else None
+    if hamilton is not None and len(hamilton.keys) < len(kept):
+        out.append(hamilton)
     if kept:
         keys = {k: key_of(*k, False) for k in kept}
 
@@ -602,6 +747,53 @@ def lift_units(loop: Loop, key_of) -> list[Unit]:
         keys = {k: key_of(*k, True) for k in full_keys}
         out.append(_unit(loop, step, full_keys, keys, lambda k: var(f"acc.{keys[k]}", dtype), dtype, full=True))
     return out
+
+
+def _cayley_hamilton(loop: Loop, step: Step, key_of, dtype: Type) -> Unit | None:
+    """For a block whose step matrix A over (+, *) is constant (its entries read no element
+    and no field, parameters allowed), k = len(block) >= 2 fields ch0 .. ch{k-1} with
+    A**n = ch0 I + ch1 A + ... + ch{k-1} A**(k-1): by Cayley-Hamilton, A**k = e0 I + ... +
+    e{k-1} A**(k-1) with e the characteristic polynomial's coefficients negated, so A**(n+1)
+    = A A**n gives ch0' = e0 ch{k-1}, ch{i}' = ch{i-1} + e{i} ch{k-1}, from ch0 = 1 (A**0 =
+    I).  k fields in place of the k*k of the matrix product; None where A is not constant."""
+    import sympy as sp
+    from thm3.semantics.evaluate import evaluate
+    from thm3.semantics.sympy_table import SYMPY, to_ir
+    block, k = step.block, len(step.block)
+    if k < 2 or step.semiring.modulus is not None:
+        return None
+    params = {d.name for d in loop.params}
+    rows = [[step.matrix[f].get(g, _zero(RING, step.types[f])) for g in block] for f in block]
+    if any(not free_vars([e]) <= params for row in rows for e in row):
+        return None
+    symbols = {d.name: sp.Symbol(d.name) for d in loop.params if d.type is not Type.VEC}
+    values = evaluate([e for row in rows for e in row], symbols, SYMPY)
+    if any(v is None for v in values):
+        return None
+    lam = sp.Symbol("lam_ch")
+    coeffs = sp.Matrix(k, k, values).charpoly(lam).all_coeffs()     # lam**k + p1 lam**(k-1) + ... + pk
+    e = [sp.expand(-coeffs[k - j]) for j in range(k)]
+    types = {d.name: d.type for d in loop.params}
+    try:
+        factors = [to_ir(x, types, want=dtype) for x in e]
+    except ValueError:
+        return None
+    keys = [("ch", str(i)) for i in range(k)]
+    fields = {key: key_of(*key, False) for key in keys}
+    last = var(f"acc.{fields[keys[-1]]}", dtype)
+    updates, defaults, names, comments = {}, {}, {}, {}
+    for i, key in enumerate(keys):
+        out = None if i == 0 else var(f"acc.{fields[keys[i - 1]]}", dtype)
+        if not _is_value(factors[i], 0):
+            term = _times(RING, factors[i], last)
+            out = term if out is None else _plus(RING, out, term)
+        updates[key] = simplify(out) if out is not None else _zero(RING, dtype)
+        defaults[key] = (1 if i == 0 else 0) if dtype is Type.INT else (1.0 if i == 0 else 0.0)
+        names[key] = f"ch{i}"
+        comments[key] = (f"the coefficient of A**{i} in A**n, A the constant step matrix of "
+                         f"({', '.join(block)}) (Cayley-Hamilton: A**n = ch0 I + ... + ch{k - 1} A**{k - 1})")
+    return Unit(RING, block, tuple(keys), updates, defaults, names, comments, fields, False,
+                "the coefficients of the constant step matrix's power in its first powers (Cayley-Hamilton)")
 
 
 def full_matrix_size(loop: Loop) -> tuple[str, int] | None:
