@@ -235,6 +235,8 @@ ENTRIES: list[Entry] = [
     _not("half_parity_real", ISSUE21, "h([0.5]) = h([0.25, 0.25]); after 0.25 only the second passes 2n = 1",
          ([0.5], [0.25, 0.25], [0.25]), klass="int-real"),
     # --- honest limits: no bounded lift -------------------------------------------------------
+    _not("longest_equal_run", RUNS, "h([1]) = h([0, 1]) = (1, 1, 1); after 0 the first run joins it: 2 vs 1",
+         ([1], [0, 1], [0]), klass="big-state", lift=3),
     _not("records_count", ISSUE21, "[0, 2] and [1, 2] have 2 records; after 0.5 the second has 3",
          ([0.0, 2.0], [1.0, 2.0], [0.5]), klass="big-state"),
     _not("below_first", ISSUE21, "[0, -1] and [0, -3] agree; after -2 only -3 is below the first",

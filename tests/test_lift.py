@@ -14,6 +14,8 @@ import numpy as np
 import pytest
 from catalog import SAMPLES, SAMPLES_DIR, SMALLEST_LIFT as SMALLEST
 
+import thm3
+
 from thm3 import parse_file, parse_source
 from thm3.semantics.evaluate import call
 from thm3.ir import Expr, FieldDecl, Op, ParamDecl, Type, const, same, var
@@ -22,6 +24,8 @@ from thm3.syntax.loopfile import render_loop
 from thm3.semantics.equality import states_close
 from thm3.semantics.samples import Domain, fold_left, fold_right
 from thm3.analysis.witness import find_witness
+
+CORPUS_DIR = SAMPLES_DIR.parent / "bench" / "corpus"
 
 LIFTING = [s for s in SAMPLES if s.lift == "expected"]
 NO_LIFT = [s for s in SAMPLES if s.lift == "none"]
@@ -344,3 +348,37 @@ def test_render_parameters_preconditions_and_functions():
         s, w = fold_left(loop, xs, {"alpha": 0.25})
         assert np.isclose(w, 0.75 ** 5)
 
+
+
+def test_a_predicate_on_the_state_gives_the_after_first_flag_and_its_leading_run():
+    """x == acc.last is false at the first element (nothing came before): "every element
+    after the first" is the flag of one run, and the leading run grows under it; a
+    predicate on the element alone gets no such flag."""
+    from thm3.lift.search import _Candidates
+    from thm3.ir.printer import to_text
+    cands = _Candidates(parse_file(CORPUS_DIR / "longest_equal_run.py"), np.random.default_rng(0)).build()
+    flags = [c for c in cands if c.hint.startswith("all_after_first")]
+    assert [to_text(c.update) for c in flags] == [f"acc.{flags[0].key} and (x == acc.last or acc.c4_first == inf)"]
+    assert any(c.hint == "lead" and flags[0].key in c.needs for c in cands)
+    plain = _Candidates(parse_file(SAMPLES_DIR / "longest_ones.py"), np.random.default_rng(0)).build()
+    assert not any(c.hint.startswith("all_after_first") for c in plain)
+
+
+def test_the_longest_equal_run_lifts_and_its_combine_is_the_brute_force_one():
+    import random
+    a = thm3.analyze(CORPUS_DIR / "longest_equal_run.py", timeout=30)
+    assert [x.split(":")[0] for x in a.lift_added] == ["first", "all_after_first_x_eq_last", "lead"], a.reason
+    lifted = a.lifted_analysis
+
+    def best(xs):
+        out, run = 0, 0
+        for i, x in enumerate(xs):
+            run = run + 1 if i and x == xs[i - 1] else 1
+            out = max(out, run)
+        return out
+    rng = random.Random(7)
+    for _ in range(300):
+        xs = [float(rng.randrange(3)) for _ in range(rng.randrange(7))]
+        ys = [float(rng.randrange(3)) for _ in range(rng.randrange(7))]
+        got = lifted.combine(fold_left(lifted.loop, [(x,) for x in xs], {}), fold_left(lifted.loop, [(y,) for y in ys], {}))
+        assert got[2] == best(xs + ys), (xs, ys, got)

@@ -532,9 +532,17 @@ class _Candidates:
         # "some element has P" first: a predicate the loop tests reads best that way
         base += [self.flag(p, all_=False) for p in predicates]
         base += [self.flag(p, all_=True) for p in predicates]
-        base += [self.first_inf(x) for x in xs if x.type is Type.REAL]
+        firsts = [self.first_inf(x) for x in xs if x.type is Type.REAL]
+        base += firsts
         has = self.has()
         base += [has] + [self.first(x, has) for x in xs if x.type is not Type.VEC]
+        # a predicate on the element and the state (x == acc.last): the first element has
+        # no previous one, so "every element after the first" is the run's flag; the list
+        # is empty while the first Real element is inf (the field the run's combine reads
+        # anyway), else while `has` is False
+        empty = firsts[0] if firsts else has
+        base += [self.flag_after_first(p, empty) for p in predicates
+                 if any(n.startswith("acc.") for n in free_vars([p]))]
         base += [self.count(p) for p in predicates]
         base.append(self.length())
         base += [self.last(x) for x in xs if x.type is not Type.VEC]
@@ -664,6 +672,21 @@ class _Candidates:
             self.alls.append(aux)
         return aux
 
+    def flag_after_first(self, p: Expr, empty: _Aux) -> _Aux:
+        """Every element after the first has p (the first has no previous element to
+        compare with): True while the list is one run in `left`'s sense.  `empty` tells
+        the empty list: a first element that is inf while empty, or `has`."""
+        marker = var(f"acc.{empty.key}", empty.type)
+        none_yet = Expr(Op.EQ, Type.BOOL, (marker, const(math.inf, Type.REAL))) if empty.type is Type.REAL else \
+            Expr(Op.NOT, Type.BOOL, (marker,))
+        ok = Expr(Op.OR, Type.BOOL, (p, none_yet))
+        aux = self.new("all_after_first_" + _pred_name(p), Type.BOOL, True,
+                       lambda me: Expr(Op.AND, Type.BOOL, (me, ok)),
+                       f"every element after the first has {to_text(p)}",
+                       f"whether the list is one run of {to_text(p)}", _FLAG, needs=(empty.key,))
+        self.alls.append(aux)
+        return aux
+
     def first_inf(self, x: Expr) -> _Aux:
         inf = const(math.inf, Type.REAL)
         return self.new("first", Type.REAL, math.inf,
@@ -727,7 +750,7 @@ class _Candidates:
                         lambda me: Expr(Op.WHERE, Type.INT, (grow, _arith(Op.ADD, me, const(1)), me)),
                         f"length of the leading run with {to_text(p)}",
                         "the leading run, which joins the left part's trailing run at the split", _LEAD,
-                        needs=(all_p.key,))
+                        needs=(all_p.key,) + tuple(all_p.needs))
 
     def lead_sum(self, all_p: _Aux, x: Expr) -> _Aux:
         p = all_p.update.src[1]
@@ -737,7 +760,7 @@ class _Candidates:
                         lambda me: Expr(Op.WHERE, x.type, (grow, _arith(Op.ADD, me, x), me)),
                         f"sum of {to_text(x)} over the leading run with {to_text(p)}",
                         "the leading run's sum, which joins the left part's trailing run at the split",
-                        _LEAD, needs=(all_p.key,))
+                        _LEAD, needs=(all_p.key,) + tuple(all_p.needs))
 
     def step_matrix(self) -> list[_Aux]:
         """Where `left` maps a block of fields affinely over a semiring, s' = A(x) (x) s
