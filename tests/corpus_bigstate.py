@@ -14,6 +14,7 @@ K_SMALLEST = "Parsynt (PLDI 2017) `second min`, Synduce (PLDI 2022) `sndmax`, ta
 RUNS = "AutoLifter (Ji et al.) `lis` lifting; Parsynt (PLDI 2017) blocks"
 CLAMPS = "Morita et al., PLDI 2007 (clipped sums)"
 RECENCY = "Morita et al., PLDI 2007 (weak right inverses), on a two-entry recency list"
+PRODUCTS_OF_LIFTS = "streak and trend statistics; lifts of independent groups add up (thm3 issue 21: products)"
 PRODUCTS = "Welford (1962) and Chan, Golub and LeVeque (1979), beside a range and a sum (summary statistics)"
 
 
@@ -237,6 +238,10 @@ ENTRIES: list[Entry] = [
     # --- honest limits: no bounded lift -------------------------------------------------------
     _not("longest_equal_run", RUNS, "h([1]) = h([0, 1]) = (1, 1, 1); after 0 the first run joins it: 2 vs 1",
          ([1], [0, 1], [0]), klass="big-state", lift=3),
+    _not("runs_pos_neg", PRODUCTS_OF_LIFTS, "h([]) = h([0]) = (0, 0, 0, 0); after 1 the current positive runs are 1 and 0",
+         ([], [0.0], [1.0]), klass="big-state", lift=4),
+    _not("steps_up_down", PRODUCTS_OF_LIFTS, "h([0, 2]) = h([1, 2]); after 0 the ups are 1 and 2",
+         ([0.0, 2.0], [1.0, 2.0], [0.0]), klass="big-state", lift=1),
     _not("records_count", ISSUE21, "[0, 2] and [1, 2] have 2 records; after 0.5 the second has 3",
          ([0.0, 2.0], [1.0, 2.0], [0.5]), klass="big-state"),
     _not("below_first", ISSUE21, "[0, -1] and [0, -3] agree; after -2 only -3 is below the first",

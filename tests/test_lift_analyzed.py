@@ -121,15 +121,16 @@ def test_an_unknown_loop_is_lifted_to_a_proved_homomorphism():
 
 
 def test_a_plain_set_gets_a_short_proof_while_the_semiring_unit_waits():
-    """semiring_ssm_diag (two channels, h' = A*h + u with two parameters): the one-field
-    sets come first (fewest fields), but while the reduced step matrix (the two powers the
-    theorem gives) waits untried, each gets `THEOREM_SHARE` seconds of proof, not the
-    prover's whole default (3.6 s each, before)."""
+    """semiring_coupled_pair (u' = 2 u + 3 v + x, v' = u - v, one group): the one-field sets
+    come first (fewest fields), but while the theorem's unit (the two Cayley-Hamilton
+    coefficients) waits untried, each gets `THEOREM_SHARE` seconds of proof, not the
+    prover's whole default (semiring_ssm_diag's sets took 3.6 s each, before; its two
+    channels are lifted one by one now)."""
     import thm3
     import thm3.lift.search as search
     from corpus import CORPUS_DIR
     from thm3.pipeline import lift_prover
-    loop = thm3.parse_file(CORPUS_DIR / "semiring_ssm_diag.py")
+    loop = thm3.parse_file(CORPUS_DIR / "semiring_coupled_pair.py")
     real = lift_prover(time.monotonic() + 60)
     asked = []
 

@@ -63,3 +63,72 @@ def test_a_combine_that_mixes_groups_is_not_split():
                (Expr(Op.ADD, Type.REAL, (var("a.s", Type.REAL), var("b.n", Type.REAL))),))
     assert product.split_combine(loop, mixed, groups) is None
     assert product.by_components(loop, mixed, time.monotonic() + 5) is None
+
+
+# -- lifts of a product state, group by group ---------------------------------------------
+
+def _best_run(xs, keep):
+    out = run = 0
+    for x in xs:
+        run = run + 1 if keep(x) else 0
+        out = max(out, run)
+    return out
+
+
+def test_two_independent_runs_lift_group_by_group_past_the_units_of_one_search():
+    """Each run needs a flag and its leading run: four fields, more than MAX_ADDED units of
+    one search over the whole state; lifted group by group and proved as a whole, the
+    combine gives the longest runs of both signs on random splits."""
+    import random
+    from thm3.lift.search import MAX_ADDED
+    from thm3.semantics.samples import fold_left
+    a = thm3.analyze(CORPUS / "runs_pos_neg.py", timeout=30)
+    added = [x.split(":")[0] for x in a.lift_added]
+    assert len(added) == 4 > MAX_ADDED and all("lifted on its own" in x for x in a.lift_added), a.reason
+    lifted = a.lifted_analysis
+    assert lifted is not None and str(lifted.verdict) == "homomorphism"
+    rng = random.Random(2)
+    for _ in range(300):
+        xs = [float(rng.choice((-1, 0, 1))) for _ in range(rng.randrange(7))]
+        ys = [float(rng.choice((-1, 0, 1))) for _ in range(rng.randrange(7))]
+        got = lifted.combine(fold_left(lifted.loop, [(x,) for x in xs], {}),
+                             fold_left(lifted.loop, [(y,) for y in ys], {}))
+        assert got[1] == _best_run(xs + ys, lambda v: v > 0) and got[3] == _best_run(xs + ys, lambda v: v < 0)
+
+
+def test_a_field_two_groups_need_is_added_once():
+    a = thm3.analyze(CORPUS / "steps_up_down.py", timeout=30)
+    assert [x.split(":")[0] for x in a.lift_added] == ["first"], a.lift_added
+    assert str(a.lifted_analysis.verdict) == "homomorphism"
+
+
+RECORDS_AND_RUN = """from typing import NamedTuple
+from thm3.lang import Int, Real, inf
+
+
+class State(NamedTuple):
+    m: Real = -inf
+    c: Int = 0
+    cur: Int = 0
+    best: Int = 0
+
+
+def left(acc: State, x: Real) -> State:
+    cur = acc.cur + 1 if x > 0 else 0
+    return State(max(acc.m, x), acc.c + 1 if x > acc.m else acc.c, cur, max(acc.best, cur))
+"""
+
+
+def test_a_group_with_no_lift_ends_the_lift_by_components():
+    """The records' count (no bounded lift) beside a run (lifted by a flag and a lead):
+    the group with no lift ends the product lift, and says so."""
+    from thm3.lift.search import _LiftSearch, _by_components
+    from thm3.analysis.witness import find_witnesses
+    loop = thm3.parse_source(RECORDS_AND_RUN)
+    assert product.components(loop) == [("m", "c"), ("cur", "best")]
+    proved = []
+    search = _LiftSearch(loop, find_witnesses(loop, timeout=2.0, limit=4), time.monotonic() + 20,
+                         lambda lifted: proved.append(lifted.field_names) or None)
+    assert _by_components(search, time.monotonic() + 20) is None
+    assert any("group (m, c) on its own: no lift" in r for r in search.ruled_out), search.ruled_out
+    assert all(names[:4] == ("m", "c") for names in proved)          # only the first group was tried

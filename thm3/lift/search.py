@@ -150,7 +150,11 @@ def _lift(loop: Loop, t0: float, timeout: float, prove, without_witness: bool, d
         return done(None, [], "no witness: no two lists with equal state were told apart, "
                               "so there is nothing to lift")
     search = so_far["search"] = _LiftSearch(loop, first, deadline, prove)
-    found = search.run()
+    # a product state first group by group (each group's search is smaller than the
+    # whole's, and lifts add up past MAX_ADDED), then the whole state's search
+    found = _by_components(search, t0 + timeout * 0.6) if prove is not None else None
+    if found is None:
+        found = search.run()
     witness = first[0] if first else None
     if found is None:
         reason = _no_lift(search, witness)
@@ -161,6 +165,82 @@ def _lift(loop: Loop, t0: float, timeout: float, prove, without_witness: bool, d
         return done(None, [], reason, witness)
     lifted, added, reason, proof = found
     return done(lifted, added, reason, witness, proof, search.route)
+
+
+def _by_components(search: "_LiftSearch", deadline: float):
+    """A lift of a product state, group by group: where `left`'s fields fall into groups
+    that never read each other (`thm3.synth.product.components`), each group with a
+    witness of its own is lifted as a loop of its own (the same elements, parameters and
+    preconditions; each sub-lift proved), and the whole state with every group's added
+    fields is proved once more, so that lifts of up to MAX_ADDED units per group add up
+    (two independent runs, each needing a flag and a leading run).  None where the state
+    is one group, a group finds no lift, or the whole is not proved."""
+    from thm3.synth.product import MAX_GROUPS, components, sub_loop
+    loop = search.loop
+    groups = components(loop)
+    if not 2 <= len(groups) <= MAX_GROUPS:
+        return None
+    taken = set(loop.field_names) | {d.name for d in loop.params} | {d.name for d in loop.elements}
+    cands: list[_Aux] = []
+    for i, g in enumerate(groups):
+        left_s = deadline - time.monotonic()
+        if left_s <= 0.5:
+            return None
+        sub = sub_loop(loop, g)
+        ws = find_witnesses(sub, timeout=min(2.0, left_s / 4), limit=8)
+        if not ws:
+            continue            # no witness on this group: its fields may combine as they are
+        part = _LiftSearch(sub, ws, time.monotonic() + left_s / (len(groups) - i + 1), search.prove)
+        got = part.run()
+        if got is None:
+            search.ruled_out.append(f"group ({', '.join(g)}) on its own: no lift "
+                                    f"({'; '.join(why for _, why in part.outcomes[:2]) or 'none tried'})")
+            return None
+        lifted_sub = got[0]
+        k = len(sub.fields)
+        renamed = {}
+        for f in lifted_sub.fields[k:]:
+            renamed[f.name] = fresh(f.name, taken)
+            taken.add(renamed[f.name])
+        mapping = {f"acc.{old}": var(f"acc.{new}", f0.type)
+                   for f0 in lifted_sub.fields[k:] for old, new in [(f0.name, renamed[f0.name])]}
+        updates = substitute(list(lifted_sub.left.outputs[k:]), mapping)
+        alias: dict = {}
+        mine: list[_Aux] = []
+        for f, u in zip(lifted_sub.fields[k:], updates):
+            # a field another group added already (the same update, reading itself, the
+            # same initial value: a length, a first element) is shared, not added twice
+            key = renamed[f.name]
+            u = substitute([u], alias)[0] if alias else u
+            twin = next((c for c in cands if c.type is f.type and c.default == f.default and
+                         same(_self_read(u, key), _self_read(c.update, c.key))), None)
+            if twin is not None:
+                alias[f"acc.{key}"] = var(f"acc.{twin.key}", f.type)
+                continue
+            mine.append(_Aux(key, key, f.type, f.default, u, f.comment,
+                             f"for the group ({', '.join(g)}), lifted on its own", 0))
+        if alias:
+            mine = [replace(c, update=substitute([c.update], alias)[0]) for c in mine]
+        cands += mine
+    if not cands:
+        return None
+    lifted, names = search.lifted(cands)
+    if not search.preserved(lifted):
+        return None
+    proof = search.proved(lifted)
+    if not proof:
+        search.outcomes.append((names, "each group lifted on its own, but no combine was proved for the whole"))
+        return None
+    search.route = "product"
+    k = len(loop.fields)
+    added = [f"{f.name}: {c.type.value} = {_default_text(c)}; left: {f.name}' = {to_text(u)}; {c.why}"
+             for c, f, u in zip(cands, lifted.fields[k:], lifted.left.outputs[k:])]
+    return lifted, added, f"lifted group by group ({len(groups)} independent groups)", proof
+
+
+def _self_read(update: Expr, key: str) -> Expr:
+    """`update` with the field's read of itself under one name, to compare two fields."""
+    return substitute([update], {f"acc.{key}": var("acc.__self__", update.type)})[0]
 
 
 def _no_lift(search: "_LiftSearch", witness, stopped: bool = False) -> str:
