@@ -368,3 +368,42 @@ def test_a_named_lift_is_proved_and_keeps_the_original_fields(name):
         params = dom.params(rng, small=True)
         xs = dom.random_list(rng, params, int(rng.integers(0, 9)), small=i % 2 == 0)
         assert states_close(fold_left(got.loop, xs, params, dim=1)[:k], fold_left(loop, xs, params, dim=1))
+
+
+def test_a_mode_that_scales_the_data_lifts_by_slopes_from_each_mode():
+    """s + x in mode 0 and 2 s + x in mode 1: the list's map of s from each mode has a slope
+    (a power of 2) that no control state gives, so the data's coefficients are no function
+    of the transition function; the lift adds the sum from mode 1 and the slopes from both
+    modes, and the combine reads the slopes off b's fields (fitted, then proved)."""
+    import random
+    from thm3.synth import finite
+    loop = _loop("finite_mode_scale")
+    m = finite.recognise(loop, time.monotonic() + 10)
+    assert not finite.coefficients_determined(m)
+    a = thm3.analyze(by_name("finite_mode_scale").path, timeout=30)
+    assert sorted(x.split(":")[0] for x in a.lift_added) == ["pw_from0", "pw_from1", "s_from1"], a.reason
+    lifted = a.lifted_analysis
+    assert str(lifted.verdict) == "homomorphism" and lifted.synthesis.route == "finite"
+
+    def fold(xs):
+        mode, s = 0, 0.0
+        for x in xs:
+            if x < 0:
+                mode = 1
+            elif mode == 1:
+                s = 2 * s + x
+            else:
+                s = s + x
+        return mode, s
+    rng = random.Random(9)
+    for _ in range(300):
+        xs = [float(rng.choice((-1, 0, 1, 2))) for _ in range(rng.randrange(7))]
+        ys = [float(rng.choice((-1, 0, 1, 2))) for _ in range(rng.randrange(7))]
+        got = lifted.combine(fold_left(lifted.loop, [(x,) for x in xs], {}), fold_left(lifted.loop, [(y,) for y in ys], {}))
+        assert (int(got[0]), float(got[1])) == fold(xs + ys), (xs, ys, got)
+
+
+def test_a_count_reset_by_the_control_needs_no_slopes():
+    from thm3.synth import finite
+    loop = _loop("finite_ones_in_brackets")
+    assert finite.coefficients_determined(finite.recognise(loop, time.monotonic() + 10))

@@ -598,15 +598,10 @@ def _data_combine(m: Machine, by_state: dict, a: dict, b: dict, deadline: float)
                 s = m.table[c][s]
             mats.append(mat)
         coef[f] = tuple(mats)
-    # the coefficients must be read off b's control state: equal for every word of f
-    # (checked on the cells' generators: f's coefficients compose as the table does)
-    for f, word in m.monoid.items():
-        for c, row in enumerate(m.table):
-            g = tuple(row[j] for j in f)
-            for q in range(len(m.states)):
-                if not np.allclose(step_matrix(f[q], c) @ coef[f][q], coef[g][q]):
-                    raise Failed(f"recognised as {m.describe()}; the data's coefficients are not a function "
-                                 "of the transition function (a lift is needed)")
+    # the coefficients read off b's control state where they are equal for every word of f
+    # (checked on the cells' generators: f's coefficients compose as the table does), else
+    # fitted on b's data fields (a lift's slopes: 2 ** (steps in mode 1) from each mode)
+    determined = coefficients_determined(m, coef, step_matrix)
     rng = np.random.default_rng(0)
     dom = Domain(loop)
     samples = []
@@ -617,6 +612,7 @@ def _data_combine(m: Machine, by_state: dict, a: dict, b: dict, deadline: float)
         samples.append((xs, params))
     init = [e.arg for e in initial_state(loop)]
     out = {}
+    slopes: dict = {}
     for k, i in enumerate(m.data):
         per_state: dict[int, dict[int, Expr]] = {}
         for r in by_state:
@@ -640,23 +636,94 @@ def _data_combine(m: Machine, by_state: dict, a: dict, b: dict, deadline: float)
                 pts = got.get(r)
                 if not pts:
                     raise Failed(f"recognised as {m.describe()}; no sampled list reaches {_show(m, m.states[r])}")
-                mat = np.array([p for p, _ in pts])
-                rhs = np.array([v for _, v in pts])
-                sol, *_ = np.linalg.lstsq(mat, rhs, rcond=None)
-                if not np.allclose(mat @ sol, rhs, atol=1e-7):
-                    raise Failed(f"recognised as {m.describe()}; the data b adds from "
-                                 f"{_show(m, m.states[q])} is not linear in b's fields: a lift is needed")
-                per_state[r][q] = _linear_expr([round(float(x), 9) for x in sol], [b[j] for j in m.data],
-                                               fields[i].type)
+                per_state[r][q] = _fit_linear(m, pts, [b[j] for j in m.data], fields[i].type,
+                                              f"the data b adds from {_show(m, m.states[q])}")
+            if not determined:
+                # the slope of data field i in data field j from q: the fold from (q, e_j)
+                # less the fold from (q, 0), fitted on b's data fields
+                for jj, j in enumerate(m.data):
+                    unit = list(start)
+                    unit[j] = 1 if fields[j].type is Type.INT else 1.0
+                    got = {}
+                    for xs, params in samples:
+                        whole = fold_left(loop, xs, params, dim=1)
+                        r_state = tuple(_plain(whole[jx], fields[jx].type) for jx in m.control)
+                        if r_state not in m.states:
+                            continue
+                        hi = fold_left(loop, xs, params, state=tuple(np.asarray(v) for v in unit), dim=1)
+                        lo = fold_left(loop, xs, params, state=tuple(np.asarray(v) for v in start), dim=1)
+                        got.setdefault(m.states.index(r_state), []).append(
+                            ([float(whole[jx]) for jx in m.data] + [1.0], float(hi[i]) - float(lo[i])))
+                    for r in by_state:
+                        slopes.setdefault((r, q, k), {})[jj] = _fit_linear(
+                            m, got.get(r, []), [b[jx] for jx in m.data], fields[i].type,
+                            f"the slope of {fields[i].name} in {fields[j].name} from {_show(m, m.states[q])}")
         # combine: where over b's state r, then a's state q: A[f_r][q] row k . a.data + v
         leaves: dict[tuple, Expr] = {}
         for r, f in by_state.items():
             for q in range(len(m.states)):
-                arow = coef[f][q][k] if f in coef else np.eye(nd)[k]
-                lin = _linear_expr([float(x) for x in arow] + [0.0], [a[j] for j in m.data], fields[i].type)
+                if determined:
+                    arow = coef[f][q][k] if f in coef else np.eye(nd)[k]
+                    lin = _linear_expr([float(x) for x in arow] + [0.0], [a[j] for j in m.data], fields[i].type)
+                else:
+                    lin = None
+                    for jj, j in enumerate(m.data):
+                        s = slopes[(r, q, k)][jj]
+                        if s.op is Op.CONST and float(s.arg) == 0.0:
+                            continue
+                        term = a[j] if s.op is Op.CONST and float(s.arg) == 1.0 else _mul(s, a[j])
+                        lin = term if lin is None else _add(lin, term)
+                    lin = lin if lin is not None else const(0 if fields[i].type is Type.INT else 0.0, fields[i].type)
                 leaves[(q, r)] = _add(lin, per_state[r][q])
         out[i] = _expr_tree(m, list(leaves), leaves, a, b)
     return out
+
+
+def coefficients_determined(m: Machine, coef=None, step_matrix=None) -> bool:
+    """Whether the data's coefficients from each control state are a function of the
+    list's transition function (equal for every word of it: a count reset by the control),
+    checked on the cells' generators; else they are the lift's slopes, read off b's data."""
+    rows = affine_rows(m) if step_matrix is None else None
+    nd = len(m.data)
+    if step_matrix is None:
+        def step_matrix(q, c):
+            return np.array([[rows[(q, c)][r].get(m.data[j], 0.0) for j in range(nd)] for r in range(nd)])
+    if coef is None:
+        coef = {}
+        for f, word in m.monoid.items():
+            mats = []
+            for q in range(len(m.states)):
+                mat, s = np.eye(nd), q
+                for c in word:
+                    mat = step_matrix(s, c) @ mat
+                    s = m.table[c][s]
+                mats.append(mat)
+            coef[f] = tuple(mats)
+    for f in m.monoid:
+        for c, row in enumerate(m.table):
+            g = tuple(row[j] for j in f)
+            for q in range(len(m.states)):
+                if g not in coef or not np.allclose(step_matrix(f[q], c) @ coef[f][q], coef[g][q]):
+                    return False
+    return True
+
+
+def _fit_linear(m: Machine, pts: list, terms: list, type_: Type, what: str) -> Expr:
+    """The value of `pts` ((b's data fields and 1, value) pairs) as an exact linear form in
+    `terms` and 1; `Failed` where none fits (a lift is needed)."""
+    if not pts:
+        raise Failed(f"recognised as {m.describe()}; no sampled list for {what}")
+    mat = np.array([p for p, _ in pts])
+    rhs = np.array([v for _, v in pts])
+    sol, *_ = np.linalg.lstsq(mat, rhs, rcond=None)
+    if not np.allclose(mat @ sol, rhs, atol=1e-7):
+        raise Failed(f"recognised as {m.describe()}; {what} is not linear in b's fields: a lift is needed")
+    return _linear_expr([round(float(x), 9) for x in sol], terms, type_)
+
+
+def _mul(x: Expr, y: Expr) -> Expr:
+    t = Type.INT if x.type is Type.INT and y.type is Type.INT else Type.REAL
+    return Expr(Op.MUL, t, (x, y))
 
 
 def _linear_expr(coefs, terms, type_: Type) -> Expr:
@@ -881,8 +948,32 @@ def _lift_set(m: Machine, chosen, col, originals, deadline, full: bool = False) 
             zero = 0 if f.type is Type.INT else 0.0
             added.append(Added(f"fsm{qi}_{f.name}", f"{f.name}_from{qi}", f.type, zero, simplify(update),
                                f"{f.name} this list adds from {_show(m, m.states[qi])} (from 0)"))
+    # slopes: where the data's coefficients are no function of the transition function
+    # (2 * s in one mode, s in another), the product of the coefficients from each
+    # control state, the initial one too, read by the combine as b's fields
+    slope_keys = set()
+    if m.data and not _determined_or_not_affine(m):
+        data_index = {f"acc.{fields[j].name}": jj for jj, j in enumerate(m.data)}
+        names = [fields[j].name for j in m.data]
+        dtype = Type.INT if all(fields[j].type is Type.INT for j in m.data) else Type.REAL
+        for qi in range(len(m.states)):
+            control = {f"acc.{fields[j].name}": expr_of(qi, kk) for kk, j in enumerate(m.control)}
+            for jj in range(len(m.data)):
+                for ii, i in enumerate(m.data):
+                    key = f"fsm{qi}_d{ii}_{jj}"
+                    slope = {ll: var(f"acc.fsm{qi}_d{ll}_{jj}", dtype) for ll in range(len(m.data))}
+                    (stepped,) = substitute([loop.left.outputs[i]], control)
+                    update = _homogeneous(simplify(stepped), data_index, slope)
+                    if update is None:
+                        break
+                    one = 1 if ii == jj else 0
+                    hint = f"pw_from{qi}" if len(m.data) == 1 else f"slope_{names[ii]}_{names[jj]}_from{qi}"
+                    added.append(Added(key, hint, dtype, one if dtype is Type.INT else float(one), simplify(update),
+                                       f"how {names[ii]} scales the {names[jj]} before the list, from "
+                                       f"{_show(m, m.states[qi])} (the product of its coefficients)"))
+                    slope_keys.add(key)
     if m.data:
-        added = _drop_copied_data(m, added, deadline)
+        added = _drop_copied_data(m, added, deadline, slope_keys)
     size = full_table_size(m)
     what = "the full transition table" if full else "the fewest copies that tell the transition functions apart"
     why = (f"{what}: {len(added)} fields, of the {size} of the full table ({len(m.states) - 1} other "
@@ -891,8 +982,10 @@ def _lift_set(m: Machine, chosen, col, originals, deadline, full: bool = False) 
 
 
 def full_table_size(m: Machine) -> int:
-    """The fields the full table adds: every field, copied from every other reachable state."""
-    return (len(m.states) - 1) * (len(m.control) + len(m.data))
+    """The fields the full table adds: every field, copied from every other reachable
+    state, and where the data's coefficients need them, the slopes from every state."""
+    slopes = 0 if not m.data or _determined_or_not_affine(m) else len(m.states) * len(m.data) ** 2
+    return (len(m.states) - 1) * (len(m.control) + len(m.data)) + slopes
 
 
 def full_table(loop: Loop, deadline: float | None = None) -> tuple[int, int] | None:
@@ -906,9 +999,50 @@ def full_table(loop: Loop, deadline: float | None = None) -> tuple[int, int] | N
     return len(m.states), full_table_size(m)
 
 
-def _drop_copied_data(m: Machine, added: list[Added], deadline: float) -> list[Added]:
+def _determined_or_not_affine(m: Machine) -> bool:
+    """`coefficients_determined`, or True where the data is not affine in itself with
+    constant coefficients (no slope to add: the copies alone are tried)."""
+    try:
+        return coefficients_determined(m)
+    except Failed:
+        return True
+
+
+def _homogeneous(e: Expr, data_index: dict, slope: dict) -> Expr | None:
+    """The linear part of a data update `e` (its where-branches split on data-free
+    conditions, each branch affine in the data with constant coefficients), with data
+    field l read as `slope[l]`: the update of the product of the coefficients."""
+    if e.op is Op.WHERE:
+        c, x, y = e.src
+        if free_vars([c]) & set(data_index):
+            return None
+        hx, hy = _homogeneous(x, data_index, slope), _homogeneous(y, data_index, slope)
+        if hx is None or hy is None:
+            return None
+        t = Type.REAL if Type.REAL in (hx.type, hy.type) else hx.type
+        return Expr(Op.WHERE, t, (c, hx, hy))
+    lin = _affine(e, data_index)
+    if lin is None:
+        return None
+    out = None
+    for ll, coefficient in lin.items():
+        if ll == "" or coefficient == 0.0:
+            continue
+        s = slope[ll]
+        term = s if coefficient == 1.0 else Expr(Op.MUL, s.type, (
+            const(int(coefficient) if s.type is Type.INT and float(coefficient).is_integer() else coefficient,
+                  s.type), s))
+        out = term if out is None else _add(out, term)
+    if out is None:
+        t = next(iter(slope.values())).type
+        return const(0 if t is Type.INT else 0.0, t)
+    return out
+
+
+def _drop_copied_data(m: Machine, added: list[Added], deadline: float, slopes=frozenset()) -> list[Added]:
     """Data copies that equal (on folded lists) an original field, its negation, another
-    kept copy, or 0 add nothing; a copy another one reads stays."""
+    kept copy, or 0 add nothing, and a slope that is constant (its combine reads the
+    constant); a copy another one reads stays."""
     from thm3.semantics.samples import Domain, fold_left
     loop = m.loop
     mega = with_added(loop, added)
@@ -927,10 +1061,12 @@ def _drop_copied_data(m: Machine, added: list[Added], deadline: float) -> list[A
         needed |= {n[4:] for n in free_vars([a.update]) if n.startswith("acc.fsm")} - {a.key}
     data_keys = {f"fsm{qi}_{loop.fields[j].name}" for qi in range(1, len(m.states)) for j in m.data}
     kept = []
+    data_keys |= set(slopes)
     for n, a in enumerate(added):
         c = cols[k + n]
         if a.key in data_keys and a.key not in needed and (
-                np.allclose(c, 0) or any(np.allclose(c, o) or np.allclose(c, -o) for o in known)):
+                np.allclose(c, 0) or (a.key in slopes and np.allclose(c, c[0])) or
+                any(np.allclose(c, o) or np.allclose(c, -o) for o in known)):
             continue
         kept.append(a)
         if a.key in data_keys:
