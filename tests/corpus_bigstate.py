@@ -242,6 +242,8 @@ ENTRIES: list[Entry] = [
          ([], [0.0], [1.0]), klass="big-state", lift=4),
     _not("steps_up_down", PRODUCTS_OF_LIFTS, "h([0, 2]) = h([1, 2]); after 0 the ups are 1 and 2",
          ([0.0, 2.0], [1.0, 2.0], [0.0]), klass="big-state", lift=1),
+    _not("clip_between_params", CLAMPS, "L = -1, U = 0.25: [-1] and [-2] both clip to -1; after 1 they give -0.75 and -1",
+         ([-1.0], [-2.0], [1.0]), params=({"L": -1.0, "U": 0.25},), klass="big-state", lift=3),
     _not("records_count", ISSUE21, "[0, 2] and [1, 2] have 2 records; after 0.5 the second has 3",
          ([0.0, 2.0], [1.0, 2.0], [0.5]), klass="big-state"),
     _not("below_first", ISSUE21, "[0, -1] and [0, -3] agree; after -2 only -3 is below the first",

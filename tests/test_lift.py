@@ -382,3 +382,33 @@ def test_the_longest_equal_run_lifts_and_its_combine_is_the_brute_force_one():
         ys = [float(rng.randrange(3)) for _ in range(rng.randrange(7))]
         got = lifted.combine(fold_left(lifted.loop, [(x,) for x in xs], {}), fold_left(lifted.loop, [(y,) for y in ys], {}))
         assert got[2] == best(xs + ys), (xs, ys, got)
+
+
+def test_a_two_sided_clamp_lifts_by_the_sum_and_its_restarts_from_both_infinities():
+    """c' = min(max(c + x, L), U): the list's map of any start is min(max(c + s, lo), hi)
+    with lo and hi what it makes of -inf and +inf; a one-sided clamp (Kadane's max(cur + x,
+    0)) gets no restarts (its prefix extrema do it)."""
+    import random
+    from thm3.lift.search import _Candidates
+    hints = {c.hint for c in _Candidates(parse_file(CORPUS_DIR / "clip_between_params.py"),
+                                         np.random.default_rng(0)).build()}
+    assert {"c_from_inf", "c_from_neg_inf"} <= hints
+    assert not any("_from_inf" in c.hint for c in _Candidates(parse_file(SAMPLES_DIR / "kadane.py"),
+                                                              np.random.default_rng(0)).build())
+    a = thm3.analyze(CORPUS_DIR / "clip_between_params.py", timeout=30)
+    assert sorted(x.split(":")[0] for x in a.lift_added) == ["c_from_inf", "c_from_neg_inf", "s"], a.reason
+    lifted = a.lifted_analysis
+    rng = random.Random(4)
+    for _ in range(200):
+        lo, hi = -rng.choice((0.5, 1.0, 2.0)), rng.choice((0.25, 1.0, 3.0))
+
+        def clip(xs, c=0.0):
+            for x in xs:
+                c = min(max(c + x, lo), hi)
+            return c
+        xs = [float(rng.choice((-1, -0.5, 0, 0.5, 1))) for _ in range(rng.randrange(7))]
+        ys = [float(rng.choice((-1, -0.5, 0, 0.5, 1))) for _ in range(rng.randrange(7))]
+        p = {"L": lo, "U": hi}
+        got = lifted.combine(fold_left(lifted.loop, [(x,) for x in xs], p), fold_left(lifted.loop, [(y,) for y in ys], p),
+                             **p)
+        assert abs(float(got[0]) - clip(xs + ys)) < 1e-12, (xs, ys, p, got)

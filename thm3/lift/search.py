@@ -626,6 +626,7 @@ class _Candidates:
         base += [self.count(p) for p in predicates]
         base.append(self.length())
         base += [self.last(x) for x in xs if x.type is not Type.VEC]
+        base += [c for c in self.restarts()]
         base += [self.sum(e, _OTHER_SUM) for e in terms]
         base = self.dedupe(base)
         kept = {c.key for c in base}
@@ -766,6 +767,26 @@ class _Candidates:
                        f"whether the list is one run of {to_text(p)}", _FLAG, needs=(empty.key,))
         self.alls.append(aux)
         return aux
+
+    def restarts(self) -> list[_Aux]:
+        """A Real field whose update reads no other field and clamps from both sides (max and
+        min): the same
+        update started at +inf and at -inf, where the clamp's bounds take it on the first
+        element (a sum clipped to [L, U] started at U and at L): with the sum, what the
+        list makes of any start (Morita et al., PLDI 2007, clipped sums)."""
+        loop = self.loop
+        out = []
+        for f, e in zip(loop.fields, loop.left.outputs):
+            reads = {n for n in free_vars([e]) if n.startswith("acc.")}
+            ops = {s.op for s in walk([e])}
+            if f.type is not Type.REAL or reads != {f"acc.{f.name}"} or not {Op.MAX, Op.MIN} <= ops:
+                continue            # a clamp from both sides (one side: the prefix extrema do it)
+            for sign, word in ((1, "inf"), (-1, "neg_inf")):
+                out.append(self.new(f"{f.name}_from_{word}", Type.REAL, sign * math.inf,
+                                    lambda me, e=e, f=f: substitute([e], {f"acc.{f.name}": me})[0],
+                                    f"{f.name} as the list leaves it from {'+' if sign > 0 else '-'}inf",
+                                    f"what the list makes of a start above (below) every bound", _PREFIX))
+        return out
 
     def first_inf(self, x: Expr) -> _Aux:
         inf = const(math.inf, Type.REAL)
