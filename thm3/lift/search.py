@@ -785,7 +785,7 @@ class _Candidates:
                 out.append(self.new(f"{f.name}_from_{word}", Type.REAL, sign * math.inf,
                                     lambda me, e=e, f=f: substitute([e], {f"acc.{f.name}": me})[0],
                                     f"{f.name} as the list leaves it from {'+' if sign > 0 else '-'}inf",
-                                    f"what the list makes of a start above (below) every bound", _PREFIX))
+                                    "what the list makes of a start above (below) every bound", _PREFIX))
         return out
 
     def first_inf(self, x: Expr) -> _Aux:
