@@ -102,6 +102,8 @@ ENTRIES: list[Entry] = [
          ([], [1.0], [0.0]), klass="finite-linear", lift=1),
     _not("finite_mode_scale", LINEAR, "[-1] and [-1, 0] both give (1, 0); after [1] the sum is doubled by the 0: 1 vs 2",
          ([-1.0], [-1.0, 0.0], [1.0]), klass="finite-linear", lift=3),
+    _not("finite_first_three_sum", LINEAR, "[0, 0, 1] and [0, 1, 0] both give (3, 1); after [0] only the first 1 counts",
+         ([0.0, 0.0, 1.0], [0.0, 1.0, 0.0], [0.0]), klass="finite-linear", lift=2),
     _hom("finite_sign_switch_sum", LINEAR, "flip = flip1 != flip2, s = s1 + (-s2 if flip1 else s2)",
          _sign_switch, klass="finite-linear"),
     _not("finite_ones_after_zero", PATTERNS, "[] and [1] agree before a zero; after [0] they differ",
@@ -121,6 +123,7 @@ COPY_LIFTS: dict[str, int] = {
     "finite_ones_in_brackets": 1,   # the count from inside (inside from inside is not inside)
     "finite_sum_after_marker": 1,   # the sum from after the marker (the flag stays true there)
     "finite_ones_after_zero": 1,    # the count from after the zero
+    "finite_first_three_sum": 2,    # the sums from n = 1 and n = 2 (n's copies are functions of n)
     "finite_mode_scale": 3,         # the sum from mode 1 and the slope from each mode (2 ** steps in mode 1)
     "finite_delay_line": 2,         # both bits from (1, 1): [] and [0] and [0, 0] differ there
     "finite_sign_since_one": 1,     # v from 1: the start's sign turned by the parity, or constant

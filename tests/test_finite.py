@@ -407,3 +407,14 @@ def test_a_count_reset_by_the_control_needs_no_slopes():
     from thm3.synth import finite
     loop = _loop("finite_ones_in_brackets")
     assert finite.coefficients_determined(finite.recognise(loop, time.monotonic() + 10))
+
+
+def test_a_copy_that_is_a_function_of_a_field_is_read_from_it():
+    """n from n = 1 is min(n + 1, 3), a function of n on every transition function: no
+    copy of it is added, and the data copy that reads it reads a selection over n."""
+    from thm3.ir.printer import to_text
+    (first, *_) = finite.lift_candidates(_loop("finite_first_three_sum"), time.monotonic() + 10)
+    assert [a.hint for a in first.fields] == ["s_from1", "s_from2"]
+    assert "(1 if acc.n == 0 else (2 if acc.n == 1 else 3))" in to_text(first.fields[0].update)
+    assert finite._function_of((0, 1, 2, 3), {(5, 6, 7, 7): 0}) is None
+    assert finite._function_of((1, 2, 3, 3), {(0, 1, 2, 3): 0}) == (0, {0: 1, 1: 2, 2: 3, 3: 3})

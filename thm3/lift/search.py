@@ -487,7 +487,7 @@ class _LiftSearch:
         if self.prove is not None:
             # while a composition lift (its combine given by a theorem) waits, a plain set
             # gets a short proof: a prover failing on it for seconds would delay that lift
-            share = (PENDING_SHARE if self.pending and not composition else
+            share = (None if composition else PENDING_SHARE if self.pending else
                      THEOREM_SHARE if self.theorem_waits(set(chosen)) else None)
             proof = self.proved(lifted, share)
             if not proof:

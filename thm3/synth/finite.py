@@ -711,14 +711,38 @@ def coefficients_determined(m: Machine, coef=None, step_matrix=None) -> bool:
 def _fit_linear(m: Machine, pts: list, terms: list, type_: Type, what: str) -> Expr:
     """The value of `pts` ((b's data fields and 1, value) pairs) as an exact linear form in
     `terms` and 1; `Failed` where none fits (a lift is needed)."""
+    from fractions import Fraction
     if not pts:
         raise Failed(f"recognised as {m.describe()}; no sampled list for {what}")
     mat = np.array([p for p, _ in pts])
     rhs = np.array([v for _, v in pts])
-    sol, *_ = np.linalg.lstsq(mat, rhs, rcond=None)
-    if not np.allclose(mat @ sol, rhs, atol=1e-7):
+    # the independent columns only, in field order (b's fields equal on these lists, as
+    # the copies of a state the list never left, give the first of them, not a third each)
+    kept, ortho = [], []
+    for j in range(mat.shape[1]):
+        r = mat[:, j].astype(float)
+        norm = float(np.linalg.norm(r))
+        if norm == 0.0:
+            continue
+        r = r / norm
+        for _ in range(2):
+            for q in ortho:
+                r = r - (q @ r) * q
+        if float(np.linalg.norm(r)) > 1e-8:
+            ortho.append(r / np.linalg.norm(r))
+            kept.append(j)
+    sol = np.zeros(mat.shape[1])
+    if kept:
+        part, *_ = np.linalg.lstsq(mat[:, kept], rhs, rcond=None)
+        sol[kept] = part
+    exact = np.array([float(Fraction(float(x)).limit_denominator(1000)) for x in sol])
+    if np.allclose(mat @ exact, rhs, rtol=1e-12, atol=1e-9):
+        sol = exact
+    elif not np.allclose(mat @ sol, rhs, atol=1e-7):
         raise Failed(f"recognised as {m.describe()}; {what} is not linear in b's fields: a lift is needed")
-    return _linear_expr([round(float(x), 9) for x in sol], terms, type_)
+    else:
+        sol = np.array([round(float(x), 9) for x in sol])
+    return _linear_expr([float(x) for x in sol], terms, type_)
 
 
 def _mul(x: Expr, y: Expr) -> Expr:
@@ -840,7 +864,8 @@ def lift_candidates(loop: Loop, deadline: float, limit: int = 3) -> list[LiftSet
     for qi in range(1, nq):
         for k in range(len(m.control)):
             c = col[(qi, k)]
-            if len(set(c)) == 1 or c in seen_cols or _negation(c) in originals:
+            if len(set(c)) == 1 or c in seen_cols or _negation(c) in originals or \
+                    _function_of(c, originals) is not None:
                 continue
             seen_cols.add(c)
             copies.append((qi, k))
@@ -850,7 +875,8 @@ def lift_candidates(loop: Loop, deadline: float, limit: int = 3) -> list[LiftSet
 
     def available(c, chosen_cols) -> bool:
         return len(set(c)) == 1 or c in originals or c in chosen_cols or \
-            (isinstance(c[0], bool) and (_negation(c) in originals or _negation(c) in chosen_cols))
+            (isinstance(c[0], bool) and (_negation(c) in originals or _negation(c) in chosen_cols)) or \
+            _function_of(c, originals) is not None
 
     def works(chosen) -> bool:
         cols = {col[q] for q in chosen}
@@ -898,6 +924,17 @@ def _closed_under(chosen, col, reads, available) -> bool:
     return all(available(col[(qi, j)], cols) for qi, k in chosen for j in reads[k])
 
 
+def _function_of(c: tuple, originals: dict):
+    """(k, {value of original control field k: value of c}) where that field's column
+    determines c on every transition function (a capped count started one step on is
+    min(n + 1, 3), a function of n), else None; the first such field."""
+    for o, k in originals.items():
+        table: dict = {}
+        if all(table.setdefault(u, v) == v for u, v in zip(o, c)):
+            return k, table
+    return None
+
+
 def _negation(c: tuple) -> tuple | None:
     return tuple(not v for v in c) if c and isinstance(c[0], bool) else None
 
@@ -920,7 +957,16 @@ def _lift_set(m: Machine, chosen, col, originals, deadline, full: bool = False) 
         neg = _negation(c)
         if neg in by_col:
             return Expr(Op.NOT, Type.BOOL, (var(f"acc.{keys[by_col[neg]]}", Type.BOOL),))
-        return Expr(Op.NOT, Type.BOOL, (var(f"acc.{fields[m.control[originals[neg]]].name}", Type.BOOL),))
+        if neg in originals:
+            return Expr(Op.NOT, Type.BOOL, (var(f"acc.{fields[m.control[originals[neg]]].name}", Type.BOOL),))
+        k0, table = _function_of(c, originals)
+        f0 = fields[m.control[k0]]
+        items = sorted(table.items(), key=lambda kv: repr(kv[0]))
+        out = const(items[-1][1], t)
+        for u, v in reversed(items[:-1]):
+            out = Expr(Op.WHERE, t, (Expr(Op.EQ, Type.BOOL, (var(f"acc.{f0.name}", f0.type), const(u, f0.type))),
+                                     const(v, t), out))
+        return out
 
     added = []
     for qi, k in chosen:
@@ -932,7 +978,7 @@ def _lift_set(m: Machine, chosen, col, originals, deadline, full: bool = False) 
         (update,) = substitute([loop.left.outputs[i]], mapping)
         c = col[(qi, k)]
         state = _show(m, m.states[qi])
-        if len(set(c[1:])) == 1 and c[0] != c[1]:
+        if f.type is Type.BOOL and len(set(c[1:])) == 1 and c[0] != c[1]:
             hint, comment = "nonempty" if c[1] is True else "empty", "whether the list is not empty" \
                 if c[1] is True else "whether the list is empty"
         else:
