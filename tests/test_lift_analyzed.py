@@ -142,3 +142,56 @@ def test_a_plain_set_gets_a_short_proof_while_the_semiring_unit_waits():
     assert res.loop is not None and len(res.added) == 2 and res.route == "semiring", res.reason
     assert asked[-1][1] is None and len(asked[-1][0]) == 2, asked      # the unit: the prover's own budget
     assert asked[:-1] and all(s == search.THEOREM_SHARE for _, s in asked[:-1]), asked
+
+
+DECAY_WITH_LENGTH = '''from typing import NamedTuple
+from thm3.lang import Int, Real
+
+lam: Real
+
+
+class State(NamedTuple):
+    n: Int = 0
+    e: Real = 0
+
+
+def left(acc: State, x: Real) -> State:
+    assert 0 < lam and lam < 1
+    return State(acc.n + 1, lam * acc.e + (1 - lam) * x)
+'''
+
+
+def test_an_unknown_whose_step_a_theorem_lifts_gets_that_lift_proved():
+    """e' = lam e + (1 - lam) x with the length but not lam ** n: no combine in the IR's
+    operations over (n, e), and no witness (the length tells the lists apart); the
+    semiring theorem's lift (pw = lam ** n) is tried alone and proved, the verdict stays
+    "unknown" over the state as written, and the report shows the lift."""
+    import random
+    import thm3
+    from thm3.semantics.samples import fold_left
+    a = thm3.analyze_source(DECAY_WITH_LENGTH, timeout=30)
+    assert str(a.verdict) == "unknown" and a.witness is None
+    assert [x.split(":")[0] for x in a.lift_added] == ["pw"], a.lift_added
+    assert "A lift a theorem gives" in a.report() and any(s.name == "theorem lift" for s in a.steps)
+    lifted = a.lifted_analysis
+    assert str(lifted.verdict) == "homomorphism"
+    rng = random.Random(1)
+    for _ in range(100):
+        lam = rng.choice((0.25, 0.5, 0.9))
+        xs = [rng.uniform(-1, 1) for _ in range(rng.randrange(6))]
+        ys = [rng.uniform(-1, 1) for _ in range(rng.randrange(6))]
+        p = {"lam": lam}
+        got = lifted.combine(fold_left(lifted.loop, [(x,) for x in xs], p), fold_left(lifted.loop, [(y,) for y in ys], p),
+                             **p)
+        want = fold_left(lifted.loop, [(v,) for v in xs + ys], p)
+        assert abs(float(got[1]) - float(want[1])) < 1e-9
+
+
+def test_no_theorem_lift_for_an_unknown_with_no_recognised_step():
+    import thm3
+    from corpus import CORPUS_DIR
+    from thm3.pipeline import Context, lift_by_theorem
+    loop = thm3.parse_file(CORPUS_DIR.parent.parent / "samples" / "majority.py")
+    ctx = Context(loop, 10, time.monotonic() + 10, True, False, False)
+    got = lift_by_theorem(ctx, None)
+    assert got.status == "none" and "neither semiring-affine nor finite-state" in got.detail, got

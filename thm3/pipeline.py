@@ -356,6 +356,26 @@ def lift_state(ctx: Context, a: Analysis) -> Done:
                 {"lifted": text, "lift_added": list(res.added), "lifted_analysis": res.proof})
 
 
+def lift_by_theorem(ctx: Context, a: Analysis) -> Done:
+    """An "unknown" loop with no witness, whose step a theorem lifts (a semiring-affine
+    block whose composed map the state does not hold: a decay with the length but not the
+    power; a finite-state step's copies): those lifts only, each proved; the verdict stays
+    "unknown" over the state as written."""
+    from thm3.synth import finite, semiring
+    if not semiring.lift_units(ctx.loop, lambda r, c, full: f"k_{r}_{c}"):
+        try:
+            finite.recognise(ctx.loop, min(ctx.deadline, time.monotonic() + 1.0))
+        except finite.Failed:
+            return Done(Status.NONE, "no lift a theorem gives: the step is neither semiring-affine nor finite-state")
+    res = lift(ctx.loop, timeout=max(1.0, ctx.deadline - time.monotonic()), prove=lift_prover(ctx.deadline),
+               theorem_only=True)
+    if res.loop is None:
+        return Done(Status.NONE, res.reason)
+    text = loop_text(with_right_fold(res.loop, res.proof.combine_fn, res.proof.invariant_exprs))
+    return Done(Status.FOUND, "; ".join(res.added),
+                {"lifted": text, "lift_added": list(res.added), "lifted_analysis": res.proof})
+
+
 def synthesize_combine(ctx: Context, a: Analysis) -> Done:
     import thm3.synth
     loop, samples = ctx.loop, list(a.samples)
@@ -465,6 +485,9 @@ STEPS: tuple[PipelineStep, ...] = (
         a.witness is not None or (ctx.lift_unknown and a.verdict is Verdict.UNKNOWN))),
     PipelineStep("synthesize", synthesize_combine, lambda ctx, a: a.witness is None),
     PipelineStep("prove", prove_laws, lambda ctx, a: bool(a.candidates)),
+    PipelineStep("theorem lift", lift_by_theorem, lambda ctx, a: ctx.lift and not ctx.lift_unknown and (
+        a.verdict is Verdict.UNKNOWN and a.witness is None and a.combine_fn is None
+        and time.monotonic() < ctx.deadline - 1.0)),
     PipelineStep("commutativity", check_commutativity,
                  lambda ctx, a: a.combine_fn is not None and a.verdict is Verdict.HOMOMORPHISM),
     PipelineStep("transport", find_transport, lambda ctx, a: a.combine_fn is not None),

@@ -139,6 +139,17 @@ def render_report(a) -> str:
         for line in unknown_advice(a):
             w("     " + line)
         n += 1
+        if a.lifted and a.witness is None:
+            w(f"{n}. A lift a theorem gives (over the state as written no combine was found): add "
+              + "; ".join(a.lift_added))
+            w("     (`thm3 lift FILE -o OUT` writes it; the lifted loop is a proved homomorphism)")
+            if a.lifted_analysis is not None:
+                w("     its combine (every law proved):")
+                for line in combine_code(a.lifted_analysis).splitlines():
+                    w("       " + line)
+            for line in a.lifted.splitlines():
+                w("       | " + line)
+            n += 1
     w(f"{n}. Numerical stability (the combine and left step as emitted):")
     for k, v in a.stability.items():
         w(f"     {k:<14} {v:<8} {a.stability_notes.get(k, '')}")
@@ -151,7 +162,7 @@ def unknown_advice(a) -> list[str]:
     """For an "unknown": each step that was tried with its outcome, then what the user
     could change to get an answer."""
     lines = [f"tried: {s.name} ({s.status}{': ' + s.detail if s.detail else ''})"
-             for s in a.steps if s.name in ("bird", "witness", "synthesize", "prove", "lift")]
+             for s in a.steps if s.name in ("bird", "witness", "synthesize", "prove", "lift", "theorem lift")]
     timed_out = any(s.status == "timeout" for s in a.steps) or "time" in a.reason
     if timed_out:
         lines.append("change: give more time (--timeout S, or timeout= in thm3.analyze); "

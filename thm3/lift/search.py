@@ -93,7 +93,7 @@ class _Aux:
 
 
 def lift(loop: Loop, *, timeout: float = 10.0, prove=None, without_witness: bool = False,
-         memory: int | None = None) -> Lift:
+         memory: int | None = None, theorem_only: bool = False) -> Lift:
     """Search for the smallest lift of `loop`: the fewest added fields, from at most
     `MAX_ADDED` candidate units.
 
@@ -108,6 +108,10 @@ def lift(loop: Loop, *, timeout: float = 10.0, prove=None, without_witness: bool
     the lifted loop, so the search gives the user a loop that is a proved homomorphism
     and computes the same fields (sign changes: the first element carries the sign that
     the parity of the count would otherwise have to give).
+
+    `theorem_only` (with a prover): a loop with no witness tries only the lifts a theorem
+    gives (the composed map's entries of a semiring-affine block, a finite-state step's
+    copies), each proved: a decay whose state has the length but not the power.
 
     `memory` (MiB, Linux) bounds the search as `--memory` bounds the analysis: it runs in
     a forked child under that bound, and past it the answer is no lift, naming the bound."""
@@ -130,7 +134,7 @@ def lift(loop: Loop, *, timeout: float = 10.0, prove=None, without_witness: bool
     so_far: dict = {}       # the witnesses and the search, for the answer of a search stopped
     try:            # each stage keeps to the deadline; the alarm bounds a call that does not
         with hard_deadline(t0 + timeout):
-            return _lift(loop, t0, timeout, prove, without_witness, done, so_far)
+            return _lift(loop, t0, timeout, prove, without_witness, done, so_far, theorem_only)
     except PastDeadline:
         witness = so_far["first"][0] if so_far.get("first") else None
         if "search" in so_far:
@@ -143,13 +147,21 @@ def _lift_here(loop: Loop, timeout: float, prove, without_witness: bool) -> Lift
     return lift(loop, timeout=timeout, prove=prove, without_witness=without_witness)
 
 
-def _lift(loop: Loop, t0: float, timeout: float, prove, without_witness: bool, done, so_far: dict) -> Lift:
+def _lift(loop: Loop, t0: float, timeout: float, prove, without_witness: bool, done, so_far: dict,
+          theorem_only: bool = False) -> Lift:
     deadline = t0 + timeout * 0.95
-    first = so_far["first"] = find_witnesses(loop, timeout=min(5.0, timeout / 2), limit=8)
-    if not first and (prove is None or not without_witness):
+    # theorem_only: the analysis found no witness already (its own search ran)
+    first = so_far["first"] = [] if theorem_only else find_witnesses(loop, timeout=min(5.0, timeout / 2), limit=8)
+    if not first and (prove is None or not (without_witness or theorem_only)):
         return done(None, [], "no witness: no two lists with equal state were told apart, "
                               "so there is nothing to lift")
     search = so_far["search"] = _LiftSearch(loop, first, deadline, prove)
+    if not first and theorem_only and not without_witness:
+        found = search.run_theorems()
+        if found is None:
+            return done(None, [], "no lift a theorem gives was proved" + _ruled_out(search))
+        lifted, added, reason, proof = found
+        return done(lifted, added, reason, None, proof, search.route)
     # a product state first group by group (each group's search is smaller than the
     # whole's, and lifts add up past MAX_ADDED), then the whole state's search
     found = _by_components(search, t0 + timeout * 0.6) if prove is not None else None
@@ -416,6 +428,22 @@ class _LiftSearch:
             if found is not None:
                 return found
         for chosen, why in pending:
+            found = self.try_composition(chosen, why)
+            if found is not None or self.timed_out:
+                return found
+        return None
+
+    def run_theorems(self):
+        """Only the lifts a theorem gives, fewest fields first: a finite-state step's
+        copies, and the groups of a semiring-affine block's composed map (its reduced
+        entries, Cayley-Hamilton's coefficients, the full matrix)."""
+        groups: dict[str, list[int]] = {}
+        for i, c in enumerate(self.cands):
+            if c.route == "semiring" and c.group:
+                groups.setdefault(c.group, []).append(i)
+        options = list(self.composition) + [(tuple(g), "the composed map over a semiring")
+                                              for g in groups.values()]
+        for chosen, why in sorted(options, key=lambda o: len(o[0])):
             found = self.try_composition(chosen, why)
             if found is not None or self.timed_out:
                 return found
