@@ -192,17 +192,23 @@ def _by_components(search: "_LiftSearch", deadline: float):
     groups = components(loop)
     if not 2 <= len(groups) <= MAX_GROUPS:
         return None
+    # the groups the whole state's witnesses tell apart on their own fields need a lift;
+    # with one such group the whole search does the same work (and more): not here
+    subs = [sub_loop(loop, g) for g in groups]
+    hit = [[w for w in search.records if check_witness(sub, w)] for sub in subs]
+    if sum(bool(ws) for ws in hit) < 2:
+        return None
     taken = set(loop.field_names) | {d.name for d in loop.params} | {d.name for d in loop.elements}
     cands: list[_Aux] = []
-    for i, g in enumerate(groups):
+    todo = sum(bool(ws) for ws in hit)
+    for g, sub, ws in zip(groups, subs, hit):
+        if not ws:
+            continue            # no witness on this group: its fields combine as they are, or the prover says
         left_s = deadline - time.monotonic()
         if left_s <= 0.5:
             return None
-        sub = sub_loop(loop, g)
-        ws = find_witnesses(sub, timeout=min(2.0, left_s / 4), limit=8)
-        if not ws:
-            continue            # no witness on this group: its fields may combine as they are
-        part = _LiftSearch(sub, ws, time.monotonic() + left_s / (len(groups) - i + 1), search.prove)
+        part = _LiftSearch(sub, ws, time.monotonic() + left_s / (todo + 1), search.prove)
+        todo -= 1
         got = part.run()
         if got is None:
             search.ruled_out.append(f"group ({', '.join(g)}) on its own: no lift "
