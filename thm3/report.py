@@ -122,14 +122,7 @@ def render_report(a) -> str:
         n += 1
         lift_step = next((s for s in a.steps if s.name == "lift"), None)
         if a.lifted:
-            w(f"{n}. A lift exists: add " + "; ".join(a.lift_added))
-            w("     (`thm3 lift FILE -o OUT` writes it; the lifted loop is a proved homomorphism)")
-            if a.lifted_analysis is not None:
-                w("     its combine (every law proved):")
-                for line in combine_code(a.lifted_analysis).splitlines():
-                    w("       " + line)
-            for line in a.lifted.splitlines():
-                w("       | " + line)
+            _lift_lines(w, a, f"{n}. A lift exists: add ")
         elif lift_step is not None:
             w(f"{n}. " + (lift_step.detail[0].upper() + lift_step.detail[1:] if lift_step.detail.startswith(
                 "no lift found, and the state grows") else f"No lift found: {lift_step.detail}"))
@@ -140,15 +133,7 @@ def render_report(a) -> str:
             w("     " + line)
         n += 1
         if a.lifted and a.witness is None:
-            w(f"{n}. A lift a theorem gives (over the state as written no combine was found): add "
-              + "; ".join(a.lift_added))
-            w("     (`thm3 lift FILE -o OUT` writes it; the lifted loop is a proved homomorphism)")
-            if a.lifted_analysis is not None:
-                w("     its combine (every law proved):")
-                for line in combine_code(a.lifted_analysis).splitlines():
-                    w("       " + line)
-            for line in a.lifted.splitlines():
-                w("       | " + line)
+            _lift_lines(w, a, f"{n}. A lift a theorem gives (over the state as written no combine was found): add ")
             n += 1
     w(f"{n}. Numerical stability (the combine and left step as emitted):")
     for k, v in a.stability.items():
@@ -156,6 +141,18 @@ def render_report(a) -> str:
     w("")
     w("steps: " + ", ".join(f"{s.name} {s.seconds:.2f}s" for s in a.steps))
     return "\n".join(out)
+
+
+def _lift_lines(w, a, head: str) -> None:
+    """The lift's section: its added fields, its proved combine and the lifted file."""
+    w(head + "; ".join(a.lift_added))
+    w("     (`thm3 lift FILE -o OUT` writes it; the lifted loop is a proved homomorphism)")
+    if a.lifted_analysis is not None:
+        w("     its combine (every law proved):")
+        for line in combine_code(a.lifted_analysis).splitlines():
+            w("       " + line)
+    for line in a.lifted.splitlines():
+        w("       | " + line)
 
 
 def unknown_advice(a) -> list[str]:

@@ -584,20 +584,8 @@ def _data_combine(m: Machine, by_state: dict, a: dict, b: dict, deadline: float)
     rows = affine_rows(m)
     nd = len(m.data)
     # the coefficient matrices of each transition function, from each control state
-    coef: dict[tuple, tuple] = {}
-
-    def step_matrix(q, c):
-        return np.array([[rows[(q, c)][r].get(m.data[j], 0.0) for j in range(nd)] for r in range(nd)])
-
-    for f, word in m.monoid.items():
-        mats = []
-        for q in range(len(m.states)):
-            mat, s = np.eye(nd), q
-            for c in word:
-                mat = step_matrix(s, c) @ mat
-                s = m.table[c][s]
-            mats.append(mat)
-        coef[f] = tuple(mats)
+    step_matrix = _step_matrices(m, rows)
+    coef = _coefficients(m, step_matrix)
     # the coefficients read off b's control state where they are equal for every word of f
     # (checked on the cells' generators: f's coefficients compose as the table does), else
     # fitted on b's data fields (a lift's slopes: 2 ** (steps in mode 1) from each mode)
@@ -683,22 +671,10 @@ def coefficients_determined(m: Machine, coef=None, step_matrix=None) -> bool:
     """Whether the data's coefficients from each control state are a function of the
     list's transition function (equal for every word of it: a count reset by the control),
     checked on the cells' generators; else they are the lift's slopes, read off b's data."""
-    rows = affine_rows(m) if step_matrix is None else None
-    nd = len(m.data)
     if step_matrix is None:
-        def step_matrix(q, c):
-            return np.array([[rows[(q, c)][r].get(m.data[j], 0.0) for j in range(nd)] for r in range(nd)])
+        step_matrix = _step_matrices(m, affine_rows(m))
     if coef is None:
-        coef = {}
-        for f, word in m.monoid.items():
-            mats = []
-            for q in range(len(m.states)):
-                mat, s = np.eye(nd), q
-                for c in word:
-                    mat = step_matrix(s, c) @ mat
-                    s = m.table[c][s]
-                mats.append(mat)
-            coef[f] = tuple(mats)
+        coef = _coefficients(m, step_matrix)
     for f in m.monoid:
         for c, row in enumerate(m.table):
             g = tuple(row[j] for j in f)
@@ -706,6 +682,50 @@ def coefficients_determined(m: Machine, coef=None, step_matrix=None) -> bool:
                 if g not in coef or not np.allclose(step_matrix(f[q], c) @ coef[f][q], coef[g][q]):
                     return False
     return True
+
+
+def _step_matrices(m: Machine, rows: dict):
+    """(control state, cell) -> the data's coefficient matrix of one step."""
+    nd = len(m.data)
+
+    def step_matrix(q, c):
+        return np.array([[rows[(q, c)][r].get(m.data[j], 0.0) for j in range(nd)] for r in range(nd)])
+    return step_matrix
+
+
+def _coefficients(m: Machine, step_matrix) -> dict:
+    """Each transition function's product of the data's coefficient matrices along a
+    shortest word of it, from each control state."""
+    coef: dict[tuple, tuple] = {}
+    for f, word in m.monoid.items():
+        mats = []
+        for q in range(len(m.states)):
+            mat, s = np.eye(len(m.data)), q
+            for c in word:
+                mat = step_matrix(s, c) @ mat
+                s = m.table[c][s]
+            mats.append(mat)
+        coef[f] = tuple(mats)
+    return coef
+
+
+def independent_columns(mat: np.ndarray, tol: float = 1e-8) -> list[int]:
+    """The columns of `mat` that are independent of the ones before them (Gram-Schmidt,
+    twice): the simplest first, so that a fit over them is the sparse one."""
+    kept, ortho = [], []
+    for j in range(mat.shape[1]):
+        r = mat[:, j].astype(float)
+        norm = float(np.linalg.norm(r))
+        if norm == 0.0:
+            continue
+        r = r / norm
+        for _ in range(2):
+            for q in ortho:
+                r = r - (q @ r) * q
+        if float(np.linalg.norm(r)) > tol:
+            ortho.append(r / np.linalg.norm(r))
+            kept.append(j)
+    return kept
 
 
 def _fit_linear(m: Machine, pts: list, terms: list, type_: Type, what: str) -> Expr:
@@ -718,19 +738,7 @@ def _fit_linear(m: Machine, pts: list, terms: list, type_: Type, what: str) -> E
     rhs = np.array([v for _, v in pts])
     # the independent columns only, in field order (b's fields equal on these lists, as
     # the copies of a state the list never left, give the first of them, not a third each)
-    kept, ortho = [], []
-    for j in range(mat.shape[1]):
-        r = mat[:, j].astype(float)
-        norm = float(np.linalg.norm(r))
-        if norm == 0.0:
-            continue
-        r = r / norm
-        for _ in range(2):
-            for q in ortho:
-                r = r - (q @ r) * q
-        if float(np.linalg.norm(r)) > 1e-8:
-            ortho.append(r / np.linalg.norm(r))
-            kept.append(j)
+    kept = independent_columns(mat)
     sol = np.zeros(mat.shape[1])
     if kept:
         part, *_ = np.linalg.lstsq(mat[:, kept], rhs, rcond=None)

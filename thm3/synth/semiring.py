@@ -625,19 +625,10 @@ class _LinearBasis:
             for f in [None] + self.fields:
                 labels.append((f, m))
                 columns.append(pv if f is None else pv * self.states[f.name][ok])
-        kept_labels, kept, ortho = [], [], []       # Gram-Schmidt, twice, for the independent ones
-        for lab, c in zip(labels, columns):
-            norm = float(np.linalg.norm(c))
-            if norm == 0.0:
-                continue
-            r = c / norm
-            for _ in range(2):
-                for q in ortho:
-                    r = r - (q @ r) * q
-            if float(np.linalg.norm(r)) > 1e-8:
-                ortho.append(r / np.linalg.norm(r))
-                kept.append(c)
-                kept_labels.append(lab)
+        from thm3.synth.finite import independent_columns
+        chosen = independent_columns(np.stack(columns, axis=1)) if columns else []
+        kept = [columns[j] for j in chosen]
+        kept_labels = [labels[j] for j in chosen]
         if not kept or len(kept) * 2 > int(ok.sum()):
             got = (kept_labels, None, None)
         else:
