@@ -7,6 +7,8 @@ The honest limits (records, elements below the first, next fit) have no bounded 
 growth families that show it)."""
 from __future__ import annotations
 
+import math
+
 from corpus import INF, Entry, _hom, _not  # noqa: F401
 
 ISSUE21 = "thm3 issue 21"
@@ -163,6 +165,15 @@ def _last_two_distinct(a, b, p):        # (r1, r2), -1 for an empty slot
     return a if b[0] == a[0] else (b[0], a[0])
 
 
+def _top2_with_counts(a, b, p):         # (m1, c1, m2, c2): the multiset's two largest values
+    counts = {}
+    for m, c in ((a[0], a[1]), (a[2], a[3]), (b[0], b[1]), (b[2], b[3])):
+        if c:
+            counts[m] = counts.get(m, 0) + c
+    top = sorted(counts, reverse=True)[:2] + [-math.inf, -math.inf]
+    return (top[0], counts.get(top[0], 0), top[1], counts.get(top[1], 0))
+
+
 def _capped_steps(a, b, p):
     return (min(a[0] + b[0], p["cap"] + 2),)
 
@@ -216,6 +227,8 @@ ENTRIES: list[Entry] = [
          domain="int", params=({"cap": 0}, {"cap": 4}), klass="big-state"),
     _hom("saturating_hits", CLAMPS, "min(c1 + c2, K) under 0 <= c <= K and full == (c >= K), for K >= 1",
          _saturating_hits, domain="int", params=({"K": 1}, {"K": 3}, {"K": 8}), klass="big-state"),
+    _hom("top2_with_counts", K_SMALLEST, "b's values folded into a with their counts, nothing for an empty slot",
+         _top2_with_counts, klass="big-state"),
     _hom("last_two_distinct", RECENCY, "b if it holds two ids, else its one id folded into a",
          _last_two_distinct, domain="int", klass="big-state"),
     _hom("welford_with_range", PRODUCTS, "Chan et al.'s moments beside min, max and +: found and proved group by group",

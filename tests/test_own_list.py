@@ -162,3 +162,33 @@ def test_sketch_alone_proves_runs(name):
     got = _alone("sketch", CORPUS / f"{name}.py", 30)
     assert _proved(got), got.tried()
     assert any("mirrored" in m for m in got.methods.values()), got.methods
+
+
+# -- the state as its own list with multiplicities -------------------------------------------
+
+def test_a_list_with_multiplicities_folds_b_values_with_their_counts():
+    """The two largest distinct values with their counts: no bounded g(b) (a count is
+    unbounded), but folding each of b's values once with `left` and raising its slot's
+    count by the rest is the combine, proved."""
+    path = CORPUS / "top2_with_counts.py"
+    got = _alone("own list", path, 30)
+    assert _proved(got), got.tried()
+    assert "with their counts (m1, c1), (m2, c2)" in got.methods["m1"]
+
+
+def test_a_state_of_values_and_counts_that_is_no_multiset_is_declined():
+    # a max beside a length and a min beside a count of positives: the fold with counts
+    # disagrees with h(xs + ys), so the route says so rather than hand the prover a guess
+    loop = thm3.parse_source(HEAD.replace("Real, inf", "Int, Real, inf") + '''    hi: Real = -inf
+    n: Int = 0
+    lo: Real = inf
+    k: Int = 0
+
+def left(acc: State, x: Real) -> State:
+    return State(max(acc.hi, x), acc.n + 1, min(acc.lo, x), acc.k + 1 if x > 0 else acc.k)
+''')
+    _, triples = _setting(loop)
+    with pytest.raises(inverse.Failed, match="disagrees"):
+        inverse.counted_list(loop, triples, time.monotonic() + 10)
+    with pytest.raises(inverse.Failed, match="k >= 2 Real value fields"):
+        inverse.counted_list(thm3.parse_source(network(3)), [], time.monotonic() + 10)

@@ -158,7 +158,10 @@ def _own_list(loop, triples, deadline, methods):
     try:
         fn, how = inverse.own_list(loop, triples, deadline)
     except inverse.Failed as e:
-        raise RouteFailed(str(e)) from None
+        try:
+            fn, how = inverse.counted_list(loop, triples, deadline)
+        except inverse.Failed as e2:
+            raise RouteFailed(f"{e}; {e2}") from None
     methods.update({f.name: how for f in loop.fields})
     return [fn]
 

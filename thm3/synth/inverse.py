@@ -71,6 +71,49 @@ def own_list(loop: Loop, triples: list[Triples], deadline: float) -> tuple[Fn, s
     raise Failed("folding t's own fields (in order or reversed) does not give the sampled states back")
 
 
+def counted_list(loop: Loop, triples: list[Triples], deadline: float) -> tuple[Fn, str]:
+    """The state as its own list with multiplicities: k >= 2 value fields of the element's
+    (Real) type and k Int count fields, paired in field order (the two largest distinct
+    values with how often each came).  Folding b's value v_j c_j times into a is `left`
+    once with v_j and then the count of the slot that holds v_j raised by c_j - 1 (a value
+    held once: its repeats take the "equal" branch), nothing where c_j is 0; b's slots go
+    in from the last to the first.  Kept only where it agrees with h(xs + ys) on the
+    samples; the prover decides."""
+    from thm3.ir import Expr, const
+    from thm3.ir.simplify import simplify
+    if len(loop.elements) != 1 or loop.elements[0].index or loop.elements[0].type is not Type.REAL:
+        raise Failed("no list with multiplicities: one Real element is needed")
+    values = [f for f in loop.fields if f.type is Type.REAL]
+    counts = [f for f in loop.fields if f.type is Type.INT]
+    if len(values) < 2 or len(values) != len(counts) or len(values) + len(counts) != len(loop.fields):
+        raise Failed("no list with multiplicities: k >= 2 Real value fields and k Int count fields are needed")
+    (d,) = loop.elements
+    names = [f.name for f in loop.fields]
+    state = {f.name: var(f"a.{f.name}", f.type) for f in loop.fields}
+    memo: dict = {}
+    for v_f, c_f in reversed(list(zip(values, counts))):
+        if time.monotonic() > deadline:
+            raise Failed("out of time in the list with multiplicities")
+        v, c = var(f"b.{v_f.name}", Type.REAL), var(f"b.{c_f.name}", Type.INT)
+        mapping = {f"acc.{n}": state[n] for n in names} | {d.name: v}
+        once = dict(zip(names, substitute(loop.left.outputs, mapping)))
+        more = Expr(Op.SUB, Type.INT, (c, const(1, Type.INT)))
+        for vv, cc in zip(values, counts):
+            held = Expr(Op.EQ, Type.BOOL, (once[vv.name], v))
+            once[cc.name] = Expr(Op.WHERE, Type.INT, (held, Expr(Op.ADD, Type.INT, (once[cc.name], more)), once[cc.name]))
+        empty = Expr(Op.EQ, Type.BOOL, (c, const(0, Type.INT)))
+        state = {n: simplify(Expr(Op.WHERE, state[n].type if state[n].type is once[n].type else Type.REAL,
+                                  (empty, state[n], once[n])), memo=memo) for n in names}
+    inputs = tuple((f"a.{f.name}", f.type) for f in loop.fields) + \
+        tuple((f"b.{f.name}", f.type) for f in loop.fields) + tuple((p.name, p.type) for p in loop.params)
+    fn = Fn(inputs, tuple(state[n] for n in names))
+    from thm3.synth import agrees
+    if not agrees(loop, fn, triples):
+        raise Failed("folding b's values with their counts into a disagrees with h(xs + ys) on the samples")
+    pairs = ", ".join(f"({v.name}, {c.name})" for v, c in zip(values, counts))
+    return fn, f"b's values folded into a with their counts {pairs} (the state is its own list with multiplicities)"
+
+
 def own_list_orders(loop: Loop) -> list[list[str]]:
     """The field orders `own_list` tries: every field, in order and reversed, where the
     step reads one element (no position) and every field has the element's type."""
