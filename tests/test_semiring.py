@@ -545,3 +545,36 @@ def test_a_constant_matrix_recurrence_lifts_by_cayley_hamilton(name, fields):
         fold = lambda zs: fold_left(lifted.loop, [(float(v),) for v in zs], params)  # noqa: E731
         got = lifted.combine(fold(xs), fold(ys), **params) if params else lifted.combine(fold(xs), fold(ys))
         assert np.allclose(np.array(got, dtype=float), np.array(fold(np.concatenate([xs, ys])), dtype=float))
+
+
+MWIS_FULL = """from typing import NamedTuple
+from thm3.lang import Real, inf
+
+bonus: Real
+
+
+class State(NamedTuple):
+    inc: Real = 0
+    exc: Real = 0
+    mii: Real = 0
+    mie: Real = -inf
+    mei: Real = -inf
+    mee: Real = 0
+
+
+def left(acc: State, x: Real) -> State:
+    return State(acc.exc + x + bonus, max(acc.inc, acc.exc), acc.mei + x + bonus, acc.mee + x + bonus,
+                 max(acc.mii, acc.mei), max(acc.mie, acc.mee))
+"""
+
+
+def test_an_entry_is_read_from_the_field_that_carries_it_not_an_equal_original():
+    """From (0, 0) the best weight with the last vertex, inc, equals the product's entry
+    mie on every reachable state (starting from 'excluded' is never worse), but not on
+    every invariant state: read as b.inc the lemma fails; read as b.mie it proves."""
+    loop = normalize_loop(thm3.parse_source(MWIS_FULL))
+    _, reading, _ = semiring.composition(loop, semiring.whole_affine(loop))
+    assert to_text(reading[("inc", "exc")]) == "b.mie" and to_text(reading[("exc", "exc")]) == "b.mee"
+    a = thm3.analyze_source(MWIS_FULL, lift=False, timeout=30)
+    assert all(a.proofs[k] == "proved" for k in ("identity", "associativity", "homomorphism")), a.proofs
+    assert "E(init) == I" in a.law_details["associativity"]

@@ -647,7 +647,11 @@ def _read(col: np.ndarray, states: dict, loop: Loop, s: Semiring, type_: Type) -
         if math.isinf(v):
             return const(float(v), Type.REAL)
         return const(int(v), Type.INT) if type_ is Type.INT and float(v).is_integer() else const(float(v), type_)
-    for f in loop.fields:
+    # the last field that holds it: a lift's entries come after the fields they carry, and
+    # an original field may equal an entry on every reachable state only (an independent
+    # set's best weight is the entry from the state that excludes the first vertex), where
+    # the composition lemma, over the invariant states, needs the entry itself
+    for f in reversed(loop.fields):
         if f.type is not Type.VEC and _same(col, states[f.name]):
             return var(f"b.{f.name}", f.type)
     return None
