@@ -578,3 +578,17 @@ def test_an_entry_is_read_from_the_field_that_carries_it_not_an_equal_original()
     a = thm3.analyze_source(MWIS_FULL, lift=False, timeout=30)
     assert all(a.proofs[k] == "proved" for k in ("identity", "associativity", "homomorphism")), a.proofs
     assert "E(init) == I" in a.law_details["associativity"]
+
+
+def test_the_reduced_unit_adds_an_entry_an_original_field_equals_on_reachable_states_only():
+    """From (0, 0) the independent set's inc equals the product's entry from 'excluded' on
+    every reachable state, but its own update is not that entry's: the reduced unit adds
+    the entry (all four here) rather than read it from inc, and the lift is proved."""
+    loop = thm3.parse_source(MWIS_FULL.replace("    mii: Real = 0\n    mie: Real = -inf\n    mei: Real = -inf\n"
+                                               "    mee: Real = 0\n", "").replace(
+        "return State(acc.exc + x + bonus, max(acc.inc, acc.exc), acc.mei + x + bonus, acc.mee + x + bonus,\n"
+        "                 max(acc.mii, acc.mei), max(acc.mie, acc.mee))", "return State(acc.exc + x + bonus, max(acc.inc, acc.exc))"))
+    reduced = semiring.lift_units(loop, lambda f, g, full: f"{'M' if full else 'm'}_{f}_{g}")[0]
+    assert len(reduced.keys) == 4 and not reduced.full
+    # the catalogued independent set (from (-inf, 0)) still reads both of its own fields
+    assert len(_units("semiring_mwis_path")[0].keys) == 2

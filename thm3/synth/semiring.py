@@ -722,6 +722,7 @@ def lift_units(loop: Loop, key_of) -> list[Unit]:
             reading[key] = ("alias", other)
             continue
         kept.append(key)
+    _demote_false_twins(step, reading, kept, dtype)
     hamilton = _cayley_hamilton(loop, step, key_of, dtype) if s is RING else None
     if hamilton is not None and len(hamilton.keys) < len(kept):
         out.append(hamilton)
@@ -789,6 +790,58 @@ def _cayley_hamilton(loop: Loop, step: Step, key_of, dtype: Type) -> Unit | None
                          f"({', '.join(block)}) (Cayley-Hamilton: A**n = ch0 I + ... + ch{k - 1} A**{k - 1})")
     return Unit(RING, block, tuple(keys), updates, defaults, names, comments, fields, False,
                 "the coefficients of the constant step matrix's power in its first powers (Cayley-Hamilton)")
+
+
+def _entry_update(step: Step, f: str, g: str, value, dtype: Type) -> Expr:
+    """The update of entry (f, g) of the product of the step matrices, M' = A(x) (x) M:
+    row f of A times column g, read through `value`; the offset too in column ""."""
+    s = step.semiring
+    out = _zero(s, dtype)
+    for k in step.block:
+        a = step.matrix[f].get(k)
+        if a is None or _is_value(a, s.zero):
+            continue
+        out = _plus(s, out, _times(s, a, value((k, g))))
+    if not g and step.offset[f] is not None:
+        out = _plus(s, out, step.offset[f])
+    return simplify(out)
+
+
+def _demote_false_twins(step: Step, reading: dict, kept: list, dtype: Type) -> None:
+    """An entry read from an original field only where that field's own update is the
+    entry's update under the reading (so the field is the entry on every state, not only
+    on the reachable ones: from (0, 0) an independent set's best weight with the last
+    vertex equals the entry from 'excluded' on reachable states only); the others are
+    added as fields of their own (in `kept`), until no reading changes."""
+    from thm3.ir import equal_upto_order
+    own_cache: dict = {}
+
+    def value(k):
+        r = reading.get(k)
+        if r is None:
+            return var(f"acc.__entry_{k[0]}_{k[1]}", dtype)
+        if isinstance(r, tuple):
+            return var(f"acc.__entry_{r[1][0]}_{r[1][1]}", dtype)
+        return r
+
+    def own(name):
+        got = own_cache.get(name)
+        if got is None:
+            got = own_cache[name] = _entry_update(step, name, "", lambda k: var(f"acc.{k[0]}", dtype), dtype) \
+                if name in step.block else None
+        return got
+
+    changed = True
+    while changed:
+        changed = False
+        for key, r in list(reading.items()):
+            if not isinstance(r, Expr) or r.op is not Op.VAR or not r.arg.startswith("acc."):
+                continue
+            mine = own(r.arg[4:])
+            if mine is None or not equal_upto_order(_entry_update(step, key[0], key[1], value, dtype), mine):
+                del reading[key]
+                kept.append(key)
+                changed = True
 
 
 def full_matrix_size(loop: Loop) -> tuple[str, int] | None:
