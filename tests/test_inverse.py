@@ -54,9 +54,9 @@ def test_a_list_that_breaks_the_precondition_gives_nothing_back():
     assert one_id.any()
     # on states with one id, g = [r2, r1] folds -1 first, which the loop's assert refuses
     assert not rows.meets_preconditions(g, rows=one_id)
-    assert not rows.gives_back(g, rows=one_id)
+    assert not rows.gives_back(g, rows=one_id, preconditions=True) and rows.gives_back(g, rows=one_id)
     two_ids = np.asarray(r2).ravel() != -1
-    assert rows.meets_preconditions(g, rows=two_ids) and rows.gives_back(g, rows=two_ids)
+    assert rows.meets_preconditions(g, rows=two_ids) and rows.gives_back(g, rows=two_ids, preconditions=True)
 
 
 THREE_SUMS = """from typing import NamedTuple

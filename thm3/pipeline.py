@@ -347,8 +347,13 @@ def lift_prover(deadline: float):
 def lift_state(ctx: Context, a: Analysis) -> Done:
     """The lifting search with this analyzer as prover; the lifted loop gets the right
     fold its proved combine gives, and its text is rendered once, here."""
-    res = lift(ctx.loop, timeout=max(1.0, ctx.deadline - time.monotonic()), prove=lift_prover(ctx.deadline),
-               without_witness=ctx.lift_unknown)
+    return _lift_done(lift(ctx.loop, timeout=max(1.0, ctx.deadline - time.monotonic()),
+                           prove=lift_prover(ctx.deadline), without_witness=ctx.lift_unknown))
+
+
+def _lift_done(res) -> Done:
+    """A lifting search's answer as a step's: the lifted file (with the right fold its
+    proved combine gives), the added fields and the lifted loop's analysis."""
     if res.loop is None:
         return Done(Status.NONE, res.reason)
     text = loop_text(with_right_fold(res.loop, res.proof.combine_fn, res.proof.invariant_exprs))
@@ -367,13 +372,8 @@ def lift_by_theorem(ctx: Context, a: Analysis) -> Done:
             finite.recognise(ctx.loop, min(ctx.deadline, time.monotonic() + 1.0))
         except finite.Failed:
             return Done(Status.NONE, "no lift a theorem gives: the step is neither semiring-affine nor finite-state")
-    res = lift(ctx.loop, timeout=max(1.0, ctx.deadline - time.monotonic()), prove=lift_prover(ctx.deadline),
-               theorem_only=True)
-    if res.loop is None:
-        return Done(Status.NONE, res.reason)
-    text = loop_text(with_right_fold(res.loop, res.proof.combine_fn, res.proof.invariant_exprs))
-    return Done(Status.FOUND, "; ".join(res.added),
-                {"lifted": text, "lift_added": list(res.added), "lifted_analysis": res.proof})
+    return _lift_done(lift(ctx.loop, timeout=max(1.0, ctx.deadline - time.monotonic()),
+                           prove=lift_prover(ctx.deadline), theorem_only=True))
 
 
 def synthesize_combine(ctx: Context, a: Analysis) -> Done:

@@ -156,7 +156,7 @@ def _lift(loop: Loop, t0: float, timeout: float, prove, without_witness: bool, d
         return done(None, [], "no witness: no two lists with equal state were told apart, "
                               "so there is nothing to lift")
     search = so_far["search"] = _LiftSearch(loop, first, deadline, prove)
-    if not first and theorem_only and not without_witness:
+    if theorem_only:
         found = search.run_theorems()
         if found is None:
             return done(None, [], "no lift a theorem gives was proved" + _ruled_out(search))
@@ -220,8 +220,7 @@ def _by_components(search: "_LiftSearch", deadline: float):
         for f in lifted_sub.fields[k:]:
             renamed[f.name] = fresh(f.name, taken)
             taken.add(renamed[f.name])
-        mapping = {f"acc.{old}": var(f"acc.{new}", f0.type)
-                   for f0 in lifted_sub.fields[k:] for old, new in [(f0.name, renamed[f0.name])]}
+        mapping = {f"acc.{f.name}": var(f"acc.{renamed[f.name]}", f.type) for f in lifted_sub.fields[k:]}
         updates = substitute(list(lifted_sub.left.outputs[k:]), mapping)
         alias: dict = {}
         mine: list[_Aux] = []
@@ -660,7 +659,7 @@ class _Candidates:
         base += [self.count(p) for p in predicates]
         base.append(self.length())
         base += [self.last(x) for x in xs if x.type is not Type.VEC]
-        base += [c for c in self.restarts()]
+        base += self.restarts()
         base += [self.sum(e, _OTHER_SUM) for e in terms]
         base = self.dedupe(base)
         kept = {c.key for c in base}
@@ -804,10 +803,9 @@ class _Candidates:
 
     def restarts(self) -> list[_Aux]:
         """A Real field whose update reads no other field and clamps from both sides (max and
-        min): the same
-        update started at +inf and at -inf, where the clamp's bounds take it on the first
-        element (a sum clipped to [L, U] started at U and at L): with the sum, what the
-        list makes of any start (Morita et al., PLDI 2007, clipped sums)."""
+        min): the same update started at +inf and at -inf, where the clamp's bounds take it
+        on the first element (a sum clipped to [L, U] started at U and at L): with the sum,
+        what the list makes of any start (Morita et al., PLDI 2007, clipped sums)."""
         loop = self.loop
         out = []
         for f, e in zip(loop.fields, loop.left.outputs):

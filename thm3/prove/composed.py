@@ -199,7 +199,7 @@ def _at(e, init: dict):
     if e.op is Op.VAR and e.arg.startswith("b.") and e.arg[2:] in init:
         return init[e.arg[2:]]
     import sympy as sp
-    from thm3.ir import const, free_vars
+    from thm3.ir import Type, const, free_vars
     from thm3.semantics.evaluate import evaluate
     from thm3.semantics.sympy_table import SYMPY, sympy_const
     env = {}
@@ -217,7 +217,7 @@ def _at(e, init: dict):
     value = sp.expand(value)
     if not value.is_number or not value.is_finite:
         return None
-    return const(int(value), e.type) if value.is_integer and e.type.name == "INT" else const(float(value), e.type)
+    return const(int(value), e.type) if value.is_integer and e.type is Type.INT else const(float(value), e.type)
 
 
 __all__ = ["HOW", "HOW_MOD", "composition", "prove_composed"]

@@ -598,6 +598,13 @@ def _data_combine(m: Machine, by_state: dict, a: dict, b: dict, deadline: float)
         n = int(rng.integers(0, 6))
         xs = dom.random_list(rng, params, n, small=i % 2 == 0)
         samples.append((xs, params))
+    # each sampled list folded once from init: b's fields, and the control state it ends in
+    folded = []
+    for xs, params in samples:
+        whole = fold_left(loop, xs, params, dim=1)
+        r_state = tuple(_plain(whole[j], fields[j].type) for j in m.control)
+        if r_state in m.states:
+            folded.append((xs, params, [float(whole[j]) for j in m.data] + [1.0], m.states.index(r_state)))
     init = [e.arg for e in initial_state(loop)]
     out = {}
     slopes: dict = {}
@@ -612,14 +619,10 @@ def _data_combine(m: Machine, by_state: dict, a: dict, b: dict, deadline: float)
             for j in m.data:
                 start[j] = 0 if fields[j].type is Type.INT else 0.0
             got: dict[int, list] = {}
-            for xs, params in samples:
-                whole = fold_left(loop, xs, params, dim=1)
-                r_state = tuple(_plain(whole[j], fields[j].type) for j in m.control)
-                r = m.states.index(r_state) if r_state in m.states else None
-                if r is None:
-                    continue
-                from_q = fold_left(loop, xs, params, state=tuple(np.asarray(v) for v in start), dim=1)
-                got.setdefault(r, []).append(([float(whole[j]) for j in m.data] + [1.0], float(from_q[i])))
+            from_q = [fold_left(loop, xs, params, state=tuple(np.asarray(v) for v in start), dim=1)
+                      for xs, params, _, _ in folded]
+            for (_, _, row, r), end in zip(folded, from_q):
+                got.setdefault(r, []).append((row, float(end[i])))
             for r in by_state:
                 pts = got.get(r)
                 if not pts:
@@ -633,15 +636,9 @@ def _data_combine(m: Machine, by_state: dict, a: dict, b: dict, deadline: float)
                     unit = list(start)
                     unit[j] = 1 if fields[j].type is Type.INT else 1.0
                     got = {}
-                    for xs, params in samples:
-                        whole = fold_left(loop, xs, params, dim=1)
-                        r_state = tuple(_plain(whole[jx], fields[jx].type) for jx in m.control)
-                        if r_state not in m.states:
-                            continue
+                    for (xs, params, row, r), lo in zip(folded, from_q):
                         hi = fold_left(loop, xs, params, state=tuple(np.asarray(v) for v in unit), dim=1)
-                        lo = fold_left(loop, xs, params, state=tuple(np.asarray(v) for v in start), dim=1)
-                        got.setdefault(m.states.index(r_state), []).append(
-                            ([float(whole[jx]) for jx in m.data] + [1.0], float(hi[i]) - float(lo[i])))
+                        got.setdefault(r, []).append((row, float(hi[i]) - float(lo[i])))
                     for r in by_state:
                         slopes.setdefault((r, q, k), {})[jj] = _fit_linear(
                             m, got.get(r, []), [b[jx] for jx in m.data], fields[i].type,
@@ -1005,7 +1002,7 @@ def _lift_set(m: Machine, chosen, col, originals, deadline, full: bool = False) 
     # slopes: where the data's coefficients are no function of the transition function
     # (2 * s in one mode, s in another), the product of the coefficients from each
     # control state, the initial one too, read by the combine as b's fields
-    slope_keys = set()
+    slopes: list[Added] = []
     if m.data and not _determined_or_not_affine(m):
         data_index = {f"acc.{fields[j].name}": jj for jj, j in enumerate(m.data)}
         names = [fields[j].name for j in m.data]
@@ -1014,18 +1011,23 @@ def _lift_set(m: Machine, chosen, col, originals, deadline, full: bool = False) 
             control = {f"acc.{fields[j].name}": expr_of(qi, kk) for kk, j in enumerate(m.control)}
             for jj in range(len(m.data)):
                 for ii, i in enumerate(m.data):
-                    key = f"fsm{qi}_d{ii}_{jj}"
                     slope = {ll: var(f"acc.fsm{qi}_d{ll}_{jj}", dtype) for ll in range(len(m.data))}
                     (stepped,) = substitute([loop.left.outputs[i]], control)
                     update = _homogeneous(simplify(stepped), data_index, slope)
                     if update is None:
+                        slopes = None           # a branch on the data: no slopes at all
                         break
                     one = 1 if ii == jj else 0
                     hint = f"pw_from{qi}" if len(m.data) == 1 else f"slope_{names[ii]}_{names[jj]}_from{qi}"
-                    added.append(Added(key, hint, dtype, one if dtype is Type.INT else float(one), simplify(update),
-                                       f"how {names[ii]} scales the {names[jj]} before the list, from "
-                                       f"{_show(m, m.states[qi])} (the product of its coefficients)"))
-                    slope_keys.add(key)
+                    slopes.append(Added(f"fsm{qi}_d{ii}_{jj}", hint, dtype, one if dtype is Type.INT else float(one),
+                                        simplify(update), f"how {names[ii]} scales the {names[jj]} before the list, "
+                                        f"from {_show(m, m.states[qi])} (the product of its coefficients)"))
+                if slopes is None:
+                    break
+            if slopes is None:
+                break
+    added += slopes or []
+    slope_keys = {a.key for a in slopes or []}
     if m.data:
         added = _drop_copied_data(m, added, deadline, slope_keys)
     size = full_table_size(m)

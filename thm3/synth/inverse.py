@@ -66,7 +66,7 @@ def own_list(loop: Loop, triples: list[Triples], deadline: float) -> tuple[Fn, s
         if time.monotonic() > deadline:
             break
         g = [(var(f"b.{name}", types[name]),) for name in order]
-        if all(r.gives_back(g, preconditions=False) for r in probes) and all(r.gives_back(g, preconditions=False) for r in full):
+        if all(r.gives_back(g) for r in probes) and all(r.gives_back(g) for r in full):
             return unrolled(loop, g), "weak right inverse g(t) = " + _show(g) + " (the state is its own list)"
     raise Failed("folding t's own fields (in order or reversed) does not give the sampled states back")
 
@@ -155,8 +155,7 @@ def _fits(loop: Loop, g, probes, full, triples) -> bool:
     samples: a g outside the preconditions may still give the combine (a capped sum's
     [t.n] with steps of 1 to 3; the largest logs' exp(-inf) = 0 at the initial state), or
     not (the recency list's [t.r2, t.r1] with r2 at its empty -1, folded into a full a)."""
-    if not (all(r.gives_back(g, preconditions=False) for r in probes)
-            and all(r.gives_back(g, preconditions=False) for r in full)):
+    if not (all(r.gives_back(g) for r in probes) and all(r.gives_back(g) for r in full)):
         return False
     if all(r.meets_preconditions(g) for r in full):
         return True
@@ -175,7 +174,7 @@ def _piecewise(loop: Loop, deadline: float, full) -> tuple[Fn, str]:
     foldl(left, a, g(b)) chosen by b's pattern.  The last pattern found takes the other
     cases too; the prover decides the whole."""
     from thm3.ir import initial_state
-    init = [e for e in initial_state(loop)]
+    init = list(initial_state(loop))
     scalar = [i for i, f in enumerate(loop.fields) if f.type is not Type.VEC]
     masks = []                               # per triple set: row -> pattern
     for r in full:
@@ -203,7 +202,7 @@ def _piecewise(loop: Loop, deadline: float, full) -> tuple[Fn, str]:
                 if time.monotonic() > deadline:
                     raise Failed("out of time in the inverse by cases")
                 g = [elements[j] for j in seq]
-                if all(r.gives_back(g, rows=m) for r, m in zip(full, rows)):
+                if all(r.gives_back(g, rows=m, preconditions=True) for r, m in zip(full, rows)):
                     found = g
                     break
             if found is not None:
@@ -314,10 +313,11 @@ class _Rows:
                     return False
         return True
 
-    def gives_back(self, g, rows=None, preconditions: bool = True) -> bool:
+    def gives_back(self, g, rows=None, preconditions: bool = False) -> bool:
         """Whether folding g from init gives every sampled state back (those of `rows`, a
-        mask, where given), with elements that meet the loop's preconditions unless
-        `preconditions` is False."""
+        mask, where given), with elements that meet the loop's preconditions where
+        `preconditions` is set (the inverse by cases: its last piece takes every other
+        case, so a piece must be a list the loop accepts)."""
         got = self.fold(g)
         if preconditions and self.loop.preconditions and not self.meets_preconditions(g, rows):
             return False

@@ -728,16 +728,7 @@ def lift_units(loop: Loop, key_of) -> list[Unit]:
         out.append(hamilton)
     if kept:
         keys = {k: key_of(*k, False) for k in kept}
-
-        def value(k):
-            r = reading.get(k)
-            if r is None:
-                return var(f"acc.{keys[k]}", dtype)
-            if isinstance(r, tuple):
-                return var(f"acc.{keys[r[1]]}", dtype)
-            return r
-
-        out.append(_unit(loop, step, kept, keys, value, dtype, full=False))
+        out.append(_unit(loop, step, kept, keys, _reader(reading, lambda k: keys[k], dtype), dtype, full=False))
     full_keys = [(f, g) for f in block for g in columns]
     if len(kept) < len(full_keys) and len(block) <= MAX_FULL:
         keys = {k: key_of(*k, True) for k in full_keys}
@@ -792,6 +783,20 @@ def _cayley_hamilton(loop: Loop, step: Step, key_of, dtype: Type) -> Unit | None
                 "the coefficients of the constant step matrix's power in its first powers (Cayley-Hamilton)")
 
 
+def _reader(reading: dict, name_of, dtype: Type):
+    """An entry's value in a lift's updates: what `reading` reads it as (a constant or an
+    original field), the added field of the entry it aliases, or its own added field
+    (`name_of(entry)`)."""
+    def value(k):
+        r = reading.get(k)
+        if r is None:
+            return var(f"acc.{name_of(k)}", dtype)
+        if isinstance(r, tuple):
+            return var(f"acc.{name_of(r[1])}", dtype)
+        return r
+    return value
+
+
 def _entry_update(step: Step, f: str, g: str, value, dtype: Type) -> Expr:
     """The update of entry (f, g) of the product of the step matrices, M' = A(x) (x) M:
     row f of A times column g, read through `value`; the offset too in column ""."""
@@ -815,14 +820,7 @@ def _demote_false_twins(step: Step, reading: dict, kept: list, dtype: Type) -> N
     added as fields of their own (in `kept`), until no reading changes."""
     from thm3.ir import equal_upto_order
     own_cache: dict = {}
-
-    def value(k):
-        r = reading.get(k)
-        if r is None:
-            return var(f"acc.__entry_{k[0]}_{k[1]}", dtype)
-        if isinstance(r, tuple):
-            return var(f"acc.__entry_{r[1][0]}_{r[1][1]}", dtype)
-        return r
+    value = _reader(reading, lambda k: f"__entry_{k[0]}_{k[1]}", dtype)
 
     def own(name):
         got = own_cache.get(name)
@@ -885,15 +883,7 @@ def _unit(loop: Loop, step: Step, kept, keys, value, dtype: Type, full: bool) ->
     s, block = step.semiring, step.block
     updates, defaults, names, comments = {}, {}, {}, {}
     for f, g in kept:
-        out = _zero(s, dtype)
-        for k in block:
-            a = step.matrix[f].get(k)
-            if a is None or _is_value(a, s.zero):
-                continue
-            out = _plus(s, out, _times(s, a, value((k, g))))
-        if not g and step.offset[f] is not None:
-            out = _plus(s, out, step.offset[f])
-        out = simplify(out)
+        out = _entry_update(step, f, g, value, dtype)
         me = var(f"acc.{keys[(f, g)]}", dtype)
         count = _counts(out, me)
         if s.modulus is not None and not count:
