@@ -110,6 +110,16 @@ ENTRIES: list[Entry] = [
          ([], [1], [0]), domain="bits", klass="finite-linear", lift=1),
     _hom("finite_swap_sums", LINEAR, "from a flipped start b's sums swap roles", _swap_sums,
          klass="finite-linear"),
+    _not("finite_phase_sum", LINEAR, "[] and [0, 0, 0, 1] both give (0, 0); after [0] the 1 is at phase 0",
+         ([], [0.0, 0.0, 0.0, 1.0], [0.0]), klass="finite-linear", lift=3),
+    _not("finite_hysteresis_count", LINEAR, "[] and [0] both give (off, 0); after [3] the 0 is counted as on",
+         ([], [0.0], [3.0]), params=({"hi": 2.0, "lo": -2.0},), klass="finite-linear", lift=2),
+    _not("finite_saturating_confident_sum", COUNTERS, "[] and [0] both give (0, 0); after [1, 1, 1] the 0 takes c down",
+         ([], [0.0], [1.0, 1.0, 1.0]), klass="finite-linear", lift=None),
+    _not("finite_escape_scale", LINEAR, "[] and [92, 0] both give (False, 0); after [1] the escaped 0 triples it",
+         ([], [92, 0], [1]), domain="int", klass="finite-linear", lift=None),
+    _not("finite_record_moments", LINEAR, "[] and [1] both give (off, 0, 0); after [101] the 1 is recorded",
+         ([], [1.0], [101.0]), klass="finite-linear", lift=3),
     _hom("finite_rotating_sums", LINEAR, "from mode m, b's accumulator k adds to a's (k + m) % 3",
          _rotating_sums, klass="finite-linear"),
 ]
@@ -130,6 +140,16 @@ COPY_LIFTS: dict[str, int] = {
     "finite_sorted_bits": 2,        # prev and ok from (1, True)
     "finite_warmup_flag": 1,        # f from a warmed-up state: whether the last element is a one
     "finite_hash_mod7": 1,          # h from 1: slope plus offset of the composed affine map
+    "finite_phase_sum": 3,          # the sum from each other phase (the phase itself is rotated by n % 4)
+    "finite_hysteresis_count": 2,   # on from "on" (a constant or the identity), the count from "on"
+    "finite_record_moments": 3,     # rec from "recording", both moments from there
+}
+
+# Composition lifts found and proved whose minimality is not worked out by hand (so no
+# `lift` in the catalog): the fields the fewest copies take.
+UNCATALOGUED_COPY_LIFTS: dict[str, int] = {
+    "finite_saturating_confident_sum": 6,   # c from 1, 2 and 3 (17 transition functions), s from each
+    "finite_escape_scale": 4,               # esc and h from "escaped", the slope 3 ** k from each state
 }
 
 # The named field read back in place of the copies (`thm3.synth.readback`), by its name in

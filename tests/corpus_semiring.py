@@ -49,6 +49,19 @@ def _adler(a, b, p):                    # (a, b, n) mod 65521
     return ((a[0] + b[0] - 1) % m, (a[1] + b[1] + b[2] * (a[0] - 1)) % m, a[2] + b[2])
 
 
+def _fletcher3_len(a, b, p):            # (s1, s2, s3, n) mod 251
+    m, n = 251, b[3]
+    return ((a[0] + b[0]) % m, (a[1] + b[1] + n * a[0]) % m,
+            (a[2] + b[2] + n * a[1] + n * (n + 1) // 2 * a[0]) % m, a[3] + b[3])
+
+
+def _fletcher4_len(a, b, p):            # (n, s1, s2, s3, s4) mod 65521
+    m, n = 65521, b[0]
+    c2, c3 = n * (n + 1) // 2, n * (n + 1) * (n + 2) // 6
+    return (a[0] + b[0], (a[1] + b[1]) % m, (a[2] + b[2] + n * a[1]) % m,
+            (a[3] + b[3] + n * a[2] + c2 * a[1]) % m, (a[4] + b[4] + n * a[3] + c2 * a[2] + c3 * a[1]) % m)
+
+
 def _ema_decay(a, b, p):                # (s, d)
     return (a[0] * b[1] + b[0], a[1] * b[1])
 
@@ -129,6 +142,14 @@ ENTRIES: list[Entry] = [
          _adler, domain="int", klass="powers"),
     _not("powers_fletcher16", CHECKSUMS, "[] and [0] both give (0, 0); after 1 they give 2 and 1 in s2",
          ([], [0], [1]), domain="int", klass="powers", lift=1),
+    _hom("powers_fletcher3_len", CHECKSUMS, "s3 = s3a + s3b + n s2a + n (n + 1) / 2 s1a (mod 251), n = b's length",
+         _fletcher3_len, domain="int", klass="powers"),
+    _hom("powers_fletcher4_len", CHECKSUMS, "the k-th sum shifts the earlier ones by C(n + j - 1, j) (mod 65521)",
+         _fletcher4_len, domain="int", klass="powers"),
+    _not("powers_fletcher3_lift", CHECKSUMS, "[] and [0] both give (0, 0, 0); after 1 they give 2 and 3 in s3",
+         ([], [0], [1]), domain="int", klass="powers", lift=1),
+    _not("powers_position_sum_mod", CHECKSUMS, "[0] and [1] both give (1, 0); after [0] the 1 is at position 1",
+         ([0], [1], [0]), domain="int", klass="powers", lift=1),
     # --- powers: decays, 2**-k, discounts; reciprocals -----------------------------------------
     _not("powers_decay_param", SEMIRING, "c = 2: [] and [0] both give 0; after 1 they give 1 and 2",
          ([], [0.0], [1.0]), params=({"c": 2.0},), klass="powers", lift=1),

@@ -16,7 +16,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 import thm3  # noqa: E402
 import thm3.synth as synth  # noqa: E402
 from corpus import CORPUS, by_name  # noqa: E402
-from corpus_finite import COPY_LIFTS, NAMED_LIFTS  # noqa: E402
+from corpus_finite import COPY_LIFTS, NAMED_LIFTS, UNCATALOGUED_COPY_LIFTS  # noqa: E402
 from thm3.analysis.invariants import infer  # noqa: E402
 from thm3.ir import Op, walk  # noqa: E402
 from thm3.ir.normalize import normalize_loop  # noqa: E402
@@ -168,6 +168,44 @@ def test_smallest_composition_lift_has_the_catalog_size(entry):
     assert len(sets[0].fields) == COPY_LIFTS[entry.name] >= entry.lift
     # the full table is never smaller, and it comes last
     assert all(len(s.fields) <= len(sets[-1].fields) for s in sets)
+
+
+@pytest.mark.parametrize("name", sorted(UNCATALOGUED_COPY_LIFTS))
+def test_composition_lift_of_an_uncatalogued_loop_has_the_copies_size(name):
+    sets = finite.lift_candidates(_loop(name), time.monotonic() + 10)
+    assert sets and len(sets[0].fields) == UNCATALOGUED_COPY_LIFTS[name], [a.key for a in sets[0].fields]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(UNCATALOGUED_COPY_LIFTS) + ["finite_phase_sum", "finite_record_moments"])
+def test_the_lifted_loop_is_proved_by_the_finite_route_alone(name):
+    """The composition lift's loop, analysed with the finite route only: its data combine
+    is fitted on lists that reach every control state (a counter's top, a phase that
+    short lists reach by one length only) and use every cell (a rare escape symbol), and
+    its laws are proved."""
+    from thm3.pipeline import analyze_loop
+    from thm3.syntax.loopfile import loop_text
+    loop = _loop(name)
+    (first, *_) = finite.lift_candidates(loop, time.monotonic() + 10)
+    lifted = thm3.parse_source(loop_text(finite.with_added(loop, first.fields)))
+    assert _proved(_alone("finite", lifted, 60))
+    a = analyze_loop(lifted, timeout=60, lift=False)
+    assert a.verdict.value == "homomorphism", a.reason
+
+
+def test_a_data_fit_reads_one_field_where_one_fits_not_a_mix():
+    """What b adds from a state is one of b's fields on every list, but on the lists that
+    end in one state, fields are dependent (b's sum from "escaped" equals its sum when the
+    list holds no escape): the fit takes the single field, not a least-squares mix."""
+    from thm3.ir import Type, var
+    m = finite.recognise(_loop("finite_escape_scale"), time.monotonic() + 10)
+    terms = [var("b.h", Type.INT), var("b.g", Type.INT)]
+    pts = [([v, v, 1.0], v) for v in (1.0, 2.0, 5.0)]
+    got = finite._fit_linear(m, pts, terms, Type.INT, "test")
+    assert repr(got) == repr(terms[0])
+    pts = [([v, 2 * v, 1.0], 4 * v + 1) for v in (1.0, 2.0, 5.0)]
+    got = finite._fit_linear(m, pts, terms, Type.INT, "test")     # no single column: the mix
+    assert "b.h" in repr(got) or "b.g" in repr(got)
 
 
 def test_lift_candidates_are_copies_of_the_state_from_other_states():

@@ -15,7 +15,7 @@ import thm3.synth as synth
 from corpus import by_name
 from corpus_semiring import ENTRIES
 from thm3.analysis.invariants import infer
-from thm3.ir import Expr, Fn, Op, Type, substitute, var
+from thm3.ir import Expr, Fn, Op, Type, const, substitute, var, walk
 from thm3.ir.normalize import normalize_loop
 from thm3.ir.printer import to_text
 from thm3.lift.search import lift
@@ -453,17 +453,66 @@ def test_the_composition_lemma_refuses_a_wrong_offset(monkeypatch):
     assert out is not None and not out.proved and "D(init)" in out.detail, out
 
 
-@pytest.mark.parametrize("fields, body", [
-    ("    h: Int = 2000", "    return State((acc.h * 31 + x) % 1009)"),            # init is no remainder
-    ("    h: Int = 0\n    n: Int = 0", "    return State((acc.h * 31 + x) % 1009, acc.n + 1)"),   # n unreduced
+@pytest.mark.parametrize("fields, body, applies", [
+    ("    h: Int = 2000", "    return State((acc.h * 31 + x) % 1009)", False),            # init is no remainder
+    # an unreduced count reads no reduced field: its rows are asked exactly
+    ("    h: Int = 0\n    n: Int = 0", "    return State((acc.h * 31 + x) % 1009, acc.n + 1)", True),
 ])
-def test_the_composition_lemma_modulo_m_needs_every_field_reduced(fields, body):
+def test_the_composition_lemma_modulo_m_needs_reduced_fields_to_start_as_remainders(fields, body, applies):
     from thm3.prove import composed
     from thm3.ir.normalize import normalize_loop
     loop, setting, _ = _setting_and_triples(loop=_loop(body, fields, "x: Int"))
     step = semiring.whole_affine(normalize_loop(loop))
     assert step is not None and step.semiring.modulus == 1009
-    assert not composed._applies(normalize_loop(loop), step)
+    assert composed._applies(normalize_loop(loop), step) is applies
+
+
+def test_an_entry_polynomial_in_the_length_is_read_mod_m_and_proved_by_the_lemma(monkeypatch):
+    """A third running sum mod 251 with its length: entry (s3, s1) of the composed map is
+    n (n + 1) / 2, read as 126 n + 126 n**2 (126 the inverse of 2 mod 251) with n taken
+    mod 251 first, and proved by the lemma with the count's rows exact; a reading off by
+    one coefficient is refuted by the lemma."""
+    from thm3.ir import transform
+    from thm3.ir.normalize import normalize_loop
+    from thm3.prove import composed
+    loop, setting, _ = _setting_and_triples(CORPUS / "powers_fletcher3_len.py")
+    work = normalize_loop(loop)
+    step = semiring.whole_affine(work)
+    fn, reading, _ = semiring.composition(work, step)
+    entry = reading[("s3", "s1")]
+    consts = sorted(e.arg for e in walk([entry]) if e.op is Op.CONST and e.type is Type.INT)
+    assert 126 in consts and any(e.op is Op.MOD and e.src[0].op is Op.VAR and e.src[0].arg == "b.n"
+                                 for e in walk([entry])), repr(entry)
+    rng = np.random.default_rng(5)
+    for _ in range(30):
+        xs = [(int(v),) for v in rng.integers(-300, 300, size=int(rng.integers(0, 40)))]
+        cut = int(rng.integers(0, len(xs) + 1))
+        got = composed_apply(fn, loop, fold_left(loop, xs[:cut], {}), fold_left(loop, xs[cut:], {}))
+        assert tuple(int(v) for v in got) == tuple(int(v) for v in fold_left(loop, xs, {})), xs
+    out = composed.prove_composed(loop, setting, fn, time.monotonic() + 30)
+    assert out is not None and out.proved and "modulo 251" in out.detail, out
+    real = semiring.composition
+
+    def wrong(work, step):
+        fn, reading, offset = real(work, step)
+
+        def rule(e, go):
+            return const(125, Type.INT) if e.op is Op.CONST and e.arg == 126 else None
+        bad = {k: transform([v], rule)[0] for k, v in reading.items()}
+        return Fn(fn.inputs, tuple(transform(list(fn.outputs), rule))), bad, offset
+    monkeypatch.setattr(semiring, "composition", wrong)
+    fn2, _, _ = wrong(work, step)
+    out = composed.prove_composed(loop, setting, fn2, time.monotonic() + 30)
+    assert out is not None and not out.proved, out
+
+
+def test_an_entry_needing_an_inverse_mod_m_that_does_not_exist_is_not_read():
+    # mod 256, n (n + 1) / 2 has no form with integer coefficients: the route fails with its reason
+    loop = _loop("    s1 = (acc.s1 + x) % 256\n    s2 = (acc.s2 + s1) % 256\n"
+                 "    return State(s1, s2, (acc.s3 + s2) % 256, acc.n + 1)",
+                 "    s1: Int = 0\n    s2: Int = 0\n    s3: Int = 0\n    n: Int = 0", "x: Int")
+    with pytest.raises(semiring.Failed, match=r"entry \(s3, s1\)"):
+        semiring.synthesize(loop)
 
 
 # --- Cayley-Hamilton: k coefficients of A's first powers in place of A**n's k*k entries ----

@@ -24,11 +24,14 @@ without an offset), over a ring as b - E(b) init (h(ys) = M(ys) init + d(ys)), a
 the others as a field of b: b's own where the row reads only fields that start at the
 zero, a lifted offset field otherwise.  (I) and (L) prove those readings.
 
-Modulo m (> 0), every field's update a remainder by m and every initial value in
-[0, m): reduction is a ring map onto Z/m, so the argument holds for the residues, and
-two remainders by m that are congruent are equal; (L) is then asked of the residues,
-E(left(b, x)) % m == (A(x) (x) E(b)) % m and so on: E(h(ys)) and D(h(ys)) are congruent to
-M(ys) and d(ys), which is all the reduced combine needs.
+Modulo m (> 0), the reduced fields' updates a remainder by m and their initial values
+in [0, m): reduction is a ring map onto Z/m, so the argument holds for the residues, and
+two remainders by m that are congruent are equal; (L) is then asked of the residues in a
+reduced field's rows, E(left(b, x)) % m == (A(x) (x) E(b)) % m and so on: E(h(ys)) and
+D(h(ys)) are congruent to M(ys) and d(ys) there, which is all the reduced combine needs.
+A field that is not reduced (a length) reads no reduced one (the route's recognition
+ensures it), so its rows are a composition over the integers, and (L) is asked of them
+exactly.
 
 K is (+, *) over finite values, (max, +) on values below +inf, (min, +) on values above
 -inf, or (or, and): on these the semiring laws hold exactly, so the matrix product is
@@ -83,10 +86,12 @@ def _applies(loop: Loop, step) -> bool:
     if s.modulus is None:
         return True
     m = s.modulus
-    if not (isinstance(m, int) and m > 0) or set(step.reduced) != set(step.block):
+    if not (isinstance(m, int) and m > 0) or not step.reduced or set(step.block) != set(loop.field_names):
+        return False
+    if any(g in step.reduced for f in step.block if f not in step.reduced for g in step.matrix[f]):
         return False
     init = dict(zip(loop.field_names, initial_state(loop)))
-    for f in step.block:
+    for f in step.reduced:
         e = init[f]
         if e.op is not Op.CONST or isinstance(e.arg, bool) or not isinstance(e.arg, int) or not 0 <= e.arg < m:
             return False
@@ -134,8 +139,10 @@ def prove_composed(loop: Loop, setting: Setting, combine: Fn, deadline: float) -
     zero = {f: semiring._zero(s, types[f]) for f in block}
     lhs_terms = tuple(reading[(f, g)] for f in block for g in block) + \
         tuple(zero[f] if offset[f] is None else offset[f] for f in block)
+    rows = [f for f in block for _ in block] + list(block)     # the row of each term
     if s.modulus is not None:
-        lhs_terms = tuple(Expr(Op.MOD, e.type, (e,), s.modulus) for e in lhs_terms)
+        lhs_terms = tuple(Expr(Op.MOD, e.type, (e,), s.modulus) if f in step.reduced else e
+                          for f, e in zip(rows, lhs_terms))
     lhs = Fn(tuple((f"b.{f.name}", f.type) for f in loop.fields), lhs_terms)
     # A(x) (x) E(b) and A(x) (x) D(b) (+) c(x): in the step's own inputs (acc.* for b's
     # fields, the elements)
@@ -152,7 +159,7 @@ def prove_composed(loop: Loop, setting: Setting, combine: Fn, deadline: float) -
                     out = semiring._plus(s, out, semiring._times(s, coeff, entry))
             if g is None and step.offset.get(f) is not None:
                 out = semiring._plus(s, out, step.offset[f])
-            if s.modulus is not None:
+            if s.modulus is not None and f in step.reduced:
                 out = Expr(Op.MOD, out.type, (out,), s.modulus)
             rhs_terms[i].append(out)
     # entry (f, g) of E: row f of column g; the offset last, as in lhs

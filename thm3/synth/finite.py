@@ -593,9 +593,13 @@ def _data_combine(m: Machine, by_state: dict, a: dict, b: dict, deadline: float)
     rng = np.random.default_rng(0)
     dom = Domain(loop)
     samples = []
-    for i in range(48):
+    # lists long enough that each end state is reached by words of several lengths: a
+    # phase counter mod k reaches a state by one short word only below k + its index,
+    # where what b adds from another state may be 0 on every sample (and then fit as 0)
+    longest = min(16, max(6, 2 * len(m.states) + 2))
+    for i in range(48 if longest == 6 else 96):
         params = dom.params(rng, small=True)
-        n = int(rng.integers(0, 6))
+        n = int(rng.integers(0, longest))
         xs = dom.random_list(rng, params, n, small=i % 2 == 0)
         samples.append((xs, params))
     # each sampled list folded once from init: b's fields, and the control state it ends in
@@ -605,44 +609,70 @@ def _data_combine(m: Machine, by_state: dict, a: dict, b: dict, deadline: float)
         r_state = tuple(_plain(whole[j], fields[j].type) for j in m.control)
         if r_state in m.states:
             folded.append((xs, params, [float(whole[j]) for j in m.data] + [1.0], m.states.index(r_state)))
+    for xs, params in walked_lists(m, dom, rng, 32, longest):
+        whole = fold_left(loop, xs, params, dim=1)
+        r_state = tuple(_plain(whole[j], fields[j].type) for j in m.control)
+        if r_state in m.states:
+            folded.append((xs, params, [float(whole[j]) for j in m.data] + [1.0], m.states.index(r_state)))
+    reached = {r for *_, r in folded}
+    if any(r not in reached for r in by_state):
+        # random lists miss a state that only a few words reach: lists steered to it
+        for xs, params, r in _steered_lists(m, dom, rng, [r for r in by_state], longest):
+            whole = fold_left(loop, xs, params, dim=1)
+            folded.append((xs, params, [float(whole[j]) for j in m.data] + [1.0], r))
     init = [e.arg for e in initial_state(loop)]
     out = {}
     slopes: dict = {}
+    folds: dict = {}
+
+    def folded_from(q: int, unit: int | None = None) -> list:
+        """Each sampled list folded from control state q with the data 0 (or data field
+        `unit` 1), once for every data field of the combine."""
+        got = folds.get((q, unit))
+        if got is None:
+            start = list(init)
+            for j, v in zip(m.control, m.states[q]):
+                start[j] = v
+            for j in m.data:
+                start[j] = (1 if j == unit else 0) if fields[j].type is Type.INT else (1.0 if j == unit else 0.0)
+            state = tuple(np.asarray(v) for v in start)
+            got = folds[(q, unit)] = [fold_left(loop, xs, params, state=state, dim=1) for xs, params, _, _ in folded]
+        return got
     for k, i in enumerate(m.data):
         per_state: dict[int, dict[int, Expr]] = {}
         for r in by_state:
             per_state[r] = {}
         for q in range(len(m.states)):
-            start = list(init)
-            for j, v in zip(m.control, m.states[q]):
-                start[j] = v
-            for j in m.data:
-                start[j] = 0 if fields[j].type is Type.INT else 0.0
             got: dict[int, list] = {}
-            from_q = [fold_left(loop, xs, params, state=tuple(np.asarray(v) for v in start), dim=1)
-                      for xs, params, _, _ in folded]
+            from_q = folded_from(q)
             for (_, _, row, r), end in zip(folded, from_q):
                 got.setdefault(r, []).append((row, float(end[i])))
+            what = f"the data b adds from {_show(m, m.states[q])}"
             for r in by_state:
-                pts = got.get(r)
-                if not pts:
+                if not got.get(r):
                     raise Failed(f"recognised as {m.describe()}; no sampled list reaches {_show(m, m.states[r])}")
-                per_state[r][q] = _fit_linear(m, pts, [b[j] for j in m.data], fields[i].type,
-                                              f"the data b adds from {_show(m, m.states[q])}")
+            # one form for every end state where one fits: the combine then does not split
+            # on b's control where b's data already is what it adds (0 on the lists that
+            # never leave a state that adds nothing), and its laws hold on every state the
+            # invariants admit, not only on the reachable ones
+            joint = _fit_or_none(m, [p for pts in got.values() for p in pts], [b[j] for j in m.data],
+                                 fields[i].type, what)
+            for r in by_state:
+                per_state[r][q] = joint if joint is not None else \
+                    _fit_linear(m, got[r], [b[j] for j in m.data], fields[i].type, what)
             if not determined:
                 # the slope of data field i in data field j from q: the fold from (q, e_j)
                 # less the fold from (q, 0), fitted on b's data fields
                 for jj, j in enumerate(m.data):
-                    unit = list(start)
-                    unit[j] = 1 if fields[j].type is Type.INT else 1.0
                     got = {}
-                    for (xs, params, row, r), lo in zip(folded, from_q):
-                        hi = fold_left(loop, xs, params, state=tuple(np.asarray(v) for v in unit), dim=1)
+                    for (_, _, row, r), lo, hi in zip(folded, from_q, folded_from(q, j)):
                         got.setdefault(r, []).append((row, float(hi[i]) - float(lo[i])))
+                    what = f"the slope of {fields[i].name} in {fields[j].name} from {_show(m, m.states[q])}"
+                    joint = _fit_or_none(m, [p for pts in got.values() for p in pts], [b[jx] for jx in m.data],
+                                         fields[i].type, what)
                     for r in by_state:
-                        slopes.setdefault((r, q, k), {})[jj] = _fit_linear(
-                            m, got.get(r, []), [b[jx] for jx in m.data], fields[i].type,
-                            f"the slope of {fields[i].name} in {fields[j].name} from {_show(m, m.states[q])}")
+                        slopes.setdefault((r, q, k), {})[jj] = joint if joint is not None else _fit_linear(
+                            m, got.get(r, []), [b[jx] for jx in m.data], fields[i].type, what)
         # combine: where over b's state r, then a's state q: A[f_r][q] row k . a.data + v
         leaves: dict[tuple, Expr] = {}
         for r, f in by_state.items():
@@ -733,6 +763,17 @@ def _fit_linear(m: Machine, pts: list, terms: list, type_: Type, what: str) -> E
         raise Failed(f"recognised as {m.describe()}; no sampled list for {what}")
     mat = np.array([p for p, _ in pts])
     rhs = np.array([v for _, v in pts])
+    # the sparsest first: one field of b (or the constant) times a small rational, where
+    # that fits, before a least-squares mix of columns that are dependent on these lists
+    for j in [mat.shape[1] - 1] + list(range(mat.shape[1] - 1)):
+        col = mat[:, j]
+        if not np.any(col):
+            continue
+        ratio = float(Fraction(float(np.dot(col, rhs) / np.dot(col, col))).limit_denominator(1000))
+        if ratio != 0.0 and np.allclose(ratio * col, rhs, rtol=1e-12, atol=1e-9):
+            sol = np.zeros(mat.shape[1])
+            sol[j] = ratio
+            return _linear_expr([float(x) for x in sol], terms, type_)
     # the independent columns only, in field order (b's fields equal on these lists, as
     # the copies of a state the list never left, give the first of them, not a third each)
     kept = independent_columns(mat)
@@ -748,6 +789,120 @@ def _fit_linear(m: Machine, pts: list, terms: list, type_: Type, what: str) -> E
     else:
         sol = np.array([round(float(x), 9) for x in sol])
     return _linear_expr([float(x) for x in sol], terms, type_)
+
+
+def _moves(m: Machine, dom, rng, params: dict, cells, pool_size: int = 32) -> dict[tuple, list]:
+    """The moves a pool of elements makes on the control: (the state each reachable state
+    goes to) -> the elements that make it.  The pool is random elements and one element
+    of each cell (`cell_elements`, where it has them), so that a cell random draws rarely
+    hit (x == 92) has its move (`cells`, from `_cells_or_none`); each element sorted by a one-step fold from each state."""
+    from thm3.semantics.samples import fold_left
+    loop = m.loop
+    fields = loop.fields
+    init = [e.arg for e in initial_state(loop)]
+    index = {st: i for i, st in enumerate(m.states)}
+    starts = []
+    for q in range(len(m.states)):
+        start = list(init)
+        for j, v in zip(m.control, m.states[q]):
+            start[j] = v
+        starts.append(tuple(np.asarray(v) for v in start))
+    pool = dom.random_list(rng, params, pool_size, small=bool(rng.integers(0, 2)))
+    if cells:
+        pool += [tuple(0 if d.index else v for d, v in zip(loop.elements, e)) for e in cells
+                 if dom.precondition_holds(e, params)]
+    moves: dict[tuple, list] = {}
+    for e in pool:
+        act = []
+        for q in range(len(m.states)):
+            end = fold_left(loop, [e], params, state=starts[q], dim=1)
+            got = index.get(tuple(_plain(end[j], fields[j].type) for j in m.control))
+            if got is None:
+                break
+            act.append(got)
+        else:
+            moves.setdefault(tuple(act), []).append(e)
+    return moves
+
+
+def _cells_or_none(m: Machine):
+    """`cell_elements`, or None where Z3 cannot model a cell (random elements only then)."""
+    try:
+        return cell_elements(m)
+    except Exception:           # noqa: BLE001 -- a Z3 failure: the pool stays random
+        return None
+
+
+def _walk(loop: Loop, moves: dict, rng, acts: list, prefix_len: int, tail=()) -> list:
+    """A list that makes `prefix_len` random moves (each move equally likely, so rare cells
+    appear) and then the moves of `tail`, each element drawn from its move's pool."""
+    chosen = [acts[int(rng.integers(0, len(acts)))] for _ in range(prefix_len)] + list(tail)
+    pick = [moves[a][int(rng.integers(0, len(moves[a])))] for a in chosen]
+    return [tuple(k if d.index else v for d, v in zip(loop.elements, e)) for k, e in enumerate(pick)]
+
+
+def _steered_lists(m: Machine, dom, rng, targets: list[int], longest: int, settings: int = 4,
+                   per_target: int = 6) -> list[tuple[list, dict, int]]:
+    """(xs, params, r): for each target control state r, lists that end in it, a random
+    walk over the control's moves (`_moves`) and then a shortest path to r, the elements
+    drawn from the moves' pools, so the data vary."""
+    from collections import deque
+    out = []
+    cells = _cells_or_none(m)
+    for _ in range(settings):
+        params = dom.params(rng, small=True)
+        moves = _moves(m, dom, rng, params, cells)
+        if not moves:
+            continue
+        acts = list(moves)
+        paths: dict[int, dict[int, list]] = {}
+
+        def path(q: int, r: int):
+            if q not in paths:          # breadth first from q: a shortest path to each state
+                seen, todo = {q: []}, deque([q])
+                while todo:
+                    u = todo.popleft()
+                    for a in acts:
+                        v = a[u]
+                        if v not in seen:
+                            seen[v] = seen[u] + [a]
+                            todo.append(v)
+                paths[q] = seen
+            return paths[q].get(r)
+        for r in targets:
+            for _ in range(per_target):
+                n = int(rng.integers(0, longest))
+                prefix = [acts[int(rng.integers(0, len(acts)))] for _ in range(n)]
+                q = 0
+                for a in prefix:
+                    q = a[q]
+                tail = path(q, r)
+                if tail is not None:
+                    out.append((_walk(m.loop, moves, rng, acts, 0, prefix + tail), params, r))
+    return out
+
+
+def walked_lists(m: Machine, dom, rng, count: int, longest: int, settings: int = 4) -> list[tuple[list, dict]]:
+    """(xs, params): random walks over the control's moves (`_moves`), of random lengths
+    below `longest`: every cell of the element in use, however rarely random draws hit it."""
+    out = []
+    cells = _cells_or_none(m)
+    for _ in range(settings):
+        params = dom.params(rng, small=True)
+        moves = _moves(m, dom, rng, params, cells)
+        if not moves:
+            continue
+        acts = list(moves)
+        for _ in range(count // settings):
+            out.append((_walk(m.loop, moves, rng, acts, int(rng.integers(0, longest))), params))
+    return out
+
+
+def _fit_or_none(m: Machine, pts: list, terms: list, type_: Type, what: str) -> Expr | None:
+    try:
+        return _fit_linear(m, pts, terms, type_, what)
+    except Failed:
+        return None
 
 
 def _mul(x: Expr, y: Expr) -> Expr:
@@ -1108,6 +1263,10 @@ def _drop_copied_data(m: Machine, added: list[Added], deadline: float, slopes=fr
     for i in range(40):
         params = dom.params(rng, small=True)
         xs = dom.random_list(rng, params, int(rng.integers(0, 7)), small=i % 2 == 0)
+        rows.append([float(v) for v in fold_left(mega, xs, params, dim=1)])
+    # and walks over the control's moves: a copy that differs only after a rare cell
+    # (x == 92) is no copy of a field
+    for xs, params in walked_lists(m, dom, rng, 40, 7):
         rows.append([float(v) for v in fold_left(mega, xs, params, dim=1)])
     cols = np.array(rows).T
     k = len(loop.fields)

@@ -370,21 +370,24 @@ def _np_times(s: Semiring):
 
 
 def composed_entries(loop: Loop, step: Step, *, seed: int = 0, count: int = 24, max_len: int = 6,
-                     settings: int = 3):
+                     settings: int = 3, reduce: bool = True):
     """On sampled lists ys (every length up to `max_len`, a few parameter settings): the
     composed map's entries E[f][g] and offsets d[f] (rows of values), and h(ys) field by
     field (with each loop parameter's value under "$<name>"), each as one flat array over
     all samples.  Raises `Failed` where a coefficient
     or a sampled value does not fit the int64 the samples are computed in (an Int literal
-    beyond int64: the analysis stays exact, this route does not read it)."""
+    beyond int64: the analysis stays exact, this route does not read it).  With
+    `reduce=False` a modulus is not taken of the entries and offsets (the integers they are
+    residues of, for a reading fitted over the integers)."""
     try:
-        return _composed_entries(loop, step, seed, count, max_len, settings)
+        return _composed_entries(loop, step, seed, count, max_len, settings, reduce)
     except OverflowError as err:
         raise Failed(f"affine over {step.semiring.name}, but the composed map overflows int64 on samples "
                      f"({err})") from None
 
 
-def _composed_entries(loop: Loop, step: Step, seed: int, count: int, max_len: int, settings: int):
+def _composed_entries(loop: Loop, step: Step, seed: int, count: int, max_len: int, settings: int,
+                      reduce: bool):
     from thm3.semantics.evaluate import NUMPY, compiled, quiet
     from thm3.semantics.samples import Domain, batch_fold, batch_init, stack_elements
     rng = np.random.default_rng(seed)
@@ -407,6 +410,8 @@ def _composed_entries(loop: Loop, step: Step, seed: int, count: int, max_len: in
                 # Int only over (+, *): the tropical zero is an infinity
                 dtype = bool if s is BOOLEAN else (np.int64 if s.plus is Op.ADD and all(
                     step.types[f] is Type.INT for f in block) else np.float64)
+                if s.modulus is not None and not reduce:
+                    dtype = object          # Python's integers: no int64 wrap-around unreduced
                 one, zero = np.asarray(s.one, dtype=dtype), np.asarray(s.zero, dtype=dtype)
                 e = [[np.full((count, 1), one if a == b else zero) for b in range(k)] for a in range(k)]
                 d = [np.full((count, 1), zero) for _ in range(k)]
@@ -418,7 +423,7 @@ def _composed_entries(loop: Loop, step: Step, seed: int, count: int, max_len: in
                     e2 = [[_dot(add, mul, [mul(m[a][j], e[j][b]) for j in range(k)]) for b in range(k)]
                           for a in range(k)]
                     d2 = [add(_dot(add, mul, [mul(m[a][j], d[j]) for j in range(k)]), c[a]) for a in range(k)]
-                    if s.modulus is not None:
+                    if s.modulus is not None and reduce:
                         e2 = [[x % s.modulus for x in row] for row in e2]
                         d2 = [x % s.modulus for x in d2]
                     e, d = e2, d2
@@ -432,9 +437,17 @@ def _composed_entries(loop: Loop, step: Step, seed: int, count: int, max_len: in
                 for d in loop.params:
                     if d.type is not Type.VEC:
                         states.setdefault("$" + d.name, []).append(np.full(count, float(params[d.name])))
-    flat = lambda parts: np.concatenate(parts).astype(np.float64)  # noqa: E731
+                states.setdefault(LENGTH, []).append(np.full(count, float(n)))
+    def flat(parts):
+        out = np.concatenate(parts)
+        if out.dtype == object and out.size and max(abs(int(v)) for v in out) >= 2 ** 53:
+            raise OverflowError("an unreduced entry beyond 2**53")
+        return out.astype(np.float64)
     return ({key: flat(v) for key, v in entries.items()}, {f: flat(v) for f, v in offsets.items()},
             {f: flat(v) for f, v in states.items()})
+
+
+LENGTH = "#length"       # the sampled lists' lengths, among composed_entries' states
 
 
 def _dot(add, mul, terms):
@@ -478,19 +491,18 @@ def composition(loop: Loop, step: Step) -> tuple[Fn, dict, dict]:
     s = step.semiring
     entries, offsets, states = composed_entries(loop, step)
     reading: dict = {}
-    wide = None             # more parameter settings, for the linear readings
+    wide = None             # more parameter settings (unreduced mod m), for the linear readings
     for (f, g), col in entries.items():
         got = _read(col, states, loop, s, step.types[f])
-        if got is None and s is RING and s.modulus is None:
+        if got is None and s.plus is Op.ADD and s.times is Op.MUL:
             if wide is None:
-                wide = composed_entries(loop, step, seed=1, count=8, max_len=6,
-                                        settings=_settings_for(loop)) if loop.params else (entries, offsets, states)
-                wide = (wide[0], _LinearBasis(wide[2], loop))
-            got = _read_linear(wide[0][(f, g)], wide[1], step.types[f])
+                wide = _linear_samples(loop, step, entries, offsets, states)
+            if wide:
+                got = _read_linear(wide[0][(f, g)], wide[1], step.types[f], s.modulus)
         if got is None:
             raise Failed(f"affine over {s.name}, but entry ({f}, {g}) of the composed map is no field of b "
                          f"and no constant: the state does not carry the map (a lift adds it)")
-        reading[(f, g)] = got
+        reading[(f, g)] = _residues(got, step) if s.modulus is not None else got
     init = dict(zip(loop.field_names, initial_state(loop)))
     offset: dict = {}
     for f in step.block:
@@ -537,6 +549,7 @@ def composition(loop: Loop, step: Step) -> tuple[Fn, dict, dict]:
 
 LINEAR_DEGREE = 2          # the parameters' degree in a linear reading's coefficients
 LINEAR_DENOMINATOR = 64    # and the denominators of their rational constants
+COUNT_DEGREE = 3           # a count field's highest power in a reading (A**n for a unipotent A)
 
 
 def _settings_for(loop: Loop) -> int:
@@ -547,13 +560,30 @@ def _settings_for(loop: Loop) -> int:
     return min(48, 2 * comb(p + LINEAR_DEGREE, LINEAR_DEGREE) + 4)
 
 
-def _read_linear(col: np.ndarray, basis: "_LinearBasis", type_: Type) -> Expr | None:
-    """An entry of the composed map over (+, *) as a linear form in b's fields (and 1)
-    whose coefficients are polynomials in the loop parameters of degree <= LINEAR_DEGREE
-    with small rational constants, fitted exactly on the samples, lowest degree first: the
-    entries of A**n that a Cayley-Hamilton lift holds as A**n = ch0 I + ch1 A (b.ch0 + a *
-    b.ch1 for y' = a y + b z + x).  None where no such form fits; the composition lemma
-    proves the reading it gives."""
+def _count_fields(step: Step) -> list[str]:
+    """The block's fields that count: the update adds a nonzero constant to the field and
+    reads nothing else (mod m allowed), so the field is a multiple of the length plus its
+    initial value, and every entry of A**n for a constant A that is unipotent is a
+    polynomial in it (of degree below the block's size)."""
+    out = []
+    for f in step.block:
+        row, off = step.matrix[f], step.offset.get(f)
+        if set(row) == {f} and _is_value(row[f], 1) and off is not None and off.op is Op.CONST \
+                and not isinstance(off.arg, bool) and off.arg != 0:
+            out.append(f)
+    return out
+
+
+def _read_linear(col: np.ndarray, basis: "_LinearBasis", type_: Type, modulus: int | None = None) -> Expr | None:
+    """An entry of the composed map over (+, *) as a linear form in b's fields, the powers
+    of its count fields and 1, whose coefficients are polynomials in the loop parameters of
+    degree <= LINEAR_DEGREE with small rational constants, fitted exactly on the samples,
+    lowest degree first: the entries of A**n that a Cayley-Hamilton lift holds as A**n =
+    ch0 I + ch1 A (b.ch0 + a * b.ch1 for y' = a y + b z + x), and those of a unipotent A**n
+    held by a length (n (n + 1) / 2 for a third running sum).  Modulo m the samples are
+    the unreduced entries, and a rational constant p/q is p times q's inverse mod m (None
+    where q has none).  None where no such form fits; the composition lemma proves the
+    reading it gives."""
     from fractions import Fraction
     if not np.all(np.isfinite(col[basis.ok])):
         return None
@@ -566,14 +596,19 @@ def _read_linear(col: np.ndarray, basis: "_LinearBasis", type_: Type) -> Expr | 
         coeffs = [Fraction(float(x)).limit_denominator(LINEAR_DENOMINATOR) for x in pinv @ target]
         if not np.allclose(columns @ np.array([float(c) for c in coeffs]), target, rtol=1e-9, atol=1e-9 * scale):
             continue
+        if modulus is not None:
+            try:
+                coeffs = [Fraction(c.numerator * pow(c.denominator, -1, modulus) % modulus) for c in coeffs]
+            except ValueError:          # a denominator with no inverse mod m
+                return None
         out: Expr | None = None
-        for (f, m), c in zip(labels, coeffs):
+        for (fs, m), c in zip(labels, coeffs):
             if c == 0:
                 continue
             term: Expr | None = None
             for name in m:
                 term = basis.param(name) if term is None else _arith(Op.MUL, term, basis.param(name))
-            if f is not None:
+            for f in fs:
                 fv = var(f"b.{f.name}", f.type)
                 term = fv if term is None else _arith(Op.MUL, term, fv)
             if c.denominator == 1:
@@ -591,13 +626,17 @@ def _read_linear(col: np.ndarray, basis: "_LinearBasis", type_: Type) -> Expr | 
 
 class _LinearBasis:
     """The columns a linear reading is fitted over, per degree in the parameters: b's
-    number fields (and 1) times the parameters' monomials, the independent ones only,
-    simplest first (so that the fit is the sparse one), with their pseudo-inverse; built
-    once per composition, on the rows where every field is finite."""
+    number fields (and 1, and the powers 2 .. `COUNT_DEGREE` of the count fields) times the
+    parameters' monomials, the independent ones only, simplest first (so that the fit is
+    the sparse one), with their pseudo-inverse; built once per composition, on the rows
+    where every field is finite."""
 
-    def __init__(self, states: dict, loop: Loop):
+    def __init__(self, states: dict, loop: Loop, counts: tuple[str, ...] = (), count_degree: int = 0):
         self.loop = loop
         self.fields = [f for f in loop.fields if f.type in (Type.REAL, Type.INT)]
+        by_name = {f.name: f for f in self.fields}
+        self.monomials = [()] + [(f,) for f in self.fields] + \
+            [(by_name[c],) * k for k in range(2, count_degree + 1) for c in counts if c in by_name]
         self.params = [d.name for d in loop.params if "$" + d.name in states]
         self.states = states
         ok = np.ones_like(states[loop.fields[0].name], dtype=bool)
@@ -622,9 +661,12 @@ class _LinearBasis:
             pv = np.ones(int(ok.sum()))
             for name in m:
                 pv = pv * self.states["$" + name][ok]
-            for f in [None] + self.fields:
-                labels.append((f, m))
-                columns.append(pv if f is None else pv * self.states[f.name][ok])
+            for fs in self.monomials:
+                col = pv
+                for f in fs:
+                    col = col * self.states[f.name][ok]
+                labels.append((fs, m))
+                columns.append(col)
         from thm3.synth.finite import independent_columns
         chosen = independent_columns(np.stack(columns, axis=1)) if columns else []
         kept = [columns[j] for j in chosen]
@@ -636,6 +678,38 @@ class _LinearBasis:
             got = (kept_labels, mat, np.linalg.pinv(mat))
         self._at[degree] = got
         return got
+
+
+def _residues(e: Expr, step: Step) -> Expr:
+    """A reading mod m with each field of b that is not reduced (a count) taken mod m
+    first: congruent, and its products stay below m**2 (no int64 overflow for a long
+    list's length)."""
+    from thm3.ir import transform
+    m = step.semiring.modulus
+
+    def rule(x, go):
+        if x.op is Op.VAR and x.arg.startswith("b.") and x.arg[2:] in step.block and x.arg[2:] not in step.reduced:
+            return Expr(Op.MOD, x.type, (x,), m)
+        return None
+
+    (out,) = transform([e], rule)
+    return out
+
+
+def _linear_samples(loop: Loop, step: Step, entries: dict, offsets: dict, states: dict):
+    """(entries, basis) for the linear readings: with more parameter settings where the
+    loop has parameters, and modulo m the unreduced entries (they are what a polynomial
+    in a count fits); () where those samples overflow."""
+    s = step.semiring
+    wide = (entries, offsets, states)
+    if loop.params or s.modulus is not None:
+        try:
+            wide = composed_entries(loop, step, seed=1, count=8, max_len=6, settings=_settings_for(loop)
+                                    if loop.params else 3, reduce=False)
+        except Failed:
+            return ()
+    counts = tuple(_count_fields(step))
+    return wide[0], _LinearBasis(wide[2], loop, counts, min(COUNT_DEGREE, len(step.block) - 1) if counts else 0)
 
 
 def _read(col: np.ndarray, states: dict, loop: Loop, s: Semiring, type_: Type) -> Expr | None:
@@ -723,6 +797,8 @@ def lift_units(loop: Loop, key_of) -> list[Unit]:
             continue
         kept.append(key)
     _demote_false_twins(step, reading, kept, dtype)
+    if s.plus is Op.ADD and s.times is Op.MUL and dtype is not Type.BOOL:
+        _polynomials_in_a_count(step, entries, states, reading, kept)
     hamilton = _cayley_hamilton(loop, step, key_of, dtype) if s is RING else None
     if hamilton is not None and len(hamilton.keys) < len(kept):
         out.append(hamilton)
@@ -785,16 +861,84 @@ def _cayley_hamilton(loop: Loop, step: Step, key_of, dtype: Type) -> Unit | None
 
 def _reader(reading: dict, name_of, dtype: Type):
     """An entry's value in a lift's updates: what `reading` reads it as (a constant or an
-    original field), the added field of the entry it aliases, or its own added field
-    (`name_of(entry)`)."""
+    original field), the added field of the entry it aliases, a polynomial in the added
+    count it is a function of, or its own added field (`name_of(entry)`)."""
     def value(k):
         r = reading.get(k)
         if r is None:
             return var(f"acc.{name_of(k)}", dtype)
-        if isinstance(r, tuple):
+        if isinstance(r, tuple) and r[0] == "alias":
             return var(f"acc.{name_of(r[1])}", dtype)
+        if isinstance(r, tuple):
+            _, count, coeffs, modulus = r
+            n = var(f"acc.{name_of(count)}", dtype)
+            if modulus is not None:
+                n = Expr(Op.MOD, dtype, (n,), modulus)
+            out: Expr | None = None
+            for i, c in enumerate(coeffs):
+                if c == 0:
+                    continue
+                term: Expr | None = None
+                for _ in range(i):
+                    term = n if term is None else _arith(Op.MUL, term, n)
+                k_ = const(int(c), dtype) if dtype is Type.INT else const(float(c), dtype)
+                term = k_ if term is None else (term if c == 1 else _arith(Op.MUL, k_, term))
+                out = term if out is None else _arith(Op.ADD, out, term)
+            return out if out is not None else _zero(RING, dtype)
         return r
     return value
+
+
+def _polynomials_in_a_count(step: Step, entries: dict, states: dict, reading: dict, kept: list) -> None:
+    """Over (+, *) (mod m too): where a kept entry is a count (c times the list's length on
+    every sample) and another kept entry is a polynomial of degree <= `COUNT_DEGREE` in the
+    length (the entries of A**n for a unipotent A: n (n + 1) / 2 for a third running sum),
+    the second is read from the first and not added (in place in `reading` and `kept`).
+    Exact rationals, fitted on the distinct lengths and checked on every sample; mod m a
+    rational's denominator must have an inverse mod m, else the entry stays."""
+    from fractions import Fraction
+    length = states.get(LENGTH)
+    if length is None:
+        return
+    m = step.semiring.modulus
+    count, scale = None, None
+    for key in kept:
+        col = entries[key]
+        nz = length > 0
+        if not nz.any():
+            return
+        c = col[nz][0] / length[nz][0]
+        if c != 0 and float(c).is_integer() and np.array_equal(col, c * length):
+            count, scale = key, int(c)
+            break
+    if count is None:
+        return
+    lengths = np.unique(length)
+    degree = min(COUNT_DEGREE, len(step.block) - 1, len(lengths) - 1)
+    for key in [k for k in kept if k != count]:
+        col = entries[key]
+        at = {float(v): col[length == v] for v in lengths}
+        if any(not np.all(vals == vals[0]) for vals in at.values()):
+            continue                    # not a function of the length
+        xs = np.array(sorted(at))
+        ys = np.array([at[v][0] for v in xs])
+        fit = np.polyfit(xs, ys, degree)[::-1]          # lowest power first, in the length
+        coeffs = [Fraction(float(v)).limit_denominator(LINEAR_DENOMINATOR) for v in fit]
+        if not np.allclose(sum(float(cf) * xs ** i for i, cf in enumerate(coeffs)), ys, rtol=0, atol=1e-9):
+            continue
+        if m is not None and np.any(ys >= m):
+            continue                    # reduced on the samples: the fit is of the residues
+        # in the count n = scale * length: length**i = n**i / scale**i
+        coeffs = [cf / Fraction(scale) ** i for i, cf in enumerate(coeffs)]
+        if m is not None:
+            try:
+                coeffs = [cf.numerator * pow(cf.denominator, -1, m) % m for cf in coeffs]
+            except ValueError:
+                continue
+        elif any(cf.denominator != 1 for cf in coeffs) and step.types[key[0]] is Type.INT:
+            continue
+        reading[key] = ("poly", count, tuple(coeffs), m)
+        kept.remove(key)
 
 
 def _entry_update(step: Step, f: str, g: str, value, dtype: Type) -> Expr:
