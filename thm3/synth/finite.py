@@ -620,7 +620,6 @@ def _data_combine(m: Machine, by_state: dict, a: dict, b: dict, deadline: float)
         for xs, params, r in _steered_lists(m, dom, rng, [r for r in by_state], longest):
             whole = fold_left(loop, xs, params, dim=1)
             folded.append((xs, params, [float(whole[j]) for j in m.data] + [1.0], r))
-    init = [e.arg for e in initial_state(loop)]
     out = {}
     slopes: dict = {}
     folds: dict = {}
@@ -630,12 +629,7 @@ def _data_combine(m: Machine, by_state: dict, a: dict, b: dict, deadline: float)
         `unit` 1), once for every data field of the combine."""
         got = folds.get((q, unit))
         if got is None:
-            start = list(init)
-            for j, v in zip(m.control, m.states[q]):
-                start[j] = v
-            for j in m.data:
-                start[j] = (1 if j == unit else 0) if fields[j].type is Type.INT else (1.0 if j == unit else 0.0)
-            state = tuple(np.asarray(v) for v in start)
+            state = _start_state(m, q, unit)
             got = folds[(q, unit)] = [fold_left(loop, xs, params, state=state, dim=1) for xs, params, _, _ in folded]
         return got
     for k, i in enumerate(m.data):
@@ -791,22 +785,38 @@ def _fit_linear(m: Machine, pts: list, terms: list, type_: Type, what: str) -> E
     return _linear_expr([float(x) for x in sol], terms, type_)
 
 
+def _start_state(m: Machine, q: int, unit: int | None = None) -> tuple:
+    """The state at control state q with the data 0 (data field `unit` 1), for `fold_left`."""
+    fields = m.loop.fields
+    start = [e.arg for e in initial_state(m.loop)]
+    for j, v in zip(m.control, m.states[q]):
+        start[j] = v
+    for j in m.data:
+        start[j] = (1 if j == unit else 0) if fields[j].type is Type.INT else (1.0 if j == unit else 0.0)
+    return tuple(np.asarray(v) for v in start)
+
+
+def _move_settings(m: Machine, dom, rng, settings: int):
+    """(params, moves, their keys) for `settings` parameter settings with moves (`_moves`)."""
+    cells = _cells_or_none(m)
+    for _ in range(settings):
+        params = dom.params(rng, small=True)
+        moves = _moves(m, dom, rng, params, cells)
+        if moves:
+            yield params, moves, list(moves)
+
+
 def _moves(m: Machine, dom, rng, params: dict, cells, pool_size: int = 32) -> dict[tuple, list]:
     """The moves a pool of elements makes on the control: (the state each reachable state
     goes to) -> the elements that make it.  The pool is random elements and one element
     of each cell (`cell_elements`, where it has them), so that a cell random draws rarely
-    hit (x == 92) has its move (`cells`, from `_cells_or_none`); each element sorted by a one-step fold from each state."""
+    hit (x == 92) has its move (`cells`, from `_cells_or_none`); each element sorted by a
+    one-step fold from each state."""
     from thm3.semantics.samples import fold_left
     loop = m.loop
     fields = loop.fields
-    init = [e.arg for e in initial_state(loop)]
     index = {st: i for i, st in enumerate(m.states)}
-    starts = []
-    for q in range(len(m.states)):
-        start = list(init)
-        for j, v in zip(m.control, m.states[q]):
-            start[j] = v
-        starts.append(tuple(np.asarray(v) for v in start))
+    starts = [_start_state(m, q) for q in range(len(m.states))]
     pool = dom.random_list(rng, params, pool_size, small=bool(rng.integers(0, 2)))
     if cells:
         pool += [tuple(0 if d.index else v for d, v in zip(loop.elements, e)) for e in cells
@@ -848,13 +858,7 @@ def _steered_lists(m: Machine, dom, rng, targets: list[int], longest: int, setti
     drawn from the moves' pools, so the data vary."""
     from collections import deque
     out = []
-    cells = _cells_or_none(m)
-    for _ in range(settings):
-        params = dom.params(rng, small=True)
-        moves = _moves(m, dom, rng, params, cells)
-        if not moves:
-            continue
-        acts = list(moves)
+    for params, moves, acts in _move_settings(m, dom, rng, settings):
         paths: dict[int, dict[int, list]] = {}
 
         def path(q: int, r: int):
@@ -886,13 +890,7 @@ def walked_lists(m: Machine, dom, rng, count: int, longest: int, settings: int =
     """(xs, params): random walks over the control's moves (`_moves`), of random lengths
     below `longest`: every cell of the element in use, however rarely random draws hit it."""
     out = []
-    cells = _cells_or_none(m)
-    for _ in range(settings):
-        params = dom.params(rng, small=True)
-        moves = _moves(m, dom, rng, params, cells)
-        if not moves:
-            continue
-        acts = list(moves)
+    for params, moves, acts in _move_settings(m, dom, rng, settings):
         for _ in range(count // settings):
             out.append((_walk(m.loop, moves, rng, acts, int(rng.integers(0, longest))), params))
     return out

@@ -901,12 +901,12 @@ def _polynomials_in_a_count(step: Step, entries: dict, states: dict, reading: di
     if length is None:
         return
     m = step.semiring.modulus
+    nz = length > 0
+    if not nz.any():
+        return
     count, scale = None, None
     for key in kept:
         col = entries[key]
-        nz = length > 0
-        if not nz.any():
-            return
         c = col[nz][0] / length[nz][0]
         if c != 0 and float(c).is_integer() and np.array_equal(col, c * length):
             count, scale = key, int(c)
