@@ -56,6 +56,13 @@ def _rotating_sums(a, b, p):            # (m, s0, s1, s2): b's sums turned by a'
     return ((m + b[0]) % 3,) + tuple(a[1 + k] + b[1 + (k - m) % 3] for k in range(3))
 
 
+def _paused_ema(a, b, p):               # (paused, ema, ema_p, pw_r, pw_p): b's map from a's end state
+    def through_b(paused_start, ema):
+        return b[4] * ema + b[2] if paused_start else b[3] * ema + b[1]
+    return (a[0] != b[0], through_b(a[0], a[1]), through_b(not a[0], a[2]),
+            (b[4] if a[0] else b[3]) * a[3], (b[3] if a[0] else b[4]) * a[4])
+
+
 # S3's elements as permutations of (0, 1, 2) in lexicographic order; row a, column b: a then b
 _S3 = [[0, 1, 2, 3, 4, 5], [1, 0, 3, 2, 5, 4], [2, 4, 0, 5, 1, 3], [3, 5, 1, 4, 0, 2], [4, 2, 5, 0, 3, 1],
        [5, 3, 4, 1, 2, 0]]
@@ -122,6 +129,14 @@ ENTRIES: list[Entry] = [
          ([], [1.0], [101.0]), klass="finite-linear", lift=3),
     _hom("finite_rotating_sums", LINEAR, "from mode m, b's accumulator k adds to a's (k + m) % 3",
          _rotating_sums, klass="finite-linear"),
+    _not("finite_paused_ema", LINEAR, "[0] and [0, 1] both give (paused, 0); after [0] the 1 is decayed by lam",
+         ([0.0], [0.0, 1.0], [0.0]), params=({"lam": 2.0},), klass="finite-linear", lift=3),
+    _hom("finite_paused_ema_lifted", LINEAR, "b's slope from a's control state times a's average, plus what b adds "
+         "from there", _paused_ema, params=({"lam": 0.5}, {"lam": -1.5}), klass="finite-linear"),
+    _not("finite_gated_decay", LINEAR, "[] and [1] both give (closed, 0, 0); after [11] the 1 enters the level",
+         ([], [1.0], [11.0]), params=({"rho": 2.0},), klass="finite-linear", lift=4),
+    _not("finite_escape_hash_mod", LINEAR, "[] and [92, 0] both give (False, 0); after [1] the escaped 0 triples "
+         "it mod 251", ([], [92, 0], [1]), domain="int", klass="finite-linear", lift=None),
 ]
 
 # The smallest lift by copies of the state (see the docstring), per non-homomorphism above.
@@ -143,6 +158,8 @@ COPY_LIFTS: dict[str, int] = {
     "finite_phase_sum": 3,          # the sum from each other phase (the phase itself is rotated by n % 4)
     "finite_hysteresis_count": 2,   # on from "on" (a constant or the identity), the count from "on"
     "finite_record_moments": 3,     # rec from "recording", both moments from there
+    "finite_paused_ema": 3,         # ema from "paused", the slope lam ** (running steps) from each state
+    "finite_gated_decay": 4,        # open and level from "open", the level's slope from each state
 }
 
 # Composition lifts found and proved whose minimality is not worked out by hand (so no
@@ -150,6 +167,7 @@ COPY_LIFTS: dict[str, int] = {
 UNCATALOGUED_COPY_LIFTS: dict[str, int] = {
     "finite_saturating_confident_sum": 6,   # c from 1, 2 and 3 (17 transition functions), s from each
     "finite_escape_scale": 4,               # esc and h from "escaped", the slope 3 ** k from each state
+    "finite_escape_hash_mod": 4,            # the same, every one a remainder mod 251
 }
 
 # The named field read back in place of the copies (`thm3.synth.readback`), by its name in

@@ -294,9 +294,10 @@ def test_the_monoid_gives_witnesses_that_fold_as_claimed():
 def test_a_plain_set_gets_a_short_proof_while_a_composition_lift_waits():
     """finite_clamp_walk: the search's (s2, p) has no witness on short lists and the prover
     once spent 10 s failing on it before the composition lift (proved in about 2 s) was
-    tried; now a plain set tried while a composition lift waits gets PENDING_SHARE seconds."""
+    tried; now a plain set tried while a composition lift waits gets PENDING_SHARE seconds,
+    and the composition lift at least COMPOSITION_SHARE (half of what is left)."""
     from thm3.lift import lift
-    from thm3.lift.search import PENDING_SHARE
+    from thm3.lift.search import COMPOSITION_SHARE, PENDING_SHARE
     calls = []
 
     def prove(lifted, seconds=None):
@@ -307,7 +308,7 @@ def test_a_plain_set_gets_a_short_proof_while_a_composition_lift_waits():
     plain = [s for names, s in calls if not all("_from" in n for n in names)]
     copies = [s for names, s in calls if names and all("_from" in n for n in names)]
     assert plain and all(s == PENDING_SHARE for s in plain[:1]), calls
-    assert copies and all(s is None for s in copies), calls
+    assert copies and all(s >= COMPOSITION_SHARE for s in copies), calls
 
 
 def _transition_functions(loop, m, lists):
@@ -459,3 +460,66 @@ def test_a_copy_that_is_a_function_of_a_field_is_read_from_it():
     assert "(1 if acc.n == 0 else (2 if acc.n == 1 else 3))" in to_text(first.fields[0].update)
     assert finite._function_of((0, 1, 2, 3), {(5, 6, 7, 7): 0}) is None
     assert finite._function_of((1, 2, 3, 3), {(0, 1, 2, 3): 0}) == (0, {0: 1, 1: 2, 2: 3, 3: 3})
+
+
+# --- symbolic weights and data mod m under finite control ----------------------------
+
+def test_a_parameter_weight_is_read_as_an_expression_and_its_products_are_slopes():
+    loop = normalize_loop(_loop("finite_paused_ema"))
+    m = finite.recognise(loop, time.monotonic() + 5)
+    rows = finite.affine_rows(m)
+    coefficients = [c for row in rows.values() for lin in row for k, c in lin.items() if k != ""]
+    assert any(finite.symbolic(c) and repr(c) == "lam" for c in coefficients), coefficients
+    # lam ** (running steps) is no function of the transition function: slopes, not a table
+    assert not finite.coefficients_determined(m)
+    (smallest, *_) = finite.lift_candidates(loop, time.monotonic() + 10)
+    slopes = [a for a in smallest.fields if a.hint.startswith("pw_from")]
+    assert len(slopes) == 2 and all("lam" in repr(a.update) for a in slopes), smallest.fields
+    assert len(smallest.fields) == 3
+
+
+def test_the_lifted_parameter_decay_is_proved_by_the_finite_route_alone():
+    loop = _loop("finite_paused_ema_lifted")
+    got = _alone("finite", loop, 30)
+    assert _proved(got), got.tried()
+    _agrees_with_fold(loop, got.combine)
+
+
+def test_a_hash_mod_m_under_control_carries_its_modulus_into_slopes_and_combine():
+    loop = normalize_loop(_loop("finite_escape_hash_mod"))
+    m = finite.recognise(loop, time.monotonic() + 5)
+    assert finite.moduli(m, finite.affine_rows(m)) == {0: 251}
+    (smallest, *_) = finite.lift_candidates(loop, time.monotonic() + 10)
+    slopes = [a for a in smallest.fields if a.hint.startswith("pw_from")]
+    assert len(slopes) == 2 and all(any(e.op is Op.MOD and e.arg == 251 for e in walk([a.update])) for a in slopes)
+    lifted = normalize_loop(finite.with_added(loop, smallest.fields))
+    fn, _ = finite.synthesize(lifted, time.monotonic() + 20)
+    # every data leaf of the combine is a remainder: the hash and the slopes
+    for i in finite.recognise(lifted, time.monotonic() + 5).data:
+        leaves = [e for e in walk([fn.outputs[i]]) if e.op is Op.MOD]
+        assert leaves and all(e.arg == 251 for e in leaves), fn.outputs[i]
+    _agrees_with_fold(lifted, fn)
+
+
+def test_a_field_reduced_in_some_steps_and_not_in_others_is_refused():
+    # h + x unreduced after an escape leaves the remainders: no modular reading
+    loop = normalize_loop(thm3.parse_source('''
+from typing import NamedTuple
+from thm3.lang import Bool, Int
+
+class State(NamedTuple):
+    esc: Bool = False
+    h: Int = 0
+
+def left(acc: State, x: Int) -> State:
+    if acc.esc:
+        return State(False, acc.h * 3 + x)
+    if x == 92:
+        return State(True, acc.h)
+    return State(False, (acc.h + x) % 251)
+'''))
+    m = finite.recognise(loop, time.monotonic() + 5)
+    with pytest.raises(finite.Failed, match="reduced modulo 251 in some steps but not"):
+        finite.moduli(m, finite.affine_rows(m))
+    with pytest.raises(finite.Failed):
+        finite.synthesize(finite.with_added(loop, ()), time.monotonic() + 10)

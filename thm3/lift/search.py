@@ -49,6 +49,7 @@ _QUICK = dict(max_lists=1500, max_len=5, prefix_len=2, settings=2)
 # The prover's seconds for a lifted loop not made by composition while a composition lift
 # waits to be tried (the composition's own proof takes about that long at most).
 PENDING_SHARE = 2.0
+COMPOSITION_SHARE = 10.0  # seconds at least for a composition lift's proof (the prover's default)
 THEOREM_SHARE = 1.0     # seconds for a plain set's proof while a reduced semiring unit waits
 
 
@@ -520,7 +521,11 @@ class _LiftSearch:
         if self.prove is not None:
             # while a composition lift (its combine given by a theorem) waits, a plain set
             # gets a short proof: a prover failing on it for seconds would delay that lift
-            share = (None if composition else PENDING_SHARE if self.pending else
+            # a composition lift's proof may take longer than a plain set's default (a
+            # combine mod m over six fields: 16 paths of nonlinear integer arithmetic): it
+            # gets half of what is left, at least the default
+            share = (max(COMPOSITION_SHARE, (self.deadline - time.monotonic()) / 2) if composition else
+                     PENDING_SHARE if self.pending else
                      THEOREM_SHARE if self.theorem_waits(set(chosen)) else None)
             proof = self.proved(lifted, share)
             if not proof:

@@ -504,8 +504,8 @@ def _where(c: Expr, x: Expr, y: Expr) -> Expr:
 
 def affine_rows(m: Machine) -> dict:
     """Per (control state, cell): each data field's update as {data field index ->
-    constant coefficient, "": the rest}; `Failed` where it is not affine in the data
-    with constant coefficients."""
+    coefficient, "": the rest}, a coefficient a float or a data-free expression
+    (`symbolic`); `Failed` where it is not affine in the data."""
     loop = m.loop
     fields = loop.fields
     outputs = list(_replace_atoms(list(loop.left.outputs), m.atoms,
@@ -528,8 +528,10 @@ def affine_rows(m: Machine) -> dict:
 
 
 def _affine(e: Expr, names: dict) -> dict | None:
-    """`e` as sum of constant * data field plus a data-free rest: {index: coefficient,
-    "": rest expression or None}."""
+    """`e` as sum of coefficient * data field plus a data-free rest: {index: coefficient,
+    "": rest expression or None}.  A coefficient is a float, or a data-free expression (a
+    parameter, the element: `lam * s`), which `symbolic` tells apart.  An Int update
+    reduced mod a constant m at the top (`(3 * h + x) % 251`) carries MODULUS: m."""
     if not (free_vars([e]) & set(names)):
         return {"": e}
     match e.op:
@@ -537,13 +539,13 @@ def _affine(e: Expr, names: dict) -> dict | None:
             return {names[e.arg]: 1.0, "": None}
         case Op.ADD | Op.SUB:
             x, y = (_affine(s, names) for s in e.src)
-            if x is None or y is None:
+            if x is None or y is None or MODULUS in x or MODULUS in y:
                 return None
             sign = 1.0 if e.op is Op.ADD else -1.0
             out = {k: v for k, v in x.items() if k != ""}
             for k, v in y.items():
                 if k != "":
-                    out[k] = out.get(k, 0.0) + sign * v
+                    out[k] = _coef_add(out.get(k, 0.0), _coef_scale(sign, v))
             rest = [r for r in (x[""], y[""]) if r is not None]
             if len(rest) == 2:
                 out[""] = Expr(e.op, e.type, tuple(rest))
@@ -554,23 +556,78 @@ def _affine(e: Expr, names: dict) -> dict | None:
             return out
         case Op.NEG:
             x = _affine(e.src[0], names)
-            if x is None:
+            if x is None or MODULUS in x:
                 return None
-            out = {k: -v for k, v in x.items() if k != ""}
+            out = {k: _coef_scale(-1.0, v) for k, v in x.items() if k != ""}
             out[""] = None if x[""] is None else Expr(Op.NEG, x[""].type, (x[""],))
             return out
+        case Op.MOD if e.type is Type.INT and isinstance(e.arg, int) and e.arg > 1:
+            # an Int update reduced mod m: the affine form, read modulo m (`MODULUS`)
+            x = _affine(e.src[0], names)
+            if x is None or MODULUS in x:
+                return None
+            return x | {MODULUS: e.arg}
         case Op.MUL:
             for s, t in (e.src, e.src[::-1]):
-                if t.op is Op.CONST and not isinstance(t.arg, bool):
+                if not (free_vars([t]) & set(names)) and not (t.op is Op.CONST and isinstance(t.arg, bool)):
                     x = _affine(s, names)
-                    if x is None:
+                    if x is None or MODULUS in x:
                         return None
-                    out = {k: float(t.arg) * v for k, v in x.items() if k != ""}
+                    k = float(t.arg) if t.op is Op.CONST else t
+                    out = {j: _coef_mul(k, v) for j, v in x.items() if j != ""}
                     out[""] = None if x[""] is None else Expr(Op.MUL, e.type, (x[""], t))
                     return out
             return None
         case _:
             return None
+
+
+MODULUS = "%"       # the key of an `_affine` form read modulo m
+
+
+def symbolic(c) -> bool:
+    """Whether an `_affine` coefficient is an expression (a parameter, the element), not a float."""
+    return isinstance(c, Expr)
+
+
+def _coef_expr(c, type_: Type = Type.REAL) -> Expr:
+    return c if symbolic(c) else const(int(c) if type_ is Type.INT and float(c).is_integer() else c, type_)
+
+
+def _coef_type(*cs) -> Type:
+    ints = all(c.type is Type.INT if symbolic(c) else float(c).is_integer() for c in cs)
+    return Type.INT if ints else Type.REAL
+
+
+def _coef_add(u, v):
+    if not symbolic(u) and not symbolic(v):
+        return u + v
+    if not symbolic(u) and u == 0.0:
+        return v
+    if not symbolic(v) and v == 0.0:
+        return u
+    t = _coef_type(u, v)
+    return Expr(Op.ADD, t, (_coef_expr(u, t), _coef_expr(v, t)))
+
+
+def _coef_scale(k: float, v):
+    if not symbolic(v):
+        return k * v
+    if k == 1.0:
+        return v
+    if k == -1.0:
+        return Expr(Op.NEG, v.type, (v,))
+    return Expr(Op.MUL, Type.REAL, (const(k), v)) if v.type is Type.REAL or not float(k).is_integer() else \
+        Expr(Op.MUL, v.type, (const(int(k), v.type), v))
+
+
+def _coef_mul(k, v):
+    if not symbolic(k):
+        return _coef_scale(k, v)
+    if not symbolic(v):
+        return _coef_scale(v, k)
+    t = Type.INT if k.type is Type.INT and v.type is Type.INT else Type.REAL
+    return Expr(Op.MUL, t, (k, v))
 
 
 def _data_combine(m: Machine, by_state: dict, a: dict, b: dict, deadline: float) -> dict:
@@ -583,13 +640,15 @@ def _data_combine(m: Machine, by_state: dict, a: dict, b: dict, deadline: float)
     fields = loop.fields
     rows = affine_rows(m)
     nd = len(m.data)
-    # the coefficient matrices of each transition function, from each control state
-    step_matrix = _step_matrices(m, rows)
-    coef = _coefficients(m, step_matrix)
     # the coefficients read off b's control state where they are equal for every word of f
     # (checked on the cells' generators: f's coefficients compose as the table does), else
-    # fitted on b's data fields (a lift's slopes: 2 ** (steps in mode 1) from each mode)
-    determined = coefficients_determined(m, coef, step_matrix)
+    # fitted on b's data fields (a lift's slopes: 2 ** (steps in mode 1) from each mode,
+    # lam ** (steps while running) where the coefficient is a parameter)
+    determined = coefficients_determined(m, rows=rows)
+    modulus = moduli(m, rows)
+    if determined:
+        # the coefficient matrices of each transition function, from each control state
+        coef = _coefficients(m, _step_matrices(m, rows))
     rng = np.random.default_rng(0)
     dom = Domain(loop)
     samples = []
@@ -660,7 +719,8 @@ def _data_combine(m: Machine, by_state: dict, a: dict, b: dict, deadline: float)
                 for jj, j in enumerate(m.data):
                     got = {}
                     for (_, _, row, r), lo, hi in zip(folded, from_q, folded_from(q, j)):
-                        got.setdefault(r, []).append((row, float(hi[i]) - float(lo[i])))
+                        diff = int(hi[i]) - int(lo[i]) if modulus[k] else float(hi[i]) - float(lo[i])
+                        got.setdefault(r, []).append((row, float(diff % modulus[k]) if modulus[k] else diff))
                     what = f"the slope of {fields[i].name} in {fields[j].name} from {_show(m, m.states[q])}"
                     joint = _fit_or_none(m, [p for pts in got.values() for p in pts], [b[jx] for jx in m.data],
                                          fields[i].type, what)
@@ -684,18 +744,25 @@ def _data_combine(m: Machine, by_state: dict, a: dict, b: dict, deadline: float)
                         lin = term if lin is None else _add(lin, term)
                     lin = lin if lin is not None else const(0 if fields[i].type is Type.INT else 0.0, fields[i].type)
                 leaves[(q, r)] = _add(lin, per_state[r][q])
+                if modulus[k]:
+                    leaves[(q, r)] = Expr(Op.MOD, Type.INT, (leaves[(q, r)],), modulus[k])
         out[i] = _expr_tree(m, list(leaves), leaves, a, b)
     return out
 
 
-def coefficients_determined(m: Machine, coef=None, step_matrix=None) -> bool:
+def coefficients_determined(m: Machine, rows: dict | None = None) -> bool:
     """Whether the data's coefficients from each control state are a function of the
     list's transition function (equal for every word of it: a count reset by the control),
-    checked on the cells' generators; else they are the lift's slopes, read off b's data."""
-    if step_matrix is None:
-        step_matrix = _step_matrices(m, affine_rows(m))
-    if coef is None:
-        coef = _coefficients(m, step_matrix)
+    checked on the cells' generators; else they are the lift's slopes, read off b's data.
+    A coefficient that is an expression (a parameter, the element) is taken as no such
+    function: its products are slopes."""
+    rows = affine_rows(m) if rows is None else rows
+    if any(symbolic(c) for row in rows.values() for lin in row for k, c in lin.items() if k not in ("", MODULUS)):
+        return False
+    if any(moduli(m, rows).values()):
+        return False                # products mod m: slopes, read modulo m
+    step_matrix = _step_matrices(m, rows)
+    coef = _coefficients(m, step_matrix)
     for f in m.monoid:
         for c, row in enumerate(m.table):
             g = tuple(row[j] for j in f)
@@ -703,6 +770,42 @@ def coefficients_determined(m: Machine, coef=None, step_matrix=None) -> bool:
                 if g not in coef or not np.allclose(step_matrix(f[q], c) @ coef[f][q], coef[g][q]):
                     return False
     return True
+
+
+def moduli(m: Machine, rows: dict) -> dict[int, int | None]:
+    """Per data field (its place in `m.data`): the m its updates are reduced modulo, or
+    None.  A field reduced in some steps must, in the others, be kept (its update the
+    field itself) or set to a remainder: else `Failed`.  The data then stays a remainder
+    from a remainder start, and the combine's leaves are reduced mod m too."""
+    fields = m.loop.fields
+    out: dict[int, int | None] = {}
+    for k, i in enumerate(m.data):
+        lins = [row[k] for row in rows.values()]
+        ms = {lin[MODULUS] for lin in lins if MODULUS in lin}
+        if not ms:
+            out[k] = None
+            continue
+        if len(ms) > 1:
+            raise Failed(f"recognised control ({', '.join(m.names(m.control))}); {fields[i].name} is reduced "
+                         f"modulo {sorted(ms)}: one modulus a field")
+        (mod,) = ms
+        for lin in lins:
+            if MODULUS in lin:
+                continue
+            others = [v for j, v in lin.items() if j not in ("", i)]
+            zero = all(not symbolic(v) and v == 0.0 for v in others)
+            own, rest = lin.get(i), lin[""]
+            kept = zero and not symbolic(own) and own == 1.0 and rest is None
+            remainder = zero and own is None and rest is not None and rest.op is Op.CONST and 0 <= rest.arg < mod
+            if not (kept or remainder):
+                raise Failed(f"recognised control ({', '.join(m.names(m.control))}); {fields[i].name} is reduced "
+                             f"modulo {mod} in some steps but not kept or set to a remainder in the others")
+        start = initial_state(m.loop)[i].arg
+        if not 0 <= start < mod:
+            raise Failed(f"recognised control ({', '.join(m.names(m.control))}); {fields[i].name} starts at "
+                         f"{start}, not a remainder mod {mod}")
+        out[k] = mod
+    return out
 
 
 def _step_matrices(m: Machine, rows: dict):
@@ -1235,16 +1338,21 @@ def _homogeneous(e: Expr, data_index: dict, slope: dict) -> Expr | None:
         return None
     out = None
     for ll, coefficient in lin.items():
-        if ll == "" or coefficient == 0.0:
+        if ll in ("", MODULUS) or (not symbolic(coefficient) and coefficient == 0.0):
             continue
         s = slope[ll]
-        term = s if coefficient == 1.0 else Expr(Op.MUL, s.type, (
-            const(int(coefficient) if s.type is Type.INT and float(coefficient).is_integer() else coefficient,
-                  s.type), s))
+        if symbolic(coefficient):
+            if s.type is Type.INT and coefficient.type is not Type.INT:
+                return None             # a Real coefficient of an Int slope
+            term = Expr(Op.MUL, s.type, (coefficient, s))
+        else:
+            term = s if coefficient == 1.0 else Expr(Op.MUL, s.type, (_coef_expr(coefficient, s.type), s))
         out = term if out is None else _add(out, term)
     if out is None:
         t = next(iter(slope.values())).type
         return const(0 if t is Type.INT else 0.0, t)
+    if MODULUS in lin:
+        return Expr(Op.MOD, out.type, (out,), lin[MODULUS])
     return out
 
 
