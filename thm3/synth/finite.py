@@ -19,6 +19,7 @@ import itertools
 import math
 import time
 from dataclasses import dataclass
+from dataclasses import replace as dc_replace
 from fractions import Fraction
 
 import numpy as np
@@ -563,7 +564,7 @@ def _affine(e: Expr, names: dict) -> dict | None:
             return out
         case Op.MOD if e.type is Type.INT and isinstance(e.arg, int) and e.arg > 1:
             # an Int update reduced mod m: the affine form, read modulo m (`MODULUS`)
-            x = _affine(e.src[0], names)
+            x = _affine(_unreduced(e.src[0], e.arg), names)
             if x is None or MODULUS in x:
                 return None
             return x | {MODULUS: e.arg}
@@ -583,6 +584,17 @@ def _affine(e: Expr, names: dict) -> dict | None:
 
 
 MODULUS = "%"       # the key of an `_affine` form read modulo m
+
+
+def _unreduced(e: Expr, mod: int) -> Expr:
+    """`e` with its inner `% mod` dropped through +, -, * (x mod m is a ring map: the
+    outer `% mod` gives the same remainder): (s2 + (s1 + x) % m) % m reads s2 + s1 + x."""
+    if e.op is Op.MOD and e.arg == mod:
+        return _unreduced(e.src[0], mod)
+    if e.op in (Op.ADD, Op.SUB, Op.NEG, Op.MUL) and e.type is Type.INT:
+        src = tuple(_unreduced(s, mod) for s in e.src)
+        return e if src == e.src else Expr(e.op, e.type, src, e.arg)
+    return e
 
 
 def symbolic(c) -> bool:
@@ -709,10 +721,10 @@ def _data_combine(m: Machine, by_state: dict, a: dict, b: dict, deadline: float)
             # never leave a state that adds nothing), and its laws hold on every state the
             # invariants admit, not only on the reachable ones
             joint = _fit_or_none(m, [p for pts in got.values() for p in pts], [b[j] for j in m.data],
-                                 fields[i].type, what)
+                                 fields[i].type, what, modulus[k])
             for r in by_state:
                 per_state[r][q] = joint if joint is not None else \
-                    _fit_linear(m, got[r], [b[j] for j in m.data], fields[i].type, what)
+                    _fit_linear(m, got[r], [b[j] for j in m.data], fields[i].type, what, modulus[k])
             if not determined:
                 # the slope of data field i in data field j from q: the fold from (q, e_j)
                 # less the fold from (q, 0), fitted on b's data fields
@@ -723,10 +735,10 @@ def _data_combine(m: Machine, by_state: dict, a: dict, b: dict, deadline: float)
                         got.setdefault(r, []).append((row, float(diff % modulus[k]) if modulus[k] else diff))
                     what = f"the slope of {fields[i].name} in {fields[j].name} from {_show(m, m.states[q])}"
                     joint = _fit_or_none(m, [p for pts in got.values() for p in pts], [b[jx] for jx in m.data],
-                                         fields[i].type, what)
+                                         fields[i].type, what, modulus[k])
                     for r in by_state:
                         slopes.setdefault((r, q, k), {})[jj] = joint if joint is not None else _fit_linear(
-                            m, got.get(r, []), [b[jx] for jx in m.data], fields[i].type, what)
+                            m, got.get(r, []), [b[jx] for jx in m.data], fields[i].type, what, modulus[k])
         # combine: where over b's state r, then a's state q: A[f_r][q] row k . a.data + v
         leaves: dict[tuple, Expr] = {}
         for r, f in by_state.items():
@@ -852,14 +864,17 @@ def independent_columns(mat: np.ndarray, tol: float = 1e-8) -> list[int]:
     return kept
 
 
-def _fit_linear(m: Machine, pts: list, terms: list, type_: Type, what: str) -> Expr:
+def _fit_linear(m: Machine, pts: list, terms: list, type_: Type, what: str, modulus: int | None = None) -> Expr:
     """The value of `pts` ((b's data fields and 1, value) pairs) as an exact linear form in
-    `terms` and 1; `Failed` where none fits (a lift is needed)."""
+    `terms` and 1 (modulo `modulus`, where given: small integer coefficients, the fewest
+    terms first); `Failed` where none fits (a lift is needed)."""
     from fractions import Fraction
     if not pts:
         raise Failed(f"recognised as {m.describe()}; no sampled list for {what}")
     mat = np.array([p for p, _ in pts])
     rhs = np.array([v for _, v in pts])
+    if modulus is not None:
+        return _fit_modular(m, mat, rhs, terms, type_, what, modulus)
     # the sparsest first: one field of b (or the constant) times a small rational, where
     # that fits, before a least-squares mix of columns that are dependent on these lists
     for j in [mat.shape[1] - 1] + list(range(mat.shape[1] - 1)):
@@ -886,6 +901,31 @@ def _fit_linear(m: Machine, pts: list, terms: list, type_: Type, what: str) -> E
     else:
         sol = np.array([round(float(x), 9) for x in sol])
     return _linear_expr([float(x) for x in sol], terms, type_)
+
+
+MOD_COEFFICIENTS = (1, -1, 2, -2, 3, -3)
+MOD_TERMS = 3           # nonzero terms at most in a linear form read modulo m
+
+
+def _fit_modular(m: Machine, mat, rhs, terms: list, type_: Type, what: str, modulus: int) -> Expr:
+    """`_fit_linear` modulo m: values that wrap around are no real linear form (b.h - b.pw
+    from an init of 1), so small integer coefficients are tried on up to MOD_TERMS of the
+    columns (b's fields and 1), the fewest terms first."""
+    mat = np.rint(mat).astype(np.int64)
+    rhs = np.rint(rhs).astype(np.int64)
+    cols = mat.shape[1]
+    if not np.any(rhs % modulus):
+        return _linear_expr([0.0] * cols, terms, type_)
+    for size in range(1, min(MOD_TERMS, cols) + 1):
+        for idx in itertools.combinations([cols - 1] + list(range(cols - 1)), size):
+            sub = mat[:, list(idx)]
+            for coefs in itertools.product(MOD_COEFFICIENTS, repeat=size):
+                if not np.any((sub @ np.array(coefs, dtype=np.int64) - rhs) % modulus):
+                    sol = np.zeros(cols)
+                    sol[list(idx)] = coefs
+                    return _linear_expr([float(x) for x in sol], terms, type_)
+    raise Failed(f"recognised as {m.describe()}; {what} is not linear in b's fields modulo {modulus}: "
+                 f"a lift is needed")
 
 
 def _start_state(m: Machine, q: int, unit: int | None = None) -> tuple:
@@ -999,9 +1039,9 @@ def walked_lists(m: Machine, dom, rng, count: int, longest: int, settings: int =
     return out
 
 
-def _fit_or_none(m: Machine, pts: list, terms: list, type_: Type, what: str) -> Expr | None:
+def _fit_or_none(m: Machine, pts: list, terms: list, type_: Type, what: str, modulus: int | None = None) -> Expr | None:
     try:
-        return _fit_linear(m, pts, terms, type_, what)
+        return _fit_linear(m, pts, terms, type_, what, modulus)
     except Failed:
         return None
 
@@ -1359,7 +1399,7 @@ def _homogeneous(e: Expr, data_index: dict, slope: dict) -> Expr | None:
 def _drop_copied_data(m: Machine, added: list[Added], deadline: float, slopes=frozenset()) -> list[Added]:
     """Data copies that equal (on folded lists) an original field, its negation, another
     kept copy, or 0 add nothing, and a slope that is constant (its combine reads the
-    constant); a copy another one reads stays."""
+    constant, and so do the updates of the others); a copy another kept one reads stays."""
     from thm3.semantics.samples import Domain, fold_left
     loop = m.loop
     mega = with_added(loop, added)
@@ -1376,23 +1416,41 @@ def _drop_copied_data(m: Machine, added: list[Added], deadline: float, slopes=fr
         rows.append([float(v) for v in fold_left(mega, xs, params, dim=1)])
     cols = np.array(rows).T
     k = len(loop.fields)
-    known = [cols[i] for i in range(k) if loop.fields[i].type in (Type.INT, Type.REAL)]
-    needed = set()
-    for a in added:
-        needed |= {n[4:] for n in free_vars([a.update]) if n.startswith("acc.fsm")} - {a.key}
     data_keys = {f"fsm{qi}_{loop.fields[j].name}" for qi in range(1, len(m.states)) for j in m.data}
-    kept = []
     data_keys |= set(slopes)
+    # a slope constant on every list (the diagonal 1 of a unipotent step, a 0 off it) is
+    # read as that constant by the updates of the others, then dropped with them
+    constant = {}
     for n, a in enumerate(added):
         c = cols[k + n]
-        if a.key in data_keys and a.key not in needed and (
-                np.allclose(c, 0) or (a.key in slopes and np.allclose(c, c[0])) or
-                any(np.allclose(c, o) or np.allclose(c, -o) for o in known)):
-            continue
-        kept.append(a)
-        if a.key in data_keys:
-            known.append(c)
-    return kept
+        if a.key in slopes and np.allclose(c, c[0]):
+            v = float(c[0])
+            constant[f"acc.{a.key}"] = const(int(round(v)) if a.type is Type.INT else v, a.type)
+    if constant:
+        added = [a if a.key in slopes and f"acc.{a.key}" in constant else
+                 dc_replace(a, update=simplify(substitute([a.update], constant)[0])) for a in added]
+    dropped: set[str] = set()
+    while True:
+        needed = set()
+        for a in added:
+            if a.key not in dropped:
+                needed |= {n[4:] for n in free_vars([a.update]) if n.startswith("acc.fsm")} - {a.key}
+        known = [cols[i] for i in range(k) if loop.fields[i].type in (Type.INT, Type.REAL)]
+        drop = set()
+        for n, a in enumerate(added):
+            if a.key in dropped:
+                continue
+            c = cols[k + n]
+            if a.key in data_keys and a.key not in needed and (
+                    np.allclose(c, 0) or (a.key in slopes and np.allclose(c, c[0])) or
+                    any(np.allclose(c, o) or np.allclose(c, -o) for o in known)):
+                drop.add(a.key)
+                continue
+            if a.key in data_keys:
+                known.append(c)
+        if not drop:
+            return [a for a in added if a.key not in dropped]
+        dropped |= drop
 
 
 def with_added(loop: Loop, added) -> Loop:
