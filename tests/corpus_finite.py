@@ -137,6 +137,11 @@ ENTRIES: list[Entry] = [
          ([], [1.0], [11.0]), params=({"rho": 2.0},), klass="finite-linear", lift=4),
     _not("finite_escape_hash_mod", LINEAR, "[] and [92, 0] both give (False, 0); after [1] the escaped 0 triples "
          "it mod 251", ([], [92, 0], [1]), domain="int", klass="finite-linear", lift=None),
+    _not("finite_gated_fletcher", LINEAR, "[] and [1] both give (off, 0, 0); after [255] the 1 is summed",
+         ([], [1], [255]), domain="int", klass="finite-linear", lift=None),
+    _not("finite_quoted_hash_mod", LINEAR, "[0, 34] and [34, 1, 2] both give (True, 7); after [0] the first "
+         "multiplies the 7 by 7, the second adds to it", ([0, 34], [34, 1, 2], [0]), domain="int",
+         klass="finite-linear", lift=None),
 ]
 
 # The smallest lift by copies of the state (see the docstring), per non-homomorphism above.
@@ -168,6 +173,8 @@ UNCATALOGUED_COPY_LIFTS: dict[str, int] = {
     "finite_saturating_confident_sum": 6,   # c from 1, 2 and 3 (17 transition functions), s from each
     "finite_escape_scale": 4,               # esc and h from "escaped", the slope 3 ** k from each state
     "finite_escape_hash_mod": 4,            # the same, every one a remainder mod 251
+    "finite_gated_fletcher": 4,             # both sums from "on", the count of bytes taken from each state
+    "finite_quoted_hash_mod": 3,            # h from "quoted", the slope 7 ** k from each state
 }
 
 # The named field read back in place of the copies (`thm3.synth.readback`), by its name in

@@ -523,3 +523,35 @@ def left(acc: State, x: Int) -> State:
         finite.moduli(m, finite.affine_rows(m))
     with pytest.raises(finite.Failed):
         finite.synthesize(finite.with_added(loop, ()), time.monotonic() + 10)
+
+
+def test_an_offset_that_wraps_mod_m_is_fitted_modulo_m_not_over_the_reals():
+    # from an initial hash of 1, what b adds is b.h - b.pw mod p: no real linear form
+    m = finite.recognise(normalize_loop(_loop("finite_quoted_hash_mod")), time.monotonic() + 5)
+    rng = np.random.default_rng(0)
+    h, pw = rng.integers(0, 1000003, 50), rng.integers(0, 1000003, 50)
+    pts = [([float(u), float(v), 1.0], float((u - v) % 1000003)) for u, v in zip(h, pw)]
+    terms = [thm3.ir.var("b.h", thm3.ir.Type.INT), thm3.ir.var("b.pw", thm3.ir.Type.INT)]
+    with pytest.raises(finite.Failed):
+        finite._fit_linear(m, pts, terms, thm3.ir.Type.INT, "the offset")
+    got = finite._fit_linear(m, pts, terms, thm3.ir.Type.INT, "the offset", modulus=1000003)
+    assert repr(got) == "b.h - b.pw", got
+    noise = [(p, float(rng.integers(0, 1000003))) for p, _ in pts]
+    with pytest.raises(finite.Failed, match="not linear in b's fields modulo 1000003"):
+        finite._fit_linear(m, noise, terms, thm3.ir.Type.INT, "the offset", modulus=1000003)
+
+
+def test_constant_slopes_are_read_as_constants_and_dropped():
+    # Fletcher's sums while a gate is on: the unipotent slopes' diagonal 1s and the 0 above
+    # go; what is left of s2's slope in s1 counts the bytes taken (+ 1 a byte, not + a slope)
+    loop = normalize_loop(_loop("finite_gated_fletcher"))
+    (smallest, *_) = finite.lift_candidates(loop, time.monotonic() + 10)
+    assert len(smallest.fields) == 4, [a.hint for a in smallest.fields]
+    counts = [a for a in smallest.fields if a.hint.startswith("slope_")]
+    assert len(counts) == 2
+    for a in counts:
+        reads = {n for n in thm3.ir.free_vars([a.update]) if n.startswith("acc.fsm")}
+        assert reads == {f"acc.{a.key}"}, a.update
+    lifted = normalize_loop(finite.with_added(loop, smallest.fields))
+    fn, _ = finite.synthesize(lifted, time.monotonic() + 20)
+    _agrees_with_fold(lifted, fn)
