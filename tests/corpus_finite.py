@@ -63,6 +63,15 @@ def _paused_ema(a, b, p):               # (paused, ema, ema_p, pw_r, pw_p): b's 
             (b[4] if a[0] else b[3]) * a[3], (b[3] if a[0] else b[4]) * a[4])
 
 
+def _sign_parity(a, b, p):              # (sg, changes): b's first sign is its last turned changes times
+    if b[0] == 0:
+        return a
+    if a[0] == 0:
+        return b
+    first = b[0] if int(b[1]) % 2 == 0 else -b[0]
+    return (b[0], a[1] + b[1] + (1 if first != a[0] else 0))
+
+
 # S3's elements as permutations of (0, 1, 2) in lexicographic order; row a, column b: a then b
 _S3 = [[0, 1, 2, 3, 4, 5], [1, 0, 3, 2, 5, 4], [2, 4, 0, 5, 1, 3], [3, 5, 1, 4, 0, 2], [4, 2, 5, 0, 3, 1],
        [5, 3, 4, 1, 2, 0]]
@@ -137,6 +146,8 @@ ENTRIES: list[Entry] = [
          ([], [1.0], [11.0]), params=({"rho": 2.0},), klass="finite-linear", lift=4),
     _not("finite_escape_hash_mod", LINEAR, "[] and [92, 0] both give (False, 0); after [1] the escaped 0 triples "
          "it mod 251", ([], [92, 0], [1]), domain="int", klass="finite-linear", lift=None),
+    _hom("finite_sign_changes_parity", LINEAR, "b's first sign is its last turned b.changes times: one form "
+         "a residue of b.changes mod 2", _sign_parity, klass="finite-linear"),
     _not("finite_gated_fletcher", LINEAR, "[] and [1] both give (off, 0, 0); after [255] the 1 is summed",
          ([], [1], [255]), domain="int", klass="finite-linear", lift=None),
     _not("finite_quoted_hash_mod", LINEAR, "[0, 34] and [34, 1, 2] both give (True, 7); after [0] the first "

@@ -555,3 +555,26 @@ def test_constant_slopes_are_read_as_constants_and_dropped():
     lifted = normalize_loop(finite.with_added(loop, smallest.fields))
     fn, _ = finite.synthesize(lifted, time.monotonic() + 20)
     _agrees_with_fold(lifted, fn)
+
+
+def test_a_count_whose_parity_carries_the_first_sign_is_split_by_its_residue():
+    # the sign-change counter is a homomorphism as written: once "unknown" after 45 s
+    loop = _loop("finite_sign_changes_parity")
+    got = _alone("finite", loop, 30)
+    assert _proved(got), got.tried()
+    residues = [e for e in walk([got.combine.outputs[1]]) if e.op is Op.MOD]
+    assert residues and all(e.arg == 2 for e in residues), got.combine.outputs[1]
+    _agrees_with_fold(loop, got.combine)
+
+
+def test_no_residue_split_fits_noise():
+    m = finite.recognise(normalize_loop(_loop("finite_sign_changes_parity")), time.monotonic() + 5)
+    rng = np.random.default_rng(1)
+    n = rng.integers(0, 50, 60)
+    terms = [thm3.ir.var("b.changes", thm3.ir.Type.INT)]
+    # n + [n odd] splits; n + (a value of no residue's form) does not
+    parity = [([float(v), 1.0], float(v + v % 2)) for v in n]
+    assert "% 2" in repr(finite._fit_by_residue(m, parity, terms, thm3.ir.Type.INT, "the count", None))
+    noise = [([float(v), 1.0], float(v + rng.integers(0, 3))) for v in n]
+    with pytest.raises(finite.Failed):
+        finite._fit_by_residue(m, noise, terms, thm3.ir.Type.INT, "the count", None)

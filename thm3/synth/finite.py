@@ -724,7 +724,7 @@ def _data_combine(m: Machine, by_state: dict, a: dict, b: dict, deadline: float)
                                  fields[i].type, what, modulus[k])
             for r in by_state:
                 per_state[r][q] = joint if joint is not None else \
-                    _fit_linear(m, got[r], [b[j] for j in m.data], fields[i].type, what, modulus[k])
+                    _fit_by_residue(m, got[r], [b[j] for j in m.data], fields[i].type, what, modulus[k])
             if not determined:
                 # the slope of data field i in data field j from q: the fold from (q, e_j)
                 # less the fold from (q, 0), fitted on b's data fields
@@ -901,6 +901,42 @@ def _fit_linear(m: Machine, pts: list, terms: list, type_: Type, what: str, modu
     else:
         sol = np.array([round(float(x), 9) for x in sol])
     return _linear_expr([float(x) for x in sol], terms, type_)
+
+
+RESIDUES = (2, 3, 4)     # the moduli k of an Int field of b whose residue may choose the form
+
+
+def _fit_by_residue(m: Machine, pts: list, terms: list, type_: Type, what: str, modulus: int | None) -> Expr:
+    """`_fit_linear`, or where no one form fits, one form per residue of an Int field of b
+    mod k (k in RESIDUES; a count whose parity carries a control state: the first sign of
+    a list of sign changes is its last sign turned `changes` times), as a selection on
+    `b.f % k`; `Failed` where neither fits."""
+    try:
+        return _fit_linear(m, pts, terms, type_, what, modulus)
+    except Failed as err:
+        failed = err
+    for jj, t in enumerate(terms):
+        if t.type is not Type.INT:
+            continue
+        for k in RESIDUES:
+            classes: dict[int, list] = {}
+            for p in pts:
+                classes.setdefault(int(round(p[0][jj])) % k, []).append(p)
+            if len(classes) < 2:
+                continue
+            forms = {c: _fit_or_none(m, part, terms, type_, what, modulus) for c, part in classes.items()}
+            if any(f is None for f in forms.values()):
+                continue
+            if len(set(map(repr, forms.values()))) == 1:
+                return next(iter(forms.values()))
+            if len(classes) < k:
+                continue                # a residue no sample has: its form is unknown
+            residue = Expr(Op.MOD, Type.INT, (t,), k)
+            out = forms[k - 1]
+            for c in range(k - 2, -1, -1):
+                out = _where(Expr(Op.EQ, Type.BOOL, (residue, const(c, Type.INT))), forms[c], out)
+            return out
+    raise failed
 
 
 MOD_COEFFICIENTS = (1, -1, 2, -2, 3, -3)
