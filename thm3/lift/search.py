@@ -496,7 +496,9 @@ class _LiftSearch:
         # every small value of the loop parameters, 0 and 1 too: a = 1 makes a**len
         # say nothing) only for a set that survives it.
         ws = find_witnesses(lifted, timeout=budget, limit=8, **_QUICK)
-        if not ws:
+        if not ws and not composition:
+            # (a composition lift's combine is given by a theorem: the quick search and the
+            # monoid's witnesses below are its check before the prover, not seconds more)
             check = _CHECK | ({"settings": 8} if self.loop.params else {})
             ws = find_witnesses(lifted, timeout=budget, limit=8, **check)
         where = "on short lists"
