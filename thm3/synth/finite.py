@@ -697,12 +697,19 @@ def _data_combine(m: Machine, by_state: dict, a: dict, b: dict, deadline: float)
 
     def folded_from(q: int, unit: int | None = None) -> list:
         """Each sampled list folded from control state q with the data 0 (or data field
-        `unit` 1), once for every data field of the combine."""
-        got = folds.get((q, unit))
-        if got is None:
-            state = _start_state(m, q, unit)
-            got = folds[(q, unit)] = [fold_left(loop, xs, params, state=state, dim=1) for xs, params, _, _ in folded]
-        return got
+        `unit` 1): every such start at once, as one batch of states a list (NumPy lanes),
+        on the first call; the rest read the lanes."""
+        if not folds:
+            keys = [(qq, u) for qq in range(len(m.states)) for u in (None, *(() if determined else m.data))]
+            starts = [_start_state(m, qq, u) for qq, u in keys]
+            batch = tuple(np.array([st[f] for st in starts]) for f in range(len(fields)))
+            lanes = []
+            for xs, params, _, _ in folded:
+                end = fold_left(loop, xs, params, state=batch, dim=1)
+                lanes.append([np.broadcast_to(np.asarray(v), (len(keys),)) for v in end])
+            for n, key in enumerate(keys):
+                folds[key] = [tuple(v[n] for v in end) for end in lanes]
+        return folds[(q, unit)]
     for k, i in enumerate(m.data):
         per_state: dict[int, dict[int, Expr]] = {}
         for r in by_state:
@@ -874,7 +881,11 @@ def _fit_linear(m: Machine, pts: list, terms: list, type_: Type, what: str, modu
     mat = np.array([p for p, _ in pts])
     rhs = np.array([v for _, v in pts])
     if modulus is not None:
-        return _fit_modular(m, mat, rhs, terms, type_, what, modulus)
+        try:
+            # an exact form over the integers holds modulo m too (no value wrapped)
+            return _fit_linear(m, pts, terms, type_, what)
+        except Failed:
+            return _fit_modular(m, mat, rhs, terms, type_, what, modulus)
     # the sparsest first: one field of b (or the constant) times a small rational, where
     # that fits, before a least-squares mix of columns that are dependent on these lists
     for j in [mat.shape[1] - 1] + list(range(mat.shape[1] - 1)):
@@ -945,20 +956,21 @@ MOD_TERMS = 3           # nonzero terms at most in a linear form read modulo m
 
 def _fit_modular(m: Machine, mat, rhs, terms: list, type_: Type, what: str, modulus: int) -> Expr:
     """`_fit_linear` modulo m: values that wrap around are no real linear form (b.h - b.pw
-    from an init of 1), so small integer coefficients are tried on up to MOD_TERMS of the
-    columns (b's fields and 1), the fewest terms first."""
+    from an init of 1), so small integer coefficients are tried on up to MOD_TERMS of b's
+    fields, the fewest first, each with the constant the residues then share (any
+    remainder)."""
     mat = np.rint(mat).astype(np.int64)
     rhs = np.rint(rhs).astype(np.int64)
-    cols = mat.shape[1]
-    if not np.any(rhs % modulus):
-        return _linear_expr([0.0] * cols, terms, type_)
-    for size in range(1, min(MOD_TERMS, cols) + 1):
-        for idx in itertools.combinations([cols - 1] + list(range(cols - 1)), size):
+    cols = mat.shape[1] - 1             # b's fields; the last column is the constant 1
+    for size in range(0, min(MOD_TERMS, cols) + 1):
+        for idx in itertools.combinations(range(cols), size):
             sub = mat[:, list(idx)]
             for coefs in itertools.product(MOD_COEFFICIENTS, repeat=size):
-                if not np.any((sub @ np.array(coefs, dtype=np.int64) - rhs) % modulus):
-                    sol = np.zeros(cols)
+                rest = (rhs - sub @ np.array(coefs, dtype=np.int64)) % modulus
+                if np.all(rest == rest[0]):
+                    sol = np.zeros(cols + 1)
                     sol[list(idx)] = coefs
+                    sol[cols] = float(rest[0])
                     return _linear_expr([float(x) for x in sol], terms, type_)
     raise Failed(f"recognised as {m.describe()}; {what} is not linear in b's fields modulo {modulus}: "
                  f"a lift is needed")
