@@ -578,3 +578,45 @@ def test_no_residue_split_fits_noise():
     noise = [([float(v), 1.0], float(v + rng.integers(0, 3))) for v in n]
     with pytest.raises(finite.Failed):
         finite._fit_by_residue(m, noise, terms, thm3.ir.Type.INT, "the count", None)
+
+
+def test_a_data_copy_that_differs_only_after_a_surviving_phase_is_kept():
+    # s from (ph=1, recording) differs from s only on lists whose first three elements are
+    # plain values (no start or stop tag): 80 short lists once all agreed, the copy was
+    # dropped, and the lifted loop had a witness
+    loop = normalize_loop(thm3.parse_source('''
+from typing import NamedTuple
+from thm3.lang import Bool, Int, Real
+
+class State(NamedTuple):
+    ph: Int = 0
+    rec: Bool = False
+    s: Real = 0
+
+def left(acc: State, x: Real, tag: Int) -> State:
+    assert tag >= 0 and tag <= 2
+    if tag == 1:
+        return State(0, True, acc.s)
+    if tag == 2:
+        return State(acc.ph, False, acc.s)
+    if acc.rec and acc.ph == 0:
+        return State(1, acc.rec, acc.s + x)
+    return State((acc.ph + 1) % 3, acc.rec, acc.s)
+'''))
+    (smallest, *_) = finite.lift_candidates(loop, time.monotonic() + 20)
+    kept = {a.hint for a in smallest.fields}
+    assert {"s_from1", "s_from3", "s_from5"} <= kept, kept        # the recording states' sums
+    assert not {"s_from2", "s_from4"} & kept, kept                  # not recording: s itself
+    lifted = normalize_loop(finite.with_added(loop, smallest.fields))
+    assert finite.monoid_witnesses(lifted, time.monotonic() + 5) == []
+    fn, _ = finite.synthesize(lifted, time.monotonic() + 20)
+    _agrees_with_fold(lifted, fn)
+
+
+def test_batched_folds_agree_with_one_list_at_a_time():
+    loop = normalize_loop(_loop("finite_escape_hash_mod"))
+    rng = np.random.default_rng(2)
+    dom = Domain(loop)
+    lists = [(dom.random_list(rng, {}, int(rng.integers(0, 9))), {}) for _ in range(50)]
+    for (xs, params), got in zip(lists, finite.fold_batched(loop, lists)):
+        assert tuple(got) == tuple(fold_left(loop, xs, params, dim=1)), xs

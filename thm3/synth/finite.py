@@ -1444,6 +1444,30 @@ def _homogeneous(e: Expr, data_index: dict, slope: dict) -> Expr | None:
     return out
 
 
+DROP_WALKS = 200        # walks over the control's moves that a dropped data copy must agree on
+
+
+def fold_batched(loop: Loop, lists: list[tuple[list, dict]]) -> list[tuple]:
+    """Each (xs, params) folded from the initial state, as `fold_left` (dim 1) would: the
+    lists of one length at once, their elements and parameters as NumPy lanes."""
+    from thm3.semantics.samples import init_state, step
+    by_len: dict[int, list[int]] = {}
+    for n, (xs, _) in enumerate(lists):
+        by_len.setdefault(len(xs), []).append(n)
+    out: list = [None] * len(lists)
+    names = [d.name for d in loop.params]
+    for length, idx in by_len.items():
+        lanes = len(idx)
+        state = tuple(np.broadcast_to(np.asarray(v), (lanes,)).copy() for v in init_state(loop, 1))
+        params = {p: np.array([lists[n][1][p] for n in idx]) for p in names}
+        for t in range(length):
+            element = tuple(np.array([lists[n][0][t][j] for n in idx]) for j in range(len(loop.elements)))
+            state = tuple(np.broadcast_to(np.asarray(v), (lanes,)) for v in step(loop.left, state, element, params))
+        for lane, n in enumerate(idx):
+            out[n] = tuple(v[lane] for v in state)
+    return out
+
+
 def _drop_copied_data(m: Machine, added: list[Added], deadline: float, slopes=frozenset()) -> list[Added]:
     """Data copies that equal (on folded lists) an original field, its negation, another
     kept copy, or 0 add nothing, and a slope that is constant (its combine reads the
@@ -1453,16 +1477,15 @@ def _drop_copied_data(m: Machine, added: list[Added], deadline: float, slopes=fr
     mega = with_added(loop, added)
     rng = np.random.default_rng(1)
     dom = Domain(loop)
-    rows = []
+    lists = []
     for i in range(40):
         params = dom.params(rng, small=True)
-        xs = dom.random_list(rng, params, int(rng.integers(0, 7)), small=i % 2 == 0)
-        rows.append([float(v) for v in fold_left(mega, xs, params, dim=1)])
+        lists.append((dom.random_list(rng, params, int(rng.integers(0, 7)), small=i % 2 == 0), params))
     # and walks over the control's moves: a copy that differs only after a rare cell
-    # (x == 92) is no copy of a field
-    for xs, params in walked_lists(m, dom, rng, 40, 7):
-        rows.append([float(v) for v in fold_left(mega, xs, params, dim=1)])
-    cols = np.array(rows).T
+    # (x == 92), or only where a start state's phase survives three steps, is no copy of
+    # a field (many and long walks: folded together, length by length)
+    lists += walked_lists(m, dom, rng, DROP_WALKS, min(16, max(8, 2 * len(m.states) + 2)))
+    cols = np.array(fold_batched(mega, lists), dtype=float).T
     k = len(loop.fields)
     data_keys = {f"fsm{qi}_{loop.fields[j].name}" for qi in range(1, len(m.states)) for j in m.data}
     data_keys |= set(slopes)
