@@ -1472,7 +1472,7 @@ def _drop_copied_data(m: Machine, added: list[Added], deadline: float, slopes=fr
     """Data copies that equal (on folded lists) an original field, its negation, another
     kept copy, or 0 add nothing, and a slope that is constant (its combine reads the
     constant, and so do the updates of the others); a copy another kept one reads stays."""
-    from thm3.semantics.samples import Domain, fold_left
+    from thm3.semantics.samples import Domain
     loop = m.loop
     mega = with_added(loop, added)
     rng = np.random.default_rng(1)
