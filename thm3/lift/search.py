@@ -48,8 +48,9 @@ _CHECK = dict(max_lists=12000, max_len=7, prefix_len=2, settings=3)
 _QUICK = dict(max_lists=1500, max_len=5, prefix_len=2, settings=2)
 # The prover's seconds for a lifted loop not made by composition while a composition lift
 # waits to be tried (the composition's own proof takes about that long at most).
-PENDING_SHARE = 2.0
+PENDING_SHARE = 3.0
 COMPOSITION_SHARE = 10.0  # seconds at least for a composition lift's proof (the prover's default)
+RESERVE = 0.15            # of the time left, kept from a composition lift's proof for the search's own answer
 THEOREM_SHARE = 1.0     # seconds for a plain set's proof while a reduced semiring unit waits
 
 
@@ -526,9 +527,11 @@ class _LiftSearch:
             # a composition lift's proof may take longer than a plain set's default (a
             # combine mod m over six fields: 16 paths of nonlinear integer arithmetic; a
             # lexer's 17 lifted control states: 289): it gets half of what is left, at
-            # least the default (the other half for smaller plain sets after it, and the
-            # analysis's own end)
-            share = (max(COMPOSITION_SHARE, 0.5 * (self.deadline - time.monotonic())) if composition else
+            # least the default, but never the RESERVE the search needs for its own answer
+            # (what it ruled out) before the deadline
+            left = self.deadline - time.monotonic()
+            share = (max(0.5, min(max(COMPOSITION_SHARE, 0.5 * left), left - max(1.0, RESERVE * left)))
+                     if composition else
                      PENDING_SHARE if self.pending else
                      THEOREM_SHARE if self.theorem_waits(set(chosen)) else None)
             proof = self.proved(lifted, share)
