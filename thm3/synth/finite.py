@@ -25,7 +25,7 @@ from fractions import Fraction
 import numpy as np
 
 from thm3.ir import (COMPARISONS, Expr, Fn, Loop, Op, Type, const, free_vars, initial_state, substitute, transform,
-                     var, walk)
+                     same, var, walk)
 from thm3.ir.simplify import simplify
 from thm3.semantics.evaluate import PYTHON, compiled
 from thm3.semantics.z3_plain import to_z3
@@ -674,22 +674,18 @@ def _data_combine(m: Machine, by_state: dict, a: dict, b: dict, deadline: float)
         xs = dom.random_list(rng, params, n, small=i % 2 == 0)
         samples.append((xs, params))
     # each sampled list folded once from init: b's fields, and the control state it ends in
+    # (random lists, then walks over the control's moves, folded together)
+    lists = samples + walked_lists(m, dom, rng, 32, longest)
     folded = []
-    for xs, params in samples:
-        whole = fold_left(loop, xs, params, dim=1)
-        r_state = tuple(_plain(whole[j], fields[j].type) for j in m.control)
-        if r_state in m.states:
-            folded.append((xs, params, [float(whole[j]) for j in m.data] + [1.0], m.states.index(r_state)))
-    for xs, params in walked_lists(m, dom, rng, 32, longest):
-        whole = fold_left(loop, xs, params, dim=1)
+    for (xs, params), whole in zip(lists, fold_batched(loop, lists)):
         r_state = tuple(_plain(whole[j], fields[j].type) for j in m.control)
         if r_state in m.states:
             folded.append((xs, params, [float(whole[j]) for j in m.data] + [1.0], m.states.index(r_state)))
     reached = {r for *_, r in folded}
     if any(r not in reached for r in by_state):
         # random lists miss a state that only a few words reach: lists steered to it
-        for xs, params, r in _steered_lists(m, dom, rng, [r for r in by_state], longest):
-            whole = fold_left(loop, xs, params, dim=1)
+        steered = _steered_lists(m, dom, rng, [r for r in by_state], longest)
+        for (xs, params, r), whole in zip(steered, fold_batched(loop, [(xs, p) for xs, p, _ in steered])):
             folded.append((xs, params, [float(whole[j]) for j in m.data] + [1.0], r))
     out = {}
     slopes: dict = {}
@@ -938,8 +934,9 @@ def _fit_by_residue(m: Machine, pts: list, terms: list, type_: Type, what: str, 
             forms = {c: _fit_or_none(m, part, terms, type_, what, modulus) for c, part in classes.items()}
             if any(f is None for f in forms.values()):
                 continue
-            if len(set(map(repr, forms.values()))) == 1:
-                return next(iter(forms.values()))
+            first, *rest = forms.values()
+            if all(same(first, f) for f in rest):
+                return first
             if len(classes) < k:
                 continue                # a residue no sample has: its form is unknown
             residue = Expr(Op.MOD, Type.INT, (t,), k)

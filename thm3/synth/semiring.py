@@ -598,7 +598,7 @@ def _read_linear(col: np.ndarray, basis: "_LinearBasis", type_: Type, modulus: i
             continue
         if modulus is not None:
             try:
-                coeffs = [Fraction(c.numerator * pow(c.denominator, -1, modulus) % modulus) for c in coeffs]
+                coeffs = [Fraction(_residue(c, modulus)) for c in coeffs]
             except ValueError:          # a denominator with no inverse mod m
                 return None
         out: Expr | None = None
@@ -678,6 +678,11 @@ class _LinearBasis:
             got = (kept_labels, mat, np.linalg.pinv(mat))
         self._at[degree] = got
         return got
+
+
+def _residue(c, m: int) -> int:
+    """A rational p/q as p times q's inverse mod m; `ValueError` where q has none."""
+    return c.numerator * pow(c.denominator, -1, m) % m
 
 
 def _residues(e: Expr, step: Step) -> Expr:
@@ -932,7 +937,7 @@ def _polynomials_in_a_count(step: Step, entries: dict, states: dict, reading: di
         coeffs = [cf / Fraction(scale) ** i for i, cf in enumerate(coeffs)]
         if m is not None:
             try:
-                coeffs = [cf.numerator * pow(cf.denominator, -1, m) % m for cf in coeffs]
+                coeffs = [_residue(cf, m) for cf in coeffs]
             except ValueError:
                 continue
         elif any(cf.denominator != 1 for cf in coeffs) and step.types[key[0]] is Type.INT:
