@@ -153,6 +153,10 @@ ENTRIES: list[Entry] = [
     _not("finite_quoted_hash_mod", LINEAR, "[0, 34] and [34, 1, 2] both give (True, 7); after [0] the first "
          "multiplies the 7 by 7, the second adds to it", ([0, 34], [34, 1, 2], [0]), domain="int",
          klass="finite-linear", lift=None),
+    _not("finite_string_escape_hash", LINEAR, "[] and [1] both give (outside, 0); after [34] the 1 is hashed",
+         ([], [1], [34]), domain="int", klass="finite-linear", lift=None),
+    _not("finite_two_switch_ema", LINEAR, "[] and [1] both give (off, off, 0); after [101, -101] the 1 enters "
+         "the level", ([], [1.0], [101.0, -101.0]), params=({"a": 0.5},), klass="finite-linear", lift=None),
 ]
 
 # The smallest lift by copies of the state (see the docstring), per non-homomorphism above.
@@ -186,6 +190,8 @@ UNCATALOGUED_COPY_LIFTS: dict[str, int] = {
     "finite_escape_hash_mod": 4,            # the same, every one a remainder mod 251
     "finite_gated_fletcher": 4,             # both sums from "on", the count of bytes taken from each state
     "finite_quoted_hash_mod": 3,            # h from "quoted", the slope 7 ** k from each state
+    "finite_string_escape_hash": 7,         # mode and h from "inside" and "escaped", the slope 31 ** k from each mode
+    "finite_two_switch_ema": 8,             # armed from (on, off), the level from the three other states, a ** k from each
 }
 
 # The named field read back in place of the copies (`thm3.synth.readback`), by its name in

@@ -609,3 +609,42 @@ def test_batched_folds_agree_with_one_list_at_a_time():
     lists = [(dom.random_list(rng, {}, int(rng.integers(0, 9))), {}) for _ in range(50)]
     for (xs, params), got in zip(lists, finite.fold_batched(loop, lists)):
         assert tuple(got) == tuple(fold_left(loop, xs, params, dim=1)), xs
+
+
+def test_a_set_refused_within_a_short_share_is_proved_again_with_the_full_one():
+    """The longest increasing run: its lift (a flag, the first element, the leading run) is
+    tried while a reduced semiring unit waits, so it gets THEOREM_SHARE seconds; under load
+    its proof (0.6 s idle) took more, and CI's search ended without a lift.  A set refused
+    within a short share is proved again with the full share once nothing else is left."""
+    from thm3.lift import lift
+    from thm3.pipeline import lift_prover
+    from thm3.lift.search import THEOREM_SHARE
+    loop = thm3.parse_file(ROOT / "samples" / "longest_increasing.py")
+    real = lift_prover(time.monotonic() + 60)
+    calls = []
+
+    def slow_prover(lifted, seconds=None):
+        # a machine too loaded for any short share: every proof within one fails
+        calls.append(seconds)
+        return None if seconds is not None and seconds <= THEOREM_SHARE else real(lifted, seconds=seconds)
+
+    got = lift(loop, timeout=60, prove=slow_prover)
+    assert got.loop is not None, got.reason
+    assert THEOREM_SHARE in calls and calls[-1] is None, calls
+    assert "with the full share" in got.reason
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["finite_string_escape_hash", "finite_two_switch_ema"])
+def test_a_many_copy_lift_is_found_and_proved_within_the_default_timeout(name):
+    """A three-mode lexer's hash mod p (7 copies: 17 lifted control states, 289 paths in
+    associativity) and an EMA gated by two flags (8 copies): both once ended "no combine
+    was proved" after 58 s and 8 s; the path's literals kept on the solver, a condition
+    decided once a path and remainders compared as atoms prove them within the search."""
+    a = thm3.analyze(str(ROOT / "bench" / "corpus" / f"{name}.py"), lift=True, timeout=60)
+    assert a.verdict == "not-homomorphism"
+    assert a.lifted is not None, next(s.detail for s in a.steps if s.name == "lift")
+    assert len(a.lift_added) == UNCATALOGUED_COPY_LIFTS[name]
+    b = thm3.analyze_source(a.lifted, lift=False)
+    assert b.verdict == "homomorphism"
+    assert all(b.proofs[k] == "proved" for k in ("identity", "associativity", "homomorphism"))

@@ -96,3 +96,50 @@ def test_an_int_law_the_mixed_form_left_unknown_is_proved():
     a = thm3.analyze(CORPUS_DIR / "near_max_count_int.py", lift=False, timeout=30)
     assert a.verdict == "homomorphism" and a.proofs["commutativity"] == "proved", a.proofs
     assert a.seconds < 5, a.seconds
+
+
+def test_a_condition_read_twice_on_a_path_is_decided_once():
+    """A shared subterm's condition (c = x > 0 read by two outputs) is one decision: two
+    paths, not four, and the second read asks the solver nothing."""
+    ex = Explorer([], time.monotonic() + 30)
+    x = z3.Real("x")
+    checks = []
+    feasible = ex.feasible
+
+    def counted(extra):
+        checks.append(extra)
+        return feasible(extra)
+
+    ex.feasible = counted
+    seen = []
+    for _ in ex.paths():
+        first = ex.decide(x > 0)
+        second = ex.decide(x > 0)
+        assert first == second
+        seen.append(first)
+    assert sorted(seen) == [False, True]
+    assert len(checks) == 2                    # both sides of one decision, once
+
+
+def test_the_path_stays_asserted_and_side_axioms_survive_its_scopes():
+    """The path's literals stay on the solver from one check to the next, and are gone on
+    the next path; a side axiom told inside a path holds on every later path."""
+    ex = Explorer([], time.monotonic() + 30)
+    x, y, u = z3.Real("x"), z3.Real("y"), z3.Real("u")
+    found = []
+    for _ in ex.paths():
+        a = ex.decide(x > 0)
+        b = ex.decide(y > x)
+        if a and b:
+            assert ex.valid(y > 0) is True            # from x > 0 and y > x on this path
+            ex.add_side(u == 1)
+        else:
+            assert ex.valid(y > 0) is not True        # not from this path's literals
+        found.append((a, b))
+    assert len(found) == 4
+    for _ in ex.paths():
+        pass
+    ex.pending = [[]]
+    for _ in ex.paths():
+        assert ex.valid(u == 1) is True               # the axiom, at the base now
+        assert ex.valid(x > 0) is not True

@@ -296,6 +296,10 @@ class _LiftSearch:
         self.refused = 0
         self.refused_sets: list[set[int]] = []   # no witness, but not proved
         self.refused_names: list[list[str]] = []
+        # sets whose proof was cut short (a shorter share while a theorem's lift waited):
+        # proved again with the full share once nothing else is left (under load, a proof of
+        # 0.6 s takes more than 1 s)
+        self.deferred: list[list[int]] = []
         self.prover_errors: list[str] = []
         self.ruled_out: list[str] = []          # composition lifts tried and why they failed
         self.outcomes: list[tuple[list[str], str]] = []     # every lifted loop tried: its fields, why not
@@ -438,6 +442,36 @@ class _LiftSearch:
             found = self.try_composition(chosen, why)
             if found is not None or self.timed_out:
                 return found
+        return self.retry_deferred()
+
+    def retry_deferred(self):
+        """The sets refused within a short share, proved again with the full one, in the
+        order they were tried, while time is left."""
+        deferred, self.deferred = self.deferred, []
+        for chosen in deferred:
+            if time.monotonic() > self.deadline:
+                self.timed_out = True
+                return None
+            found = self.retry(chosen)
+            if found is not None or self.timed_out:
+                return found
+        return None
+
+    def retry(self, chosen: list[int]):
+        cands = [self.cands[i] for i in chosen]
+        lifted, names = self.lifted(cands)
+        proof = self.proved(lifted)
+        if not proof:
+            self.outcomes.append((names, "no witness, and no combine was proved with the full share either"
+                                  + (" before the deadline" if self.timed_out else "")))
+            return None
+        k = self.refused_sets.index(set(chosen))
+        self.refused -= 1
+        del self.refused_sets[k], self.refused_names[k]
+        self.route = next((c.route for c in cands if c.route), "")
+        reason = (f"added {', '.join(names)}: the lifted loop has no witness on short lists "
+                  "(and the prover proved its combine, with the full share)")
+        return lifted, self.describe(cands, lifted), reason, proof
         return None
 
     def run_theorems(self):
@@ -535,6 +569,8 @@ class _LiftSearch:
                      PENDING_SHARE if self.pending else
                      THEOREM_SHARE if self.theorem_waits(set(chosen)) else None)
             proof = self.proved(lifted, share)
+            if not proof and share is not None and not composition and not self.timed_out:
+                self.deferred.append(list(chosen))
             if not proof:
                 self.refused += 1
                 self.refused_sets.append(set(chosen))

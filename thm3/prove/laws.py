@@ -483,6 +483,12 @@ def _is_zero(d) -> bool:
     if sp.count_ops(d) > _MAX_OPS:
         return False          # too big for SymPy in bounded time: the law is left unproved
     try:
+        if d.has(sp.Mod) and not d.has(sp.exp, sp.log) and not any(
+                isinstance(f, sp.Function) and not isinstance(f, sp.Mod) for f in d.atoms(sp.Function)):
+            # remainders (`%`) as opaque atoms: zero as a polynomial in them and the symbols
+            # is zero; anything else is left to `congruent_remainders` and Z3 (SymPy's
+            # simplify spends a tenth of a second a term on such differences and decides none)
+            return _zero_with_opaque_remainders(d)
         if not d.has(sp.exp, sp.log, sp.Function) and not any(
                 isinstance(p, sp.Pow) and not p.exp.is_Integer for p in d.atoms(sp.Pow)):
             num, _ = sp.fraction(sp.together(d))
@@ -496,6 +502,18 @@ def _is_zero(d) -> bool:
         return sp.simplify(e) == 0
     except (TypeError, ValueError, RecursionError, sp.PolynomialError):
         return False
+
+
+def _zero_with_opaque_remainders(d) -> bool:
+    mods = list(d.atoms(sp.Mod))
+    opaque = {m: sp.Dummy(f"mod{i}") for i, m in enumerate(mods)}
+    e = sp.expand(d.xreplace(opaque))
+    if e == 0:
+        return True
+    if e.has(sp.Mod) or any(isinstance(p, sp.Pow) and not p.exp.is_Integer for p in e.atoms(sp.Pow)):
+        return False
+    num, _ = sp.fraction(sp.together(e))
+    return sp.Poly(num, *sorted(num.free_symbols, key=str)).is_zero if num.free_symbols else num == 0
 
 
 def exp_equal(l, r) -> bool:
@@ -649,6 +667,11 @@ def values_equal(ex: Explorer, l, r, syms: Symbols, eqs=None):
             on_path = _on_path((l.sp, r.sp), path_eqs)
             if on_path is None or exp_equal(*on_path):
                 return True
+        if congruent_remainders(l.sp, r.sp):
+            # two remainders by one modulus with congruent arguments (a rolling hash):
+            # decided on the polynomials, before SymPy's general route spends seconds on
+            # the difference of two remainders, which it cannot decide
+            return True
         d = l.sp - r.sp
         if _is_zero(d):
             return True
@@ -666,8 +689,6 @@ def values_equal(ex: Explorer, l, r, syms: Symbols, eqs=None):
             return kz is not None and ex.valid(z3.Implies(kz == 0, l.z3 == r.z3)) is True
 
         if sympy_zero(d, path_eqs, tried=True, case_k_zero=case_k_zero):
-            return True
-        if congruent_remainders(l.sp, r.sp):
             return True
     return ex.valid(l.z3 == r.z3) is True
 

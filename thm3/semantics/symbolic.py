@@ -81,6 +81,13 @@ class Explorer:
         self.unknown = False          # some feasibility check timed out (then both sides kept)
         self._integers: set[str] | None = None     # read off the hypotheses on first use
         self._integral: dict[int, tuple] = {}     # id -> (term, answer): the term kept, so its id stays its own
+        # The path's literals stay asserted on the solver, one scope each, while the path
+        # grows (a check then adds one term, not the whole path again); `_asserted` of them
+        # are.  Side axioms told the solver inside those scopes are told again at the base
+        # once the scopes are popped.
+        self._asserted = 0
+        self._side_later: list = []
+        self._decided: dict[int, tuple] = {}      # condition id -> (condition, branch) on this path
 
     def integral(self, t) -> bool:
         """Whether the term is an integer by its shape: integer numerals and variables,
@@ -111,12 +118,32 @@ class Explorer:
         if time.monotonic() > self.deadline:
             raise SolverTimeout()
 
-    def feasible(self, extra) -> bool:
-        self._tick()
+    def _sync(self):
+        """The solver's scopes made to hold exactly the current path's literals."""
+        for c in self.path[self._asserted:]:
+            self.solver.push()
+            self.solver.add(self.z3_form(c))
+        self._asserted = len(self.path)
+
+    def _reset(self):
+        if self._asserted:
+            self.solver.pop(self._asserted)
+            self._asserted = 0
+        if self._side_later:
+            self.solver.add(*map(self.z3_form, self._side_later))
+            self._side_later = []
+
+    def _check_with(self, extra):
+        self._sync()
         self.solver.push()
-        self.solver.add(*map(self.z3_form, self.path), self.z3_form(extra))
+        self.solver.add(self.z3_form(extra))
         r = self.solver.check()
         self.solver.pop()
+        return r
+
+    def feasible(self, extra) -> bool:
+        self._tick()
+        r = self._check_with(extra)
         if r == z3.unknown:
             self.unknown = True
             return True
@@ -127,10 +154,7 @@ class Explorer:
         self._tick()
         if isinstance(claim, bool):
             return claim
-        self.solver.push()
-        self.solver.add(*map(self.z3_form, self.path), self.z3_form(z3.Not(claim)))
-        r = self.solver.check()
-        self.solver.pop()
+        r = self._check_with(z3.Not(claim))
         return True if r == z3.unsat else False if r == z3.sat else None
 
     def decide(self, c) -> bool:
@@ -141,6 +165,11 @@ class Explorer:
             return True
         if z3.is_false(c):
             return False
+        known = self._decided.get(c.get_id())
+        if known is not None and known[0].eq(c):
+            # decided earlier on this path (a shared subterm read twice): the same branch,
+            # without two more checks; a replay of the path skips it alike
+            return known[1]
         if self.pos < len(self.prefix):
             val = self.prefix[self.pos]
         else:
@@ -154,6 +183,7 @@ class Explorer:
             self.prefix.append(val)
         self.pos += 1
         self.path.append(c if val else z3.Not(c))
+        self._decided[c.get_id()] = (c, val)
         return val
 
     def paths(self):
@@ -162,6 +192,8 @@ class Explorer:
             self.prefix = self.pending.pop()
             self.pos = 0
             self.path = []
+            self._decided = {}
+            self._reset()
             yield self
 
     def add_side(self, fact):
@@ -170,6 +202,8 @@ class Explorer:
             self._side_ids.add(key)
             self.side.append(fact)
             self.solver.add(self.z3_form(fact))     # an axiom: true on every path, asserted once
+            if self._asserted:
+                self._side_later.append(fact)       # (inside the path's scopes: again at the base)
 
 
 _COMPARE = {z3.Z3_OP_EQ: lambda a, b: a == b, z3.Z3_OP_LE: lambda a, b: a <= b, z3.Z3_OP_LT: lambda a, b: a < b,

@@ -497,8 +497,10 @@ def _by_gain(m: Machine, rows, values, keys, a, b, type_):
     return [(n, key) for _, n, key in scored]
 
 
-def _where(c: Expr, x: Expr, y: Expr) -> Expr:
-    return simplify(Expr(Op.WHERE, x.type if x.type is y.type else Type.REAL, (c, x, y)))
+def _where(c: Expr, x: Expr, y: Expr, memo: dict | None = None) -> Expr:
+    """where(c, x, y), simplified (`memo`: shared by the calls that build one tree, whose
+    branches are earlier calls' results, so each subterm is simplified once)."""
+    return simplify(Expr(Op.WHERE, x.type if x.type is y.type else Type.REAL, (c, x, y)), memo=memo)
 
 
 # --- finite control with linear data --------------------------------------------------
@@ -684,12 +686,19 @@ def _data_combine(m: Machine, by_state: dict, a: dict, b: dict, deadline: float)
     reached = {r for *_, r in folded}
     if any(r not in reached for r in by_state):
         # random lists miss a state that only a few words reach: lists steered to it
-        steered = _steered_lists(m, dom, rng, [r for r in by_state], longest)
+        # (fewer a target where there are many: 24 lists for each of 88 states made the
+        # fits' Python loops the half of the synthesis of a 4-mode lexer's lift)
+        steered = _steered_lists(m, dom, rng, [r for r in by_state], longest,
+                                 per_target=6 if len(by_state) <= 24 else 3)
         for (xs, params, r), whole in zip(steered, fold_batched(loop, [(xs, p) for xs, p, _ in steered])):
             folded.append((xs, params, [float(whole[j]) for j in m.data] + [1.0], r))
     out = {}
     slopes: dict = {}
     folds: dict = {}
+    by_end: dict[int, list[int]] = {}       # end state r -> the folded lists that end in it, in order
+    for n, (*_, r) in enumerate(folded):
+        by_end.setdefault(r, []).append(n)
+    data_rows = [row for _, _, row, _ in folded]
 
     def folded_from(q: int, unit: int | None = None) -> list:
         """Each sampled list folded from control state q with the data 0 (or data field
@@ -702,19 +711,18 @@ def _data_combine(m: Machine, by_state: dict, a: dict, b: dict, deadline: float)
             lanes = []
             for xs, params, _, _ in folded:
                 end = fold_left(loop, xs, params, state=batch, dim=1)
-                lanes.append([np.broadcast_to(np.asarray(v), (len(keys),)) for v in end])
+                # one tuple of fields a start state, read off the lanes at once
+                lanes.append(list(zip(*(np.broadcast_to(np.asarray(v), (len(keys),)) for v in end))))
             for n, key in enumerate(keys):
-                folds[key] = [tuple(v[n] for v in end) for end in lanes]
+                folds[key] = [end[n] for end in lanes]
         return folds[(q, unit)]
     for k, i in enumerate(m.data):
         per_state: dict[int, dict[int, Expr]] = {}
         for r in by_state:
             per_state[r] = {}
         for q in range(len(m.states)):
-            got: dict[int, list] = {}
             from_q = folded_from(q)
-            for (_, _, row, r), end in zip(folded, from_q):
-                got.setdefault(r, []).append((row, float(end[i])))
+            got: dict[int, list] = {r: [(data_rows[n], float(from_q[n][i])) for n in ns] for r, ns in by_end.items()}
             what = f"the data b adds from {_show(m, m.states[q])}"
             for r in by_state:
                 if not got.get(r):
@@ -732,10 +740,12 @@ def _data_combine(m: Machine, by_state: dict, a: dict, b: dict, deadline: float)
                 # the slope of data field i in data field j from q: the fold from (q, e_j)
                 # less the fold from (q, 0), fitted on b's data fields
                 for jj, j in enumerate(m.data):
-                    got = {}
-                    for (_, _, row, r), lo, hi in zip(folded, from_q, folded_from(q, j)):
-                        diff = int(hi[i]) - int(lo[i]) if modulus[k] else float(hi[i]) - float(lo[i])
-                        got.setdefault(r, []).append((row, float(diff % modulus[k]) if modulus[k] else diff))
+                    from_qj = folded_from(q, j)
+                    if modulus[k]:
+                        diffs = [float((int(hi[i]) - int(lo[i])) % modulus[k]) for lo, hi in zip(from_q, from_qj)]
+                    else:
+                        diffs = [float(hi[i]) - float(lo[i]) for lo, hi in zip(from_q, from_qj)]
+                    got = {r: [(data_rows[n], diffs[n]) for n in ns] for r, ns in by_end.items()}
                     what = f"the slope of {fields[i].name} in {fields[j].name} from {_show(m, m.states[q])}"
                     joint = _fit_or_none(m, [p for pts in got.values() for p in pts], [b[jx] for jx in m.data],
                                          fields[i].type, what, modulus[k])
@@ -1069,6 +1079,10 @@ def _steered_lists(m: Machine, dom, rng, targets: list[int], longest: int, setti
                 for a in prefix:
                     q = a[q]
                 tail = path(q, r)
+                if tail is None:
+                    # r is not reachable past the prefix (copies of a lift that merge never
+                    # part again): a shortest path from the initial state, the data varied
+                    prefix, tail = [], path(0, r)
                 if tail is not None:
                     out.append((_walk(m.loop, moves, rng, acts, 0, prefix + tail), params, r))
     return out
@@ -1126,6 +1140,8 @@ def _add(x: Expr, y: Expr) -> Expr:
 
 def _expr_tree(m: Machine, rows, leaves: dict, a, b) -> Expr:
     """A `where` chain over the control fields with expression leaves."""
+    memo: dict = {}
+
     def go(rows, keys):
         texts = {repr(leaves[r]) for r in rows}
         if len(texts) == 1:
@@ -1138,11 +1154,11 @@ def _expr_tree(m: Machine, rows, leaves: dict, a, b) -> Expr:
             rest = keys[:n] + keys[n + 1:]
             if ref.type is Type.BOOL:
                 return _where(ref, go([r for r in rows if _lookup(m, r, key)], rest),
-                              go([r for r in rows if not _lookup(m, r, key)], rest))
+                              go([r for r in rows if not _lookup(m, r, key)], rest), memo)
             out = go([r for r in rows if _lookup(m, r, key) == seen[-1]], rest)
             for v in reversed(seen[:-1]):
                 test = Expr(Op.EQ, Type.BOOL, (ref, const(v, ref.type)))
-                out = _where(test, go([r for r in rows if _lookup(m, r, key) == v], rest), out)
+                out = _where(test, go([r for r in rows if _lookup(m, r, key) == v], rest), out, memo)
             return out
         raise Failed("the data's combine is not a function of the control fields")
 
