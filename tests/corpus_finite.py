@@ -157,6 +157,8 @@ ENTRIES: list[Entry] = [
          ([], [1], [34]), domain="int", klass="finite-linear", lift=None),
     _not("finite_two_switch_ema", LINEAR, "[] and [1] both give (off, off, 0); after [101, -101] the 1 enters "
          "the level", ([], [1.0], [101.0, -101.0]), params=({"a": 0.5},), klass="finite-linear", lift=None),
+    _not("finite_gated_momentum", LINEAR, "[] and [-1] both give (0, 0, 0); after [1, 1] the -1 ends the run",
+         ([], [-1.0], [1.0, 1.0]), params=({"beta": 0.5},), klass="finite-linear", lift=None),
 ]
 
 # The smallest lift by copies of the state (see the docstring), per non-homomorphism above.
@@ -192,6 +194,7 @@ UNCATALOGUED_COPY_LIFTS: dict[str, int] = {
     "finite_quoted_hash_mod": 3,            # h from "quoted", the slope 7 ** k from each state
     "finite_string_escape_hash": 7,         # mode and h from "inside" and "escaped", the slope 31 ** k from each mode
     "finite_two_switch_ema": 8,             # armed from (on, off), the level from the three other states, a ** k from each
+    "finite_gated_momentum": 8,             # run, v and pos from a run of one, the slopes of v and pos in v from two states
 }
 
 # The named field read back in place of the copies (`thm3.synth.readback`), by its name in

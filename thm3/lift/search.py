@@ -49,6 +49,10 @@ _QUICK = dict(max_lists=1500, max_len=5, prefix_len=2, settings=2)
 # The prover's seconds for a lifted loop not made by composition while a composition lift
 # waits to be tried (the composition's own proof takes about that long at most).
 PENDING_SHARE = 3.0
+# Plain sets that have no witness but whose proof fails while a composition lift waits:
+# after this many, the composition lifts (their combine given by a theorem) are tried
+# before the rest (a gated momentum: six 3-field sets, 3 s each, before its 8 copies).
+PENDING_REFUSALS = 2
 COMPOSITION_SHARE = 10.0  # seconds at least for a composition lift's proof (the prover's default)
 RESERVE = 0.15            # of the time left, kept from a composition lift's proof for the search's own answer
 THEOREM_SHARE = 1.0     # seconds for a plain set's proof while a reduced semiring unit waits
@@ -412,6 +416,8 @@ class _LiftSearch:
         seen = len(self.records)
         for row in range(len(sets) + 1):
             size = MAX_ADDED + 1 if row == len(sets) else int(np.sum(sets[row] != pad))
+            if self.refused >= PENDING_REFUSALS:
+                size = MAX_ADDED + 1 + max((len(c) for c, _ in pending), default=0)
             while pending and len(pending[0][0]) <= size:
                 chosen, why = pending.pop(0)
                 found = self.try_composition(chosen, why)
