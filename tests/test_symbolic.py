@@ -137,9 +137,7 @@ def test_the_path_stays_asserted_and_side_axioms_survive_its_scopes():
             assert ex.valid(y > 0) is not True        # not from this path's literals
         found.append((a, b))
     assert len(found) == 4
-    for _ in ex.paths():
-        pass
-    ex.pending = [[]]
+    ex.pending = [[]]                                 # a new exploration on the same solver
     for _ in ex.paths():
         assert ex.valid(u == 1) is True               # the axiom, at the base now
         assert ex.valid(x > 0) is not True

@@ -417,7 +417,7 @@ class _LiftSearch:
         for row in range(len(sets) + 1):
             size = MAX_ADDED + 1 if row == len(sets) else int(np.sum(sets[row] != pad))
             if self.refused >= PENDING_REFUSALS:
-                size = MAX_ADDED + 1 + max((len(c) for c, _ in pending), default=0)
+                size = math.inf             # every waiting composition lift now
             while pending and len(pending[0][0]) <= size:
                 chosen, why = pending.pop(0)
                 found = self.try_composition(chosen, why)
@@ -474,11 +474,7 @@ class _LiftSearch:
         k = self.refused_sets.index(set(chosen))
         self.refused -= 1
         del self.refused_sets[k], self.refused_names[k]
-        self.route = next((c.route for c in cands if c.route), "")
-        reason = (f"added {', '.join(names)}: the lifted loop has no witness on short lists "
-                  "(and the prover proved its combine, with the full share)")
-        return lifted, self.describe(cands, lifted), reason, proof
-        return None
+        return self.found(cands, lifted, names, proof, "and the prover proved its combine, with the full share")
 
     def run_theorems(self):
         """Only the lifts a theorem gives, fewest fields first: a finite-state step's
@@ -584,10 +580,13 @@ class _LiftSearch:
                 self.outcomes.append((names, "no witness, but no combine was proved"
                                       + (" before the deadline" if self.timed_out else "")))
                 return None
-        self.route = next((c.route for c in cands if c.route), "")
         how = "and the prover proved its combine" if self.prove is not None else "no prover given"
-        reason = (f"added {', '.join(names)}: the lifted loop has no witness on short lists "
-                  f"({how})")
+        return self.found(cands, lifted, names, proof, how)
+
+    def found(self, cands: list[_Aux], lifted: Loop, names: list[str], proof, how: str):
+        """The search's answer for a lifted loop that stands: its route, fields and reason."""
+        self.route = next((c.route for c in cands if c.route), "")
+        reason = f"added {', '.join(names)}: the lifted loop has no witness on short lists ({how})"
         return lifted, self.describe(cands, lifted), reason, proof
 
     def proved(self, lifted: Loop, seconds: float | None = None):

@@ -510,7 +510,7 @@ def _zero_with_opaque_remainders(d) -> bool:
     e = sp.expand(d.xreplace(opaque))
     if e == 0:
         return True
-    if e.has(sp.Mod) or any(isinstance(p, sp.Pow) and not p.exp.is_Integer for p in e.atoms(sp.Pow)):
+    if any(isinstance(p, sp.Pow) and not p.exp.is_Integer for p in e.atoms(sp.Pow)):
         return False
     num, _ = sp.fraction(sp.together(e))
     return sp.Poly(num, *sorted(num.free_symbols, key=str)).is_zero if num.free_symbols else num == 0
