@@ -633,6 +633,20 @@ def test_a_set_refused_within_a_short_share_is_proved_again_with_the_full_one():
     assert "with the full share" in got.reason
 
 
+def test_a_theorem_lift_that_no_list_refutes_is_named_before_any_claim_of_growth():
+    """A composition lift that has no witness but whose combine the prover did not prove
+    (here a prover that proves nothing; a 4-mode lexer's 88 lifted control states in
+    practice) is the answer's first words, not a growth family's "a lift with finitely many
+    values is unlikely", which counts values and said nothing against the copies."""
+    from thm3.lift import lift
+    loop = thm3.parse_file(ROOT / "bench" / "corpus" / "finite_quoted_hash_mod.py")
+    got = lift(loop, timeout=20, prove=lambda lifted, seconds=None: None)
+    assert got.loop is None
+    assert got.reason.startswith("the lift a theorem gives (3 copies "), got.reason
+    assert "has no witness, but its combine was not proved" in got.reason
+    assert "the state grows" not in got.reason and "unlikely" not in got.reason, got.reason
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["finite_string_escape_hash", "finite_two_switch_ema", "finite_gated_momentum"])
 def test_a_many_copy_lift_is_found_and_proved_within_the_default_timeout(name):

@@ -48,7 +48,7 @@ _CHECK = dict(max_lists=12000, max_len=7, prefix_len=2, settings=3)
 _QUICK = dict(max_lists=1500, max_len=5, prefix_len=2, settings=2)
 # The prover's seconds for a lifted loop not made by composition while a composition lift
 # waits to be tried (the composition's own proof takes about that long at most).
-PENDING_SHARE = 3.0
+PENDING_SHARE = 1.5
 # Plain sets that have no witness but whose proof fails while a composition lift waits:
 # after this many, the composition lifts (their combine given by a theorem) are tried
 # before the rest (a gated momentum: six 3-field sets, 3 s each, before its 8 copies).
@@ -176,7 +176,9 @@ def _lift(loop: Loop, t0: float, timeout: float, prove, without_witness: bool, d
     witness = first[0] if first else None
     if found is None:
         reason = _no_lift(search, witness)
-        if witness is not None:
+        if witness is not None and not search.unrefuted:
+            # (a growth family counts values, not fields: it says nothing against the
+            # copies a theorem gives that no list refuted)
             growth = growth_family(loop, timeout=max(0.5, min(3.0, deadline - time.monotonic())))
             if growth is not None and growth.grows:
                 reason = f"{growth.describe(loop)}; {reason}"
@@ -267,8 +269,13 @@ def _self_read(update: Expr, key: str) -> Expr:
 
 
 def _no_lift(search: "_LiftSearch", witness, stopped: bool = False) -> str:
-    """Why the search found no lift: what it tried, and the witness that stands."""
-    reason = (f"no lift with up to {MAX_ADDED} added units among {len(search.cands)} candidates "
+    """Why the search found no lift: what it tried, and the witness that stands; first,
+    a lift a theorem gives that no list refuted but the prover did not prove (its time or
+    its means ran out: that is an honest "not proved", never "no lift exists")."""
+    unproved = (f"the lift a theorem gives ({search.unrefuted[0]}) has no witness, but its combine was "
+                f"not proved (a larger --timeout may prove it, or it is past the prover's limits); "
+                if search.unrefuted else "")
+    reason = unproved + (f"no lift with up to {MAX_ADDED} added units among {len(search.cands)} candidates "
               f"({search.tested} lifted loops checked"
               + (", stopped at the timeout" if stopped else ", time ran out" if search.timed_out else "") + ")")
     if witness is None:
@@ -306,6 +313,7 @@ class _LiftSearch:
         self.deferred: list[list[int]] = []
         self.prover_errors: list[str] = []
         self.ruled_out: list[str] = []          # composition lifts tried and why they failed
+        self.unrefuted: list[str] = []          # composition lifts with no witness, their combine not proved
         self.outcomes: list[tuple[list[str], str]] = []     # every lifted loop tried: its fields, why not
         self.timed_out = False
         self.route = ""                         # the found lift's composition route, if any
@@ -520,8 +528,10 @@ class _LiftSearch:
         if found is not None:
             lifted, added, reason, proof = found
             return lifted, added, f"{reason}; {why}", proof
-        self.ruled_out.append(f"{len(chosen)} copies ({why.split(':')[0]}): "
-                              + (self.outcomes[-1][1] if self.outcomes else "not tried"))
+        outcome = self.outcomes[-1][1] if self.outcomes else "not tried"
+        self.ruled_out.append(f"{len(chosen)} copies ({why.split(':')[0]}): {outcome}")
+        if outcome.startswith("no witness"):
+            self.unrefuted.append(f"{len(chosen)} copies ({why.split(':')[0]})")
         return None
 
     def try_set(self, chosen: list[int], composition: bool = False):

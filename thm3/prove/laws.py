@@ -452,14 +452,23 @@ _UF_SYMPY = {"exp": sp.exp, "log": sp.log, "exp2": lambda x: sp.Integer(2) ** x,
 
 
 def _path_equalities(ex: Explorer, syms: Symbols) -> list:
+    """The arithmetic equalities among the explorer's hypotheses and the path's literals,
+    as SymPy differences.  The hypotheses' part is read once per explorer and symbols
+    (every path of a law shares them; reading back 50 invariants on each of 300 paths
+    was most of a many-field law's time)."""
+    by_name = _sympy_names(syms)
+    cached = getattr(ex, "_base_equalities", None)
+    if cached is None or cached[0] is not syms or cached[1] != len(ex.base):
+        cached = ex._base_equalities = (syms, len(ex.base), _equalities(ex.base, by_name))
+    return cached[2] + _equalities(ex.path, by_name)
+
+
+def _equalities(constraints, by_name: dict) -> list:
     eqs = []
-    by_name = None
-    for c in list(ex.base) + list(ex.path):
+    for c in constraints:
         if z3.is_not(c) and z3.is_distinct(c.arg(0)):
             c = c.arg(0).arg(0) == c.arg(0).arg(1)
         if z3.is_eq(c) and not z3.is_bool(c.arg(0)):
-            if by_name is None:
-                by_name = _sympy_names(syms)
             lhs, rhs = _z3_to_sympy(c.arg(0), by_name), _z3_to_sympy(c.arg(1), by_name)
             if lhs is not None and rhs is not None:
                 eqs.append(lhs - rhs)
@@ -661,10 +670,12 @@ def values_equal(ex: Explorer, l, r, syms: Symbols, eqs=None):
     if is_bool(l) or is_bool(r):
         return ex.valid(as_z3_bool(l) == as_z3_bool(r)) is True
     if l.sp is not None and r.sp is not None:
-        path_eqs = eqs() if eqs is not None else _path_equalities(ex, syms)
+        # the path's equalities only where a difference is not zero on its own (most are:
+        # reading back a path's invariants costs more than the check that needs none)
+        path_eqs = eqs if eqs is not None else _memo(lambda: _path_equalities(ex, syms))
         # logs first through exp of both sides (cheap), then SymPy's general route
         if l.sp.has(sp.log) or r.sp.has(sp.log):
-            on_path = _on_path((l.sp, r.sp), path_eqs)
+            on_path = _on_path((l.sp, r.sp), path_eqs())
             if on_path is None or exp_equal(*on_path):
                 return True
         if congruent_remainders(l.sp, r.sp):
@@ -675,10 +686,10 @@ def values_equal(ex: Explorer, l, r, syms: Symbols, eqs=None):
         d = l.sp - r.sp
         if _is_zero(d):
             return True
-        if path_eqs:
+        if path_eqs():
             # the path's linear equalities (invariants such as m_y_z == b * m_z_y) solved
             # for a symbol with a numeric coefficient and substituted: exact on the path
-            on_path = _on_path((d,), path_eqs)
+            on_path = _on_path((d,), path_eqs())
             if on_path is None or _is_zero(on_path[0]):
                 return True
         def case_k_zero(k):
@@ -688,19 +699,24 @@ def values_equal(ex: Explorer, l, r, syms: Symbols, eqs=None):
             kz = _sympy_to_z3(k, by_key)
             return kz is not None and ex.valid(z3.Implies(kz == 0, l.z3 == r.z3)) is True
 
-        if sympy_zero(d, path_eqs, tried=True, case_k_zero=case_k_zero):
+        if sympy_zero(d, path_eqs(), tried=True, case_k_zero=case_k_zero):
             return True
     return ex.valid(l.z3 == r.z3) is True
 
 
+def _memo(fn):
+    got: list = []
+
+    def once():
+        if not got:
+            got.append(fn())
+        return got[0]
+
+    return once
+
+
 def check_equal_pairs(ex, values, syms) -> bool:
-    cache: list = []
-
-    def eqs():
-        if not cache:
-            cache.append(_path_equalities(ex, syms))
-        return cache[0]
-
+    eqs = _memo(lambda: _path_equalities(ex, syms))
     return all(values_equal(ex, l, r, syms, eqs) for l, r in values)
 
 
