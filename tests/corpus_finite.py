@@ -159,6 +159,10 @@ ENTRIES: list[Entry] = [
          "the level", ([], [1.0], [101.0, -101.0]), params=({"a": 0.5},), klass="finite-linear", lift=None),
     _not("finite_gated_momentum", LINEAR, "[] and [-1] both give (0, 0, 0); after [1, 1] the -1 ends the run",
          ([], [-1.0], [1.0, 1.0]), params=({"beta": 0.5},), klass="finite-linear", lift=None),
+    _not("finite_flushed_ones", LINEAR, "[0, 0, 0, 1] and [0, 0, 1, 0] both give (0, 0, 1); after [0] the one "
+         "stays in the buffer", ([0, 0, 0, 1], [0, 0, 1, 0], [0]), domain="bits", klass="finite-linear", lift=None),
+    _not("finite_comment_scanner", LINEAR, "[42, 47] and [0, 47] both give (1, 1, 0); after [47] the 42 opens "
+         "a comment", ([42, 47], [0, 47], [47]), domain="int", klass="finite-linear", lift=None),
 ]
 
 # The smallest lift by copies of the state (see the docstring), per non-homomorphism above.
@@ -195,6 +199,8 @@ UNCATALOGUED_COPY_LIFTS: dict[str, int] = {
     "finite_string_escape_hash": 7,         # mode and h from "inside" and "escaped", the slope 31 ** k from each mode
     "finite_two_switch_ema": 8,             # armed from (on, off), the level from the three other states, a ** k from each
     "finite_gated_momentum": 8,             # run, v and pos from a run of one, the slopes of v and pos in v from two states
+    "finite_flushed_ones": 14,              # buf and total from three phases, their slopes in buf from four (buf read as data)
+    "finite_comment_scanner": 9,            # the mode and both counts from the three other modes (57 lifted control states)
 }
 
 # The named field read back in place of the copies (`thm3.synth.readback`), by its name in

@@ -93,7 +93,7 @@ def test_cells_come_from_the_predicates_under_the_preconditions():
 
 @pytest.mark.parametrize("path, why", [
     (SAMPLES / "sum.py", "no field is finite control"),
-    (SAMPLES / "brackets_ok.py", "more than 48 reachable states"),
+    (SAMPLES / "brackets_ok.py", f"more than {finite.MAX_STATES} reachable states"),
     (SAMPLES / "mps.py", "no field is finite control"),
 ])
 def test_loops_outside_the_class_fail_fast(path, why):
@@ -648,7 +648,8 @@ def test_a_theorem_lift_that_no_list_refutes_is_named_before_any_claim_of_growth
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["finite_string_escape_hash", "finite_two_switch_ema", "finite_gated_momentum"])
+@pytest.mark.parametrize("name", ["finite_string_escape_hash", "finite_two_switch_ema", "finite_gated_momentum",
+                                  "finite_flushed_ones", "finite_comment_scanner"])
 def test_a_many_copy_lift_is_found_and_proved_within_the_default_timeout(name):
     """A three-mode lexer's hash mod p (7 copies: 17 lifted control states, 289 paths in
     associativity) and an EMA gated by two flags (8 copies): both once ended "no combine

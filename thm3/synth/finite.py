@@ -30,7 +30,7 @@ from thm3.ir.simplify import simplify
 from thm3.semantics.evaluate import PYTHON, compiled
 from thm3.semantics.z3_plain import to_z3
 
-MAX_STATES = 48         # reachable control states
+MAX_STATES = 64         # reachable control states (a 4-mode scanner lifted by its copies: 57)
 MAX_MONOID = 400        # transition functions of lists
 MAX_CELLS = 16          # cells of the element domain
 MAX_ATOMS = 5           # predicates on the element (2**MAX_ATOMS sign vectors at most)
@@ -172,9 +172,10 @@ def finite_elements(loop: Loop) -> list[dict] | None:
     return None
 
 
-def recognise(loop: Loop, deadline: float | None = None) -> Machine:
+def recognise(loop: Loop, deadline: float | None = None, as_data: frozenset = frozenset()) -> Machine:
     """The loop as a machine, or `Failed` saying why it is not one (fast on loops outside
-    the class: a syntactic test first, then a bounded search)."""
+    the class: a syntactic test first, then a bounded search).  The fields at the indices
+    `as_data` are data even where they are finite (a bounded count read as a sum)."""
     deadline = time.monotonic() + 2.0 if deadline is None else deadline
     fields = loop.fields
     if any(f.type is Type.VEC for f in fields):
@@ -215,7 +216,7 @@ def recognise(loop: Loop, deadline: float | None = None) -> Machine:
         raise Failed("no element satisfies the preconditions")
     if len(cells) > MAX_CELLS:
         raise Failed(f"{len(cells)} cells of the element (at most {MAX_CELLS})")
-    control = _closed(control, outputs_c, names)
+    control = _closed([i for i in control if i not in as_data], outputs_c, names)
     if not control:
         raise Failed("no field is finite control (each update reads the element or a parameter)")
     init = [e.arg for e in initial_state(loop)]
@@ -279,7 +280,17 @@ def _explore(loop, control, outputs, cells, init, deadline, starts=(), limit=MAX
             nxt = tuple(_plain(v, fields[j].type) for j, v in zip(control, vals))
             if nxt not in index:
                 if len(states) >= limit:
+                    # the fields that took values no constant of the loop names first (a
+                    # count's 4, 5, 6 beside a mode's 0 .. 3), then those with the most values
                     values = [{s[k] for s in states} for k in range(len(control))]
+                    named = _constants(loop)
+                    grown = [len(v - named) if fields[j].type is not Type.BOOL else 0
+                             for j, v in zip(control, values)]
+                    if max(grown) > 0:
+                        return {j for j, g in zip(control, grown) if g == max(grown)}
+                    counts = set(control) & set(_self_counts(loop))     # (acc.n + 1: data-like)
+                    if counts and counts != set(control):
+                        return counts
                     top = max(len(v) for v in values)
                     return {j for j, v in zip(control, values) if len(v) == top and fields[j].type is not Type.BOOL} \
                         or set(control)
@@ -288,6 +299,12 @@ def _explore(loop, control, outputs, cells, init, deadline, starts=(), limit=MAX
             rows[c].append(index[nxt])
         i += 1
     return tuple(states), tuple(tuple(r) for r in rows)
+
+
+def _constants(loop: Loop) -> set:
+    """The numbers the step and the initial state name."""
+    out = {e.arg for e in walk(list(loop.left.outputs)) if e.op is Op.CONST and not isinstance(e.arg, bool)}
+    return out | {e.arg for e in initial_state(loop) if not isinstance(e.arg, bool)}
 
 
 def _plain(v, type_: Type):
@@ -328,7 +345,7 @@ def _monoid(table, n: int, deadline: float) -> dict:
 def synthesize(loop: Loop, deadline: float) -> tuple[Fn, str]:
     """The composition combine of a loop in the class, or `Failed` with the class it was
     recognised as and what failed."""
-    m = recognise(loop, deadline)
+    m = determined_reading(loop, deadline)
     by_state, clash = m.determined()
     if clash is not None:
         f, g = clash
@@ -699,6 +716,9 @@ def _data_combine(m: Machine, by_state: dict, a: dict, b: dict, deadline: float)
     for n, (*_, r) in enumerate(folded):
         by_end.setdefault(r, []).append(n)
     data_rows = [row for _, _, row, _ in folded]
+    # per control state, the data fields that are 0 on every sampled state there
+    zero_at = {q: {j: all(data_rows[n][jj] == 0.0 for n in by_end.get(q, ())) and q in by_end
+                   for jj, j in enumerate(m.data)} for q in range(len(m.states))}
 
     def folded_from(q: int, unit: int | None = None) -> list:
         """Each sampled list folded from control state q with the data 0 (or data field
@@ -750,8 +770,17 @@ def _data_combine(m: Machine, by_state: dict, a: dict, b: dict, deadline: float)
                     joint = _fit_or_none(m, [p for pts in got.values() for p in pts], [b[jx] for jx in m.data],
                                          fields[i].type, what, modulus[k])
                     for r in by_state:
-                        slopes.setdefault((r, q, k), {})[jj] = joint if joint is not None else _fit_linear(
-                            m, got.get(r, []), [b[jx] for jx in m.data], fields[i].type, what, modulus[k])
+                        try:
+                            fit = joint if joint is not None else _fit_linear(
+                                m, got.get(r, []), [b[jx] for jx in m.data], fields[i].type, what, modulus[k])
+                        except Failed:
+                            if not zero_at[q].get(j):
+                                raise
+                            # a's field j is 0 on every sampled state at q (a lift's slope
+                            # from the start, once a list has left it): its slope multiplies
+                            # 0 there, and the prover decides the combine that says so
+                            fit = const(0 if fields[i].type is Type.INT else 0.0, fields[i].type)
+                        slopes.setdefault((r, q, k), {})[jj] = fit
         # combine: where over b's state r, then a's state q: A[f_r][q] row k . a.data + v
         leaves: dict[tuple, Expr] = {}
         for r, f in by_state.items():
@@ -788,6 +817,16 @@ def coefficients_determined(m: Machine, rows: dict | None = None) -> bool:
         return False                # products mod m: slopes, read modulo m
     step_matrix = _step_matrices(m, rows)
     coef = _coefficients(m, step_matrix)
+    eye = np.eye(len(m.data))
+    # the empty list too: its function is the identity with the identity's coefficients, so
+    # a nonempty list with the identity function (four steps of a phase mod 4) must have
+    # them (a buffer flushed on the way has not), and one cell from it is that cell's step
+    if m.identity in coef and not all(np.allclose(c, eye) for c in coef[m.identity]):
+        return False
+    for c, row in enumerate(m.table):
+        g = tuple(row)
+        if any(g not in coef or not np.allclose(step_matrix(q, c), coef[g][q]) for q in range(len(m.states))):
+            return False
     for f in m.monoid:
         for c, row in enumerate(m.table):
             g = tuple(row[j] for j in f)
@@ -1207,6 +1246,97 @@ def lift_candidates(loop: Loop, deadline: float, limit: int = 3) -> list[LiftSet
         m = recognise(loop, deadline)
     except Failed:
         return []
+    out = _copies_lifts(m, deadline, limit)
+    # a bounded count or sum is finite control too, and its copies multiply the control
+    # states (a buffer of up to 3 ones beside a phase mod 4: 10 states, 18 copies whose
+    # lifted loop has more control states than the route takes); read as data it adds one
+    # copy and a slope per control state instead: both are offered, fewest fields first
+    for variant in _data_readings(m):
+        if time.monotonic() > deadline:
+            break
+        try:
+            m2 = recognise(loop, deadline, as_data=variant)
+            affine_rows(m2)
+        except Failed:
+            continue
+        out += [s for s in _copies_lifts(m2, deadline, limit)
+                if all(_keys(s) != _keys(t) for t in out)]
+    return sorted(out, key=lambda s: (s.full, len(s.fields)))
+
+
+def determined_reading(loop: Loop, deadline: float) -> Machine:
+    """The loop as a machine whose state determines its transition function: the widest
+    control first, and where that is not finite or not determined, the readings with the
+    numeric fields that read themselves as data (a lifted loop's buffered sums and their
+    slopes are bounded, so finite, and with them the control has more states than the
+    route takes).  The widest reading's `Failed`, or its machine, where none is."""
+    try:
+        m = recognise(loop, deadline)
+    except Failed as e:
+        m, first = None, e
+    if m is not None and m.determined()[1] is None:
+        return m
+    for variant in _data_readings_of(loop):
+        if time.monotonic() > deadline:
+            break
+        try:
+            m2 = recognise(loop, deadline, as_data=variant)
+            affine_rows(m2)
+        except Failed:
+            continue
+        if m2.determined()[1] is None:
+            return m2
+    if m is None:
+        raise first
+    return m
+
+
+def _data_readings_of(loop: Loop) -> list[frozenset]:
+    """From the text alone: the numeric fields that read themselves, without those whose
+    value is a remainder (a phase mod 4 is control), then with them."""
+    numeric = [i for i, f in enumerate(loop.fields) if f.type in (Type.INT, Type.REAL)
+               and f"acc.{f.name}" in free_vars([loop.left.outputs[i]])]
+    return [frozenset(v) for v in dict.fromkeys((tuple(_self_counts(loop)), tuple(numeric))) if v]
+
+
+def _self_counts(loop: Loop) -> list[int]:
+    """The numeric fields whose value is, in some branch, arithmetic on themselves and
+    never a remainder (a count, a buffered sum: data-like, where a phase mod 4 and a mode
+    set to constants are control)."""
+    out = []
+    for i, f in enumerate(loop.fields):
+        leaves = _leaves(loop.left.outputs[i])
+        if f.type in (Type.INT, Type.REAL) and not any(e.op is Op.MOD for e in leaves) and any(
+                e.op in (Op.ADD, Op.SUB, Op.MUL) and f"acc.{f.name}" in free_vars([e]) for e in leaves):
+            out.append(i)
+    return out
+
+
+def _leaves(e: Expr) -> list[Expr]:
+    """The values a where-tree selects among (its conditions left out)."""
+    return _leaves(e.src[1]) + _leaves(e.src[2]) if e.op is Op.WHERE else [e]
+
+
+def _keys(s: LiftSet) -> tuple:
+    return tuple(a.key for a in s.fields)
+
+
+def _data_readings(m: Machine) -> list[frozenset]:
+    """The control fields that may be read as data instead: the numeric ones whose update
+    reads themselves (a count, a buffered sum), all at once (where some control is left)
+    and each alone."""
+    loop = m.loop
+    numeric = [i for i in m.control if loop.fields[i].type in (Type.INT, Type.REAL)
+               and f"acc.{loop.fields[i].name}" in free_vars([loop.left.outputs[i]])]
+    out = [frozenset(numeric)] if 0 < len(numeric) < len(m.control) else []
+    if len(numeric) > 1:
+        out += [frozenset([i]) for i in numeric]
+    return out
+
+
+def _copies_lifts(m: Machine, deadline: float, limit: int) -> list[LiftSet]:
+    """The copies lifts of one reading of the loop as a machine (its control and data)."""
+    loop = m.loop
     by_state, clash = m.determined()
     fields = loop.fields
     funcs = [m.identity] + [f for f in m.monoid if f != m.identity]
@@ -1424,7 +1554,11 @@ def _determined_or_not_affine(m: Machine) -> bool:
 def _homogeneous(e: Expr, data_index: dict, slope: dict) -> Expr | None:
     """The linear part of a data update `e` (its where-branches split on data-free
     conditions, each branch affine in the data with constant coefficients), with data
-    field l read as `slope[l]`: the update of the product of the coefficients."""
+    field l read as `slope[l]`: the update of the product of the coefficients.  A branch
+    inside the arithmetic (total + (buf + 1 if x else buf)) is hoisted first."""
+    e = _hoisted(e, set(data_index))
+    if e is None:
+        return None
     if e.op is Op.WHERE:
         c, x, y = e.src
         if free_vars([c]) & set(data_index):
@@ -1455,6 +1589,35 @@ def _homogeneous(e: Expr, data_index: dict, slope: dict) -> Expr | None:
     if MODULUS in lin:
         return Expr(Op.MOD, out.type, (out,), lin[MODULUS])
     return out
+
+
+def _hoisted(e: Expr, data: set, budget: list | None = None) -> Expr | None:
+    """`e` with every where-branch on a data-free condition moved above the arithmetic
+    around it: op(where(c, x, y), z) is where(c, op(x, z), op(y, z)).  None past
+    HOIST_NODES built nodes (the branches multiply)."""
+    budget = [HOIST_NODES] if budget is None else budget
+    budget[0] -= 1
+    if budget[0] < 0:
+        return None
+    if e.op is Op.WHERE:
+        c, x, y = e.src
+        hx, hy = _hoisted(x, data, budget), _hoisted(y, data, budget)
+        return None if hx is None or hy is None else Expr(Op.WHERE, e.type, (c, hx, hy))
+    if e.op not in (Op.ADD, Op.SUB, Op.MUL, Op.NEG, Op.MOD) or not (free_vars([e]) & data):
+        return e
+    src = [_hoisted(a, data, budget) for a in e.src]
+    if any(a is None for a in src):
+        return None
+    for n, a in enumerate(src):
+        if a.op is Op.WHERE and not (free_vars([a.src[0]]) & data):
+            c, x, y = a.src
+            return _hoisted(Expr(Op.WHERE, e.type, (c, Expr(e.op, e.type, tuple(src[:n] + [x] + src[n + 1:]), e.arg),
+                                                  Expr(e.op, e.type, tuple(src[:n] + [y] + src[n + 1:]), e.arg))),
+                            data, budget)
+    return Expr(e.op, e.type, tuple(src), e.arg)
+
+
+HOIST_NODES = 400
 
 
 DROP_WALKS = 200        # walks over the control's moves that a dropped data copy must agree on
