@@ -1251,17 +1251,24 @@ def lift_candidates(loop: Loop, deadline: float, limit: int = 3) -> list[LiftSet
     # states (a buffer of up to 3 ones beside a phase mod 4: 10 states, 18 copies whose
     # lifted loop has more control states than the route takes); read as data it adds one
     # copy and a slope per control state instead: both are offered, fewest fields first
-    for variant in _data_readings(m):
-        if time.monotonic() > deadline:
-            break
-        try:
-            m2 = recognise(loop, deadline, as_data=variant)
-            affine_rows(m2)
-        except Failed:
-            continue
+    for m2 in _readings(loop, _data_readings(m), deadline):
         out += [s for s in _copies_lifts(m2, deadline, limit)
                 if all(_keys(s) != _keys(t) for t in out)]
     return sorted(out, key=lambda s: (s.full, len(s.fields)))
+
+
+def _readings(loop: Loop, variants: list[frozenset], deadline: float):
+    """The machines of `loop` with each variant's fields read as data, where that reading
+    is recognised and its data affine, while time is left."""
+    for variant in variants:
+        if time.monotonic() > deadline:
+            return
+        try:
+            m = recognise(loop, deadline, as_data=variant)
+            affine_rows(m)
+        except Failed:
+            continue
+        yield m
 
 
 def determined_reading(loop: Loop, deadline: float) -> Machine:
@@ -1276,14 +1283,7 @@ def determined_reading(loop: Loop, deadline: float) -> Machine:
         m, first = None, e
     if m is not None and m.determined()[1] is None:
         return m
-    for variant in _data_readings_of(loop):
-        if time.monotonic() > deadline:
-            break
-        try:
-            m2 = recognise(loop, deadline, as_data=variant)
-            affine_rows(m2)
-        except Failed:
-            continue
+    for m2 in _readings(loop, _data_readings_of(loop), deadline):
         if m2.determined()[1] is None:
             return m2
     if m is None:
