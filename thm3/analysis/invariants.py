@@ -228,7 +228,7 @@ def _round_off(atoms: list[Expr], states: list[tuple], loop: Loop) -> np.ndarray
 def infer(loop: Loop, triples, deadline: float) -> tuple[list[Expr], bool]:
     """The inductive invariants, and whether the proof search timed out (then the
     survivors are only those proved before the deadline; none are assumed unproved)."""
-    atoms = candidates(loop) + reachable_control(loop, min(deadline, time.monotonic() + 1.0))
+    atoms = candidates(loop)
     known = {repr(a) for a in atoms}
     exact = [(e, size) for e, size in equality_invariants(loop) if repr(e) not in known]
     atoms += [e for e, _ in exact]
@@ -256,39 +256,6 @@ def infer(loop: Loop, triples, deadline: float) -> tuple[list[Expr], bool]:
     whole = [a for a, k in zip(whole, _holds(whole, states, loop, triples[0].params if triples else {})) if k]
     counts, timed_out = _houdini(loop, base, whole, deadline) if whole else ([], False)
     return _prune(base) + ([] if timed_out else counts), False
-
-
-def reachable_control(loop: Loop, deadline: float) -> list[Expr]:
-    """For finite control with more than one field whose reachable states are fewer than
-    the product of the fields' values (a lift's copies of a mode: 57 of the 256 tuples),
-    the fact that the control is one of its reachable states: a disjunction, one
-    conjunction of equalities a state; inductive by construction (the table's moves
-    close the set), which Houdini proves.  Without it the laws are asked of tuples no
-    list reaches, where a combine tabled on the reachable ones need not hold."""
-    from thm3.synth import finite
-    try:
-        m = finite.determined_reading(loop, deadline)
-    except finite.Failed:
-        return []
-    if len(m.control) < 2 or len(m.states) > REACHABLE_MAX:
-        return []
-    fields = loop.fields
-    box = math.prod(len({s[k] for s in m.states}) for k in range(len(m.control)))
-    if len(m.states) >= box:
-        return []
-    out = None
-    for s in m.states:
-        conj = None
-        for k, i in enumerate(m.control):
-            f = fields[i]
-            eq = _cmp(Op.EQ, _field(f), const(s[k], f.type)) if f.type is not Type.BOOL else (
-                _field(f) if s[k] else _not(_field(f)))
-            conj = eq if conj is None else Expr(Op.AND, Type.BOOL, (conj, eq))
-        out = conj if out is None else _or(out, conj)
-    return [out]
-
-
-REACHABLE_MAX = 128     # control states a reachability invariant lists
 
 
 def initially(loop: Loop, atoms: list[Expr]) -> list[Expr]:

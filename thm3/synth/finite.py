@@ -1712,15 +1712,17 @@ def with_added(loop: Loop, added) -> Loop:
     return dc_replace(loop, fields=fields, left=left, right=None, result=None)
 
 
-def reachable_invariant(loop: Loop, deadline: float | None = None, most: int = 32) -> Expr | None:
+def reachable_invariant(loop: Loop, deadline: float | None = None, most: int = MAX_STATES) -> Expr | None:
     """The fact "the control fields hold one of the reachable states" (a disjunction of
     equalities), for the invariant search to prove inductive; None outside the class,
     past `most` states, or where the fields' own ranges already say it (the box is
     reached whole).  The combine's table is read on reachable operands only (b's state
     stands for a transition function only where some list reaches it), so its laws
-    need this fact."""
+    need this fact.  The machine is the one the combine is tabled on (`determined_reading`:
+    a lift's bounded counts read as data), up to the route's MAX_STATES (a four-mode
+    scanner's lift: 57 states, whose associativity fails on 1,553 paths without it)."""
     try:
-        m = recognise(loop, deadline)
+        m = determined_reading(loop, time.monotonic() + 2.0 if deadline is None else deadline)
     except Failed:
         return None
     if len(m.states) > most or len(m.states) < 2:
