@@ -48,7 +48,7 @@ _CHECK = dict(max_lists=12000, max_len=7, prefix_len=2, settings=3)
 _QUICK = dict(max_lists=1500, max_len=5, prefix_len=2, settings=2)
 # The prover's seconds for a lifted loop not made by composition while a composition lift
 # waits to be tried (the composition's own proof takes about that long at most).
-PENDING_SHARE = 1.5
+PENDING_SHARE = 3.0
 # Plain sets that have no witness but whose proof fails while a composition lift waits:
 # after this many, the composition lifts (their combine given by a theorem) are tried
 # before the rest (a gated momentum: six 3-field sets, 3 s each, before its 8 copies).
