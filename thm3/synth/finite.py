@@ -821,12 +821,13 @@ def coefficients_determined(m: Machine, rows: dict | None = None) -> bool:
     # the empty list too: its function is the identity with the identity's coefficients, so
     # a nonempty list with the identity function (four steps of a phase mod 4) must have
     # them (a buffer flushed on the way has not), and one cell from it is that cell's step
-    if m.identity in coef and not all(np.allclose(c, eye) for c in coef[m.identity]):
-        return False
-    for c, row in enumerate(m.table):
-        g = tuple(row)
-        if any(g not in coef or not np.allclose(step_matrix(q, c), coef[g][q]) for q in range(len(m.states))):
+    # (with the identity among the monoid's functions, the loop below checks each cell from it)
+    if m.identity in coef:
+        if not all(np.allclose(c, eye) for c in coef[m.identity]):
             return False
+    elif any(tuple(row) not in coef or not np.allclose(step_matrix(q, c), coef[tuple(row)][q])
+             for c, row in enumerate(m.table) for q in range(len(m.states))):
+        return False
     for f in m.monoid:
         for c, row in enumerate(m.table):
             g = tuple(row[j] for j in f)
@@ -1294,9 +1295,14 @@ def determined_reading(loop: Loop, deadline: float) -> Machine:
 def _data_readings_of(loop: Loop) -> list[frozenset]:
     """From the text alone: the numeric fields that read themselves, without those whose
     value is a remainder (a phase mod 4 is control), then with them."""
-    numeric = [i for i, f in enumerate(loop.fields) if f.type in (Type.INT, Type.REAL)
-               and f"acc.{f.name}" in free_vars([loop.left.outputs[i]])]
+    numeric = _self_reading(loop)
     return [frozenset(v) for v in dict.fromkeys((tuple(_self_counts(loop)), tuple(numeric))) if v]
+
+
+def _self_reading(loop: Loop) -> list[int]:
+    """The numeric fields whose update reads themselves."""
+    return [i for i, f in enumerate(loop.fields) if f.type in (Type.INT, Type.REAL)
+            and f"acc.{f.name}" in free_vars([loop.left.outputs[i]])]
 
 
 def _self_counts(loop: Loop) -> list[int]:
@@ -1325,9 +1331,7 @@ def _data_readings(m: Machine) -> list[frozenset]:
     """The control fields that may be read as data instead: the numeric ones whose update
     reads themselves (a count, a buffered sum), all at once (where some control is left)
     and each alone."""
-    loop = m.loop
-    numeric = [i for i in m.control if loop.fields[i].type in (Type.INT, Type.REAL)
-               and f"acc.{loop.fields[i].name}" in free_vars([loop.left.outputs[i]])]
+    numeric = [i for i in _self_reading(m.loop) if i in m.control]
     out = [frozenset(numeric)] if 0 < len(numeric) < len(m.control) else []
     if len(numeric) > 1:
         out += [frozenset([i]) for i in numeric]
