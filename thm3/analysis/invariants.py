@@ -353,13 +353,29 @@ def _integer_counts(loop: Loop) -> list[Expr]:
 
 
 def _prune(atoms: list[Expr]) -> list[Expr]:
-    """Drop facts that restate others (f > 0 makes f >= 0 redundant, and so on)."""
+    """Drop facts that restate others (f > 0 makes f >= 0 redundant, f <= 1 makes f <= 4
+    redundant, and so on): each is implied by one kept, so the proofs assume as much."""
     text = {repr(a) for a in atoms}
+    tightest: dict = {}             # (op, field) -> the tightest constant bound
+    for a in atoms:
+        if a.op in (Op.LE, Op.GE) and a.src[0].op is Op.VAR and _finite_const(a.src[1]):
+            key, v = (a.op, a.src[0].arg), float(a.src[1].arg)
+            old = tightest.get(key)
+            tightest[key] = v if old is None else (min(old, v) if a.op is Op.LE else max(old, v))
     out = []
     for a in atoms:
         if a.op is Op.GE and repr(_cmp(Op.GT, *a.src)) in text:
             continue
         if a.op is Op.LE and repr(_cmp(Op.LT, *a.src)) in text:
             continue
+        if a.op in (Op.LE, Op.GE) and a.src[0].op is Op.VAR and _finite_const(a.src[1]):
+            bound = tightest[(a.op, a.src[0].arg)]
+            if float(a.src[1].arg) != bound:
+                continue
+            tightest[(a.op, a.src[0].arg)] = None       # one copy of the tightest
         out.append(a)
     return out
+
+
+def _finite_const(e: Expr) -> bool:
+    return e.op is Op.CONST and not isinstance(e.arg, bool) and math.isfinite(float(e.arg))

@@ -22,10 +22,11 @@ import z3
 
 from thm3.errors import SolverTimeout
 from thm3.prove.modular import congruent_remainders
+from thm3.prove.reachable import control_cases, disjuncts, selects_on_first
 from thm3.prove.rational import rational_is_zero
 from thm3.semantics.evaluate import evaluate
 from thm3.ir import WITH_ARG, Expr, Fn, Loop, Op, TRANSCENDENTAL, Type, initial_state, walk
-from thm3.semantics.symbolic import (Explorer, Fin, Inf, SymbolicTable, Symbols, as_z3_bool, constant,
+from thm3.semantics.symbolic import (Explorer, Fin, Inf, IntegerForm, SymbolicTable, Symbols, as_z3_bool, constant,
                                      integer_hypothesis, is_bool, isnan)
 
 
@@ -90,6 +91,8 @@ def _uses_transcendental(exprs) -> bool:
 
 
 CHECK_MS = 2000          # Z3's limit per check on a path (Explorer's default)
+SPLIT_SHARE = 0.3        # of the time left, for a law's run before the split on the reachable control
+SPLIT_DETAIL = "by cases on the {n} reachable control states of each operand (an inductive invariant)"
 QUICK_CHECK_MS = 300     # the same on a first run that has the emptiness split to fall back on
 
 
@@ -97,7 +100,7 @@ class Law:
     """Builds the symbolic inputs of one law and runs it over every case and path."""
 
     def __init__(self, setting: Setting, operands: list[str], elements: list[str],
-                 deadline: float, exprs_for_mode=()):
+                 deadline: float, exprs_for_mode=(), split: tuple = ()):
         self.setting = setting
         self.loop = setting.loop
         self.operands = operands
@@ -121,6 +124,14 @@ class Law:
         self.opts = setting.inf_options()
         self.terms = tuple(exprs_for_mode) + tuple(self.invariants) + tuple(self.loop.preconditions)
         self.ordered = order_only(self.opts, self.terms)
+        # where an invariant names the reachable control's tuples, each operand is split
+        # over them as a retry (`thm3.prove.reachable`); None while not split
+        # `split`: the operands whose control fields select the combine's branches
+        self.split = split
+        self.control = control_cases(self.invariants, len(split)) if split else None
+        self.field_types = {f.name: f.type for f in self.loop.fields}
+        self.transcendental_facts = _uses_transcendental(self.invariants + list(self.loop.preconditions))
+        self.split_control = False
 
     def _cases(self):
         opts = self.opts
@@ -130,13 +141,17 @@ class Law:
         for _ in self.operands:
             per_operand.append(list(itertools.product(*(opts[f.name] for f in self.loop.fields))))
         choices = [(None,)] * len(self.operands) if self.empty is None else [(True, False)] * len(self.operands)
+        controls = list(itertools.product(self.control, repeat=len(self.split))) if self.split_control else [None]
         for case in itertools.product(*per_operand):
-            yield from ((case, c) for c in itertools.product(*choices))
+            for c in itertools.product(*choices):
+                yield from ((case, c, k) for k in controls) if self.split_control else [(case, c, None)]
 
     def run(self, build, check) -> Outcome:
         """`_run` with -inf and +inf as the two end symbols where the terms allow it; where
         that proves nothing (an arithmetic term compared with an end symbol may lie past it
         in Z3's models: sound, but weaker), once more with the infinite cases split."""
+        if self.control is not None:
+            return self._run_split(build, check)
         out = self._run_modes(build, check)
         if out.proved or not self.ordered or time.monotonic() >= self.deadline:
             return out
@@ -146,6 +161,30 @@ class Law:
         finally:
             self.ordered = True
         return again if again.proved or again.status == "unproved" else out
+
+    def _run_split(self, build, check) -> Outcome:
+        """`run` on a share of the time, then, where that proves nothing, once more with
+        each operand split over the reachable control's tuples; the first outcome where
+        the split does not prove the law either (its counter-model is over all states)."""
+        deadline, control = self.deadline, self.control
+        now = time.monotonic()
+        self.deadline, self.control = min(deadline, now + max(2.0, SPLIT_SHARE * (deadline - now))), None
+        try:
+            out = self.run(build, check)
+        finally:
+            self.deadline, self.control = deadline, control
+        if out.proved or time.monotonic() >= deadline:
+            return out
+        self.split_control = True
+        try:
+            again = self._run_modes(build, check)
+        finally:
+            self.split_control = False
+        if again.proved:
+            again.detail = SPLIT_DETAIL.format(n=len(control))
+            again.seconds += out.seconds
+            return again
+        return out
 
     def _run_modes(self, build, check) -> Outcome:
         """`build(table, env)` gives the terms to check on a path (evaluated there);
@@ -198,11 +237,27 @@ class Law:
             retry.found = before.found
         return retry
 
+    def _facts(self, conds, fenv: dict, table, key, cache: dict) -> list:
+        """The values of the invariants (or preconditions) `conds` on one operand, with the
+        side axioms they add; remembered under `key` while the law is split on the control
+        (the operands not split, and the elements, are the same on every case)."""
+        if key is None or not self.split_control or self.transcendental_facts:
+            return evaluate(list(conds), fenv, table)
+        got = cache.get(key)
+        if got is None:
+            before = len(table.ex.side)
+            got = cache[key] = (evaluate(list(conds), fenv, table), table.ex.side[before:])
+        else:
+            table.ex.side.extend(got[1])
+        return got[0]
+
     def _run(self, build, check) -> Outcome:
         t0 = time.monotonic()
         npaths = 0
+        z3_form = IntegerForm()         # the hypotheses' integer form, shared by the cases
+        cache: dict = {}                # an operand's facts on a case, where the cases repeat them
         try:
-            for case, empty in self._cases():
+            for case, empty, control in self._cases():
                 if time.monotonic() > self.deadline:    # 2**18 cases of a wide state: most end
                     raise SolverTimeout()               # before any solver call, which ticks
                 syms = Symbols()
@@ -221,6 +276,14 @@ class Law:
                             extended.append((env[name], self.opts[f.name]))
                         else:
                             env[name] = syms.real(name, f.type) if opt == "fin" else Inf(opt)
+                if control is not None:
+                    for prefix, tuple_ in zip(self.split, control):
+                        for g, v in tuple_.items():
+                            name = f"{prefix}.{g}"
+                            if name in at_init and at_init[name] != v:
+                                env[name] = None
+                            elif name in env and env[name] is not None:
+                                env[name] = constant(v, self.field_types[g])
                 if any(v is None for v in env.values()):
                     continue          # a field at its initial value is finite
                 for prefix in self.elements:
@@ -240,11 +303,13 @@ class Law:
                 pre_table.ends = ends
                 params = {d.name: env[d.name] for d in self.loop.params}     # n <= cap
                 facts = [({f"acc.{f.name}": env[f"{prefix}.{f.name}"] for f in self.loop.fields} | params,
-                          self.invariants) for prefix in self.operands]
+                          self.invariants, (prefix, pattern, e, tuple(control[self.split.index(prefix)].items())
+                                            if control and prefix in self.split else None))
+                         for prefix, pattern, e in zip(self.operands, case, empty)]
                 facts += [({d.name: env[f"{prefix}.{d.name}"] for d in self.loop.elements} | params,
-                           self.loop.preconditions) for prefix in self.elements]
-                for fenv, conds in facts:
-                    for v in evaluate(list(conds), fenv, pre_table):
+                           self.loop.preconditions, (prefix,)) for prefix in self.elements]
+                for fenv, conds, key in facts:
+                    for v in self._facts(conds, fenv, pre_table, None if ends is not None else key, cache):
                         if v is False:
                             feasible = False
                         elif not isinstance(v, bool):
@@ -256,11 +321,12 @@ class Law:
                             hyps.append(v.z3 != constant(self.empty[1], Type.REAL).z3)
                 if not feasible:
                     continue
-                ex = Explorer(hyps + pre_ex.side, self.deadline, self.check_ms)
+                ex = Explorer(hyps + pre_ex.side, self.deadline, self.check_ms, z3_form)
                 if not ex.feasible(z3.BoolVal(True)):
                     continue
                 table = SymbolicTable(ex, lazy=self.lazy)
                 table.ends = ends
+                table.short_circuit = control is not None
                 for _ in ex.paths():
                     values = build(table, env)
                     npaths += 1
@@ -799,7 +865,15 @@ def prove_identity(setting: Setting, combine: Fn, deadline: float, sides: str = 
         left_id = apply_fn(table, combine, initial(loop) + a, p)
         return list(zip(left_id, a)) + list(zip(right_id, a))
 
-    return Law(setting, ["a"], [], deadline, combine.outputs).run(build, check_equal_pairs)
+    return Law(setting, ["a"], [], deadline, combine.outputs,
+               split=_split(setting, combine, ["a"])).run(build, check_equal_pairs)
+
+
+def _split(setting: Setting, combine: Fn, operands: list[str]) -> tuple:
+    """The operands to split on the reachable control (`thm3.prove.reachable`): those given
+    where the combine selects on its first operand's control fields, else none."""
+    widest = max((d for d in map(disjuncts, setting.invariants) if d), key=lambda d: len(d[0]), default=None)
+    return tuple(operands) if selects_on_first(combine, widest) else ()
 
 
 def prove_associativity(setting: Setting, combine: Fn, deadline: float) -> Outcome:
@@ -814,7 +888,8 @@ def prove_associativity(setting: Setting, combine: Fn, deadline: float) -> Outco
         rhs = apply_fn(table, combine, a + bc, p)
         return list(zip(lhs, rhs))
 
-    return Law(setting, ["a", "b", "c"], [], deadline, combine.outputs).run(build, check_equal_pairs)
+    return Law(setting, ["a", "b", "c"], [], deadline, combine.outputs,
+               split=_split(setting, combine, ["a", "b"])).run(build, check_equal_pairs)
 
 
 def prove_commutativity(setting: Setting, combine: Fn, deadline: float) -> Outcome:
@@ -827,7 +902,8 @@ def prove_commutativity(setting: Setting, combine: Fn, deadline: float) -> Outco
         a, b, p = state_of(env, "a", loop), state_of(env, "b", loop), params_of(env, loop)
         return list(zip(apply_fn(table, combine, a + b, p), apply_fn(table, combine, b + a, p)))
 
-    return Law(setting, ["a", "b"], [], deadline, combine.outputs).run(build, check_equal_pairs)
+    return Law(setting, ["a", "b"], [], deadline, combine.outputs,
+               split=_split(setting, combine, ["a", "b"])).run(build, check_equal_pairs)
 
 
 def prove_step_law(setting: Setting, combine: Fn, deadline: float) -> Outcome:
@@ -848,8 +924,8 @@ def prove_step_law(setting: Setting, combine: Fn, deadline: float) -> Outcome:
         rhs = apply_fn(table, loop.left, apply_fn(table, combine, a + b, p) + x, p)
         return list(zip(lhs, rhs))
 
-    return Law(setting, ["a", "b"], ["x"], deadline,
-               combine.outputs + loop.left.outputs).run(build, check_equal_pairs)
+    return Law(setting, ["a", "b"], ["x"], deadline, combine.outputs + loop.left.outputs,
+               split=_split(setting, combine, ["a"])).run(build, check_equal_pairs)
 
 
 def prove_homomorphism(setting: Setting, combine: Fn, deadline: float) -> Outcome:
@@ -863,8 +939,8 @@ def prove_homomorphism(setting: Setting, combine: Fn, deadline: float) -> Outcom
         rhs = apply_fn(table, loop.left, s + x, p)
         return list(zip(lhs, rhs))
 
-    return Law(setting, ["s"], ["x"], deadline,
-               combine.outputs + loop.left.outputs).run(build, check_equal_pairs)
+    return Law(setting, ["s"], ["x"], deadline, combine.outputs + loop.left.outputs,
+               split=_split(setting, combine, ["s"])).run(build, check_equal_pairs)
 
 
 def prove_bird(setting: Setting, deadline: float) -> Outcome:

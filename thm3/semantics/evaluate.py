@@ -327,6 +327,8 @@ class Memo:
         self._memo: dict[int, tuple] = {}
 
     def values(self, exprs) -> list:
+        if getattr(self.table, "short_circuit", False):
+            return self._on_demand(exprs)
         memo, table, env = self._memo, self.table, self.env
         for e in walk(exprs, self._known if memo else None):
             op = e.op
@@ -335,6 +337,48 @@ class Memo:
             elif op is Op.VAR:
                 v = env[e.arg]
             elif op in WITH_ARG:
+                v = table[op](memo[id(e.src[0])][1], e.arg)
+            else:
+                v = table[op](*[memo[id(s)][1] for s in e.src])
+            memo[id(e)] = (e, v)
+        return [memo[id(e)][1] for e in exprs]
+
+    def _on_demand(self, exprs) -> list:
+        """`values`, where a selection whose condition is a Python bool (a comparison of
+        constants: the control fields of a law split on the reachable control) takes only
+        its branch: the other is never evaluated, nor split on by a symbolic table."""
+        memo, table, env, known = self._memo, self.table, self.env, self._known
+        stack = list(reversed(exprs))
+        while stack:
+            e = stack.pop()
+            if known(e):
+                continue
+            op = e.op
+            if op is Op.CONST:
+                memo[id(e)] = (e, table[Op.CONST](e.arg, e.type))
+                continue
+            if op is Op.VAR:
+                memo[id(e)] = (e, env[e.arg])
+                continue
+            if op is Op.WHERE:
+                c = e.src[0]
+                if not known(c):
+                    stack += [e, c]
+                    continue
+                cv = memo[id(c)][1]
+                if cv is True or cv is False:
+                    branch = e.src[1] if cv else e.src[2]
+                    if not known(branch):
+                        stack += [e, branch]
+                    else:
+                        memo[id(e)] = (e, memo[id(branch)][1])
+                    continue
+            missing = [s for s in e.src if not known(s)]
+            if missing:
+                stack.append(e)
+                stack += reversed(missing)
+                continue
+            if op in WITH_ARG:
                 v = table[op](memo[id(e.src[0])][1], e.arg)
             else:
                 v = table[op](*[memo[id(s)][1] for s in e.src])

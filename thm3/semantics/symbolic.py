@@ -65,12 +65,14 @@ class Explorer:
     prescribes, or, at a new decision point, True first with the False side queued
     when both are feasible under the hypotheses and the path so far."""
 
-    def __init__(self, hypotheses: list, deadline: float, check_ms: int = 2000):
+    def __init__(self, hypotheses: list, deadline: float, check_ms: int = 2000, z3_form=None):
         self.base = list(hypotheses)
         self.deadline = deadline
         self.solver = z3.Solver()
         self.solver.set("timeout", check_ms)
-        self.z3_form = IntegerForm()        # what the solver is told: integer comparisons over Ints
+        # what the solver is told: integer comparisons over Ints (one `IntegerForm` may
+        # serve many explorers over the same hypotheses: a law's cases)
+        self.z3_form = IntegerForm() if z3_form is None else z3_form
         self.solver.add(*map(self.z3_form, self.base))
         self.pending: list[list[bool]] = [[]]
         self.prefix: list[bool] = []
@@ -313,9 +315,24 @@ class Symbols:
         return Fin(s, z)
 
 
+_CONSTANTS: dict = {}       # (kind, repr) -> Fin: a number's SymPy and Z3 forms, made once
+MAX_CONSTANTS = 4096
+
+
 def constant(value, type_):
     if type_ is Type.BOOL or isinstance(value, bool):
         return bool(value)
+    key = (type(value), repr(value))        # 0.0 and -0.0 apart, 1 and 1.0 apart
+    got = _CONSTANTS.get(key)
+    if got is None:
+        got = _constant(value)
+        if len(_CONSTANTS) >= MAX_CONSTANTS:
+            _CONSTANTS.clear()
+        _CONSTANTS[key] = got
+    return got
+
+
+def _constant(value):
     if isinstance(value, float):
         if value != value:
             return NAN
@@ -355,6 +372,9 @@ class SymbolicTable(dict):
         # (-inf, +inf) as two finite symbols below and above every other value, where a
         # law only compares and selects the values that may be infinite (`extended`)
         self.ends: tuple | None = None
+        # a law split on constant control fields: selections on constants take one branch
+        # (`evaluate.Memo._on_demand`)
+        self.short_circuit = False
         for op in Op:
             if op not in (Op.VAR,):
                 self[op] = getattr(self, "op_" + op.name.lower())

@@ -917,10 +917,12 @@ def independent_columns(mat: np.ndarray, tol: float = 1e-8) -> list[int]:
     return kept
 
 
-def _fit_linear(m: Machine, pts: list, terms: list, type_: Type, what: str, modulus: int | None = None) -> Expr:
+def _fit_linear(m: Machine, pts: list, terms: list, type_: Type, what: str, modulus: int | None = None,
+                integral: bool = False) -> Expr:
     """The value of `pts` ((b's data fields and 1, value) pairs) as an exact linear form in
-    `terms` and 1 (modulo `modulus`, where given: small integer coefficients, the fewest
-    terms first); `Failed` where none fits (a lift is needed)."""
+    `terms` and 1 (modulo `modulus`, where given: integer coefficients, the fewest terms
+    first); `Failed` where none fits (a lift is needed).  `integral`: integer coefficients
+    only."""
     from fractions import Fraction
     if not pts:
         raise Failed(f"recognised as {m.describe()}; no sampled list for {what}")
@@ -928,8 +930,10 @@ def _fit_linear(m: Machine, pts: list, terms: list, type_: Type, what: str, modu
     rhs = np.array([v for _, v in pts])
     if modulus is not None:
         try:
-            # an exact form over the integers holds modulo m too (no value wrapped)
-            return _fit_linear(m, pts, terms, type_, what)
+            # an exact form with integer coefficients holds modulo m too (no value wrapped);
+            # one with a fraction does not (b.v / 2 over the integers, where v is reduced
+            # mod m and 2 * slope == v: the slope is v times the inverse of 2, not v / 2)
+            return _fit_linear(m, pts, terms, type_, what, integral=True)
         except Failed:
             return _fit_modular(m, mat, rhs, terms, type_, what, modulus)
     # the sparsest first: one field of b (or the constant) times a small rational, where
@@ -939,6 +943,8 @@ def _fit_linear(m: Machine, pts: list, terms: list, type_: Type, what: str, modu
         if not np.any(col):
             continue
         ratio = float(Fraction(float(np.dot(col, rhs) / np.dot(col, col))).limit_denominator(1000))
+        if integral and ratio != round(ratio):
+            continue
         if ratio != 0.0 and np.allclose(ratio * col, rhs, rtol=1e-12, atol=1e-9):
             sol = np.zeros(mat.shape[1])
             sol[j] = ratio
@@ -951,8 +957,12 @@ def _fit_linear(m: Machine, pts: list, terms: list, type_: Type, what: str, modu
         part, *_ = np.linalg.lstsq(mat[:, kept], rhs, rcond=None)
         sol[kept] = part
     exact = np.array([float(Fraction(float(x)).limit_denominator(1000)) for x in sol])
+    if integral and not np.all(exact == np.round(exact)):
+        raise Failed(f"recognised as {m.describe()}; {what} has no form with integer coefficients")
     if np.allclose(mat @ exact, rhs, rtol=1e-12, atol=1e-9):
         sol = exact
+    elif integral:
+        raise Failed(f"recognised as {m.describe()}; {what} has no exact form with integer coefficients")
     elif not np.allclose(mat @ sol, rhs, atol=1e-7):
         raise Failed(f"recognised as {m.describe()}; {what} is not linear in b's fields: a lift is needed")
     else:

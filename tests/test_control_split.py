@@ -1,0 +1,102 @@
+"""The laws by cases on the reachable control (`thm3.prove.reachable`), the integer-only
+fit of a composed combine's data read modulo m, and the pruning of looser bounds."""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+import thm3
+from thm3.analysis.invariants import _prune, infer
+from thm3.ir import Op, Type, const, var, walk
+from thm3.prove import laws
+from thm3.prove.reachable import control_cases, disjuncts, selects_on_first
+from thm3.semantics.samples import make_triples
+from thm3.synth import finite
+from thm3.synth.readback import lift_candidates
+
+# a clamped index in 0..3 with two coupled fields mod 97: the slope of u in v is the sum of
+# the indices, which is v / 2 over the integers but not modulo 97
+CLAMPED = '''
+from typing import NamedTuple
+from thm3.lang import Int
+
+
+class State(NamedTuple):
+    i: Int = 0
+    u: Int = 0
+    v: Int = 0
+
+
+def left(acc: State, x: Int) -> State:
+    i = min(acc.i + 1, 3) if x > 0 else max(acc.i - 1, 0)
+    u = (acc.u + i * acc.v + 1) % 97
+    v = (acc.v + 2 * i) % 97
+    return State(i, u, v)
+'''
+
+
+def _lifted():
+    loop = thm3.parse_source(CLAMPED)
+    got = lift_candidates(loop, time.monotonic() + 30)
+    assert got, "the clamped walk has a composition lift"
+    return finite.with_added(loop, got[0].fields)
+
+
+def test_a_combine_read_modulo_m_has_integer_coefficients_only():
+    lifted = _lifted()
+    fn, _ = finite.synthesize(lifted, time.monotonic() + 30)
+    coefficients = [e.arg for e in walk(list(fn.outputs)) if e.op is Op.CONST and not isinstance(e.arg, bool)]
+    assert coefficients and all(float(c) == round(float(c)) for c in coefficients), \
+        "a fraction (v / 2) in a combine reduced mod 97 is not the slope's residue"
+
+
+def test_the_step_law_of_a_composed_combine_is_proved_by_cases_on_the_reachable_control():
+    lifted = _lifted()
+    fn, _ = finite.synthesize(lifted, time.monotonic() + 30)
+    inv, timed_out = infer(lifted, make_triples(lifted), time.monotonic() + 30)
+    assert not timed_out
+    control = control_cases(inv, 1)
+    assert control is not None and len(control) >= 4, "the reachable control is an invariant's disjunction"
+    assert selects_on_first(fn, control)
+    setting = laws.Setting(lifted, inv)
+    out = laws.prove_step_law(setting, fn, time.monotonic() + 60)
+    assert out.proved, out.detail
+    right = laws.prove_identity(setting, fn, time.monotonic() + 30, sides="right")
+    assert right.proved, right.detail
+    # a combine that drops b's offset to u is not the composition: no case proves it
+    wrong = fn.outputs[1]
+    bad = thm3.ir.Fn(fn.inputs, (fn.outputs[0],) + tuple(
+        _swap_var(e, "b.u", "b.v") if k == 1 else e for k, e in enumerate(fn.outputs[1:], 1)))
+    assert bad.outputs[1] is not wrong
+    assert not laws.prove_step_law(setting, bad, time.monotonic() + 30).proved
+
+
+def _swap_var(e, old: str, new: str):
+    from dataclasses import replace
+    if e.op is Op.VAR and e.arg == old:
+        return replace(e, arg=new)
+    if not e.src:
+        return e
+    return replace(e, src=tuple(_swap_var(s, old, new) for s in e.src))
+
+
+def test_disjuncts_read_only_equalities_of_fields_to_constants():
+    i, j = var("acc.i", Type.INT), var("acc.j", Type.INT)
+    eq = lambda x, c: thm3.ir.Expr(Op.EQ, Type.BOOL, (x, const(c, Type.INT)))  # noqa: E731
+    both = lambda p, q: thm3.ir.Expr(Op.AND, Type.BOOL, (p, q))  # noqa: E731
+    inv = thm3.ir.Expr(Op.OR, Type.BOOL, (both(eq(i, 0), eq(j, 1)), both(eq(i, 2), eq(j, 0))))
+    assert disjuncts(inv) == [{"i": 0, "j": 1}, {"i": 2, "j": 0}]
+    loose = thm3.ir.Expr(Op.OR, Type.BOOL, (eq(i, 0), thm3.ir.Expr(Op.LE, Type.BOOL, (j, const(1, Type.INT)))))
+    assert disjuncts(loose) is None
+    assert control_cases([inv], 13) is None, "2 ** 13 cases is past the limit"
+
+
+def test_looser_constant_bounds_are_pruned_and_the_tightest_kept_once():
+    x = var("acc.x", Type.REAL)
+    le = lambda c: thm3.ir.Expr(Op.LE, Type.BOOL, (x, const(c, Type.REAL)))  # noqa: E731
+    ge = lambda c: thm3.ir.Expr(Op.GE, Type.BOOL, (x, const(c, Type.REAL)))  # noqa: E731
+    kept = _prune([le(4.0), le(1.0), le(126.0), ge(0.0), ge(-3.0), le(1.0)])
+    bounds = sorted((a.op.name, float(a.src[1].arg)) for a in kept)
+    assert bounds == [("GE", 0.0), ("LE", 1.0)]
+    assert np.isfinite(float(kept[0].src[1].arg))

@@ -1,0 +1,79 @@
+"""A law by cases on the reachable control: where a proved inductive invariant says that
+some fields hold one of finitely many tuples of constants (the disjunction of the reachable
+states of a finite control, `thm3.synth.finite.reachable_invariant`), each state operand
+of a law is split over those tuples, the fields set to the constants.
+
+Sound: every state the invariants admit satisfies the disjunction, so it satisfies one of
+its disjuncts, and the law is shown on each.  With the control fields constants, the
+combine's selections on them (`b.st_from1 if a.st == 1 else ...`) fold away, and what is
+left on a case is the data: affine forms that the prover decides path by path.  A composed
+combine of a 5-state framing automaton over 20 fields has no path split Z3 finishes
+otherwise; split, it is a few hundred small cases (Mytkowicz, Musuvathi and Schulte,
+ASPLOS 2014: the composition of a finite-state machine's transition functions, here with
+the data's affine maps beside it)."""
+from __future__ import annotations
+
+import math
+
+from thm3.ir import Expr, Op, Type
+
+MAX_CASES = 4096        # cases (disjuncts to the power of the operands) a law is split into at most
+
+
+def disjuncts(inv: Expr) -> list[dict] | None:
+    """The tuples an invariant `acc.f == c and ... or ...` (Bool fields as `acc.f` or `not
+    acc.f`) allows, one {field: value} each over the same fields; None for any other form."""
+    out = []
+    for conj in _flat(inv, Op.OR):
+        case = {}
+        for atom in _flat(conj, Op.AND):
+            got = _binding(atom)
+            if got is None or got[0] in case:
+                return None
+            case[got[0]] = got[1]
+        out.append(case)
+    if len(out) < 2 or any(c.keys() != out[0].keys() for c in out):
+        return None
+    return out
+
+
+def _flat(e: Expr, op: Op) -> list[Expr]:
+    return [x for s in e.src for x in _flat(s, op)] if e.op is op else [e]
+
+
+def _binding(atom: Expr):
+    if atom.op is Op.VAR and atom.type is Type.BOOL and atom.arg.startswith("acc."):
+        return atom.arg[4:], True
+    if atom.op is Op.NOT and atom.src[0].op is Op.VAR and atom.src[0].type is Type.BOOL \
+            and atom.src[0].arg.startswith("acc."):
+        return atom.src[0].arg[4:], False
+    if atom.op is Op.EQ and atom.src[0].op is Op.VAR and atom.src[0].arg.startswith("acc.") \
+            and atom.src[1].op is Op.CONST and not isinstance(atom.src[1].arg, bool) \
+            and math.isfinite(float(atom.src[1].arg)):
+        return atom.src[0].arg[4:], atom.src[1].arg
+    return None
+
+
+def control_cases(invariants: list[Expr], operands: int) -> list[dict] | None:
+    """The disjuncts of the widest such invariant, where the law's split stays within
+    MAX_CASES; None else."""
+    best = None
+    for inv in invariants:
+        got = disjuncts(inv)
+        if got is not None and (best is None or len(got[0]) > len(best[0])):
+            best = got
+    if best is None or operands == 0 or len(best) ** operands > MAX_CASES:
+        return None
+    return best
+
+
+def selects_on_first(combine, control: list[dict] | None) -> bool:
+    """Whether the combine's selections read control fields of its first operand (a
+    composed table: `b.st_from1 if a.st == 1 else ...`), so that a split of that operand
+    folds them away."""
+    if not control:
+        return False
+    from thm3.ir import walk
+    names = {f"a.{g}" for g in control[0]}
+    conds = [e.src[0] for e in walk(list(combine.outputs)) if e.op is Op.WHERE]
+    return any(v.op is Op.VAR and v.arg in names for v in walk(conds))
