@@ -64,12 +64,26 @@ def test_the_step_law_of_a_composed_combine_is_proved_by_cases_on_the_reachable_
     assert out.proved, out.detail
     right = laws.prove_identity(setting, fn, time.monotonic() + 30, sides="right")
     assert right.proved, right.detail
-    # a combine that drops b's offset to u is not the composition: no case proves it
-    wrong = fn.outputs[1]
-    bad = thm3.ir.Fn(fn.inputs, (fn.outputs[0],) + tuple(
-        _swap_var(e, "b.u", "b.v") if k == 1 else e for k, e in enumerate(fn.outputs[1:], 1)))
-    assert bad.outputs[1] is not wrong
+    # a combine that reads b's v where it should add b's offset to u is not the
+    # composition: neither the first run nor the cases prove it
+    reads = lambda e, name: any(v.op is Op.VAR and v.arg == name for v in walk([e]))  # noqa: E731
+    assert reads(fn.outputs[1], "b.u")
+    bad = thm3.ir.Fn(fn.inputs, tuple(_swap_var(e, "b.u", "b.v") if k == 1 else e
+                                      for k, e in enumerate(fn.outputs)))
+    assert not reads(bad.outputs[1], "b.u")
     assert not laws.prove_step_law(setting, bad, time.monotonic() + 30).proved
+
+
+def test_the_split_alone_proves_the_step_law(monkeypatch):
+    """With no time for the first run, only the cases can prove the law: the detail says so."""
+    lifted = _lifted()
+    fn, _ = finite.synthesize(lifted, time.monotonic() + 30)
+    inv, _ = infer(lifted, make_triples(lifted), time.monotonic() + 30)
+    monkeypatch.setattr(laws, "SPLIT_SHARE", 0.0)
+    monkeypatch.setattr(laws, "SPLIT_MIN_SECONDS", 0.0)
+    out = laws.prove_step_law(laws.Setting(lifted, inv), fn, time.monotonic() + 90)
+    assert out.proved, out.detail
+    assert out.detail.startswith("by cases on the "), out.detail
 
 
 def _swap_var(e, old: str, new: str):

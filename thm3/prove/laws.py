@@ -22,7 +22,7 @@ import z3
 
 from thm3.errors import SolverTimeout
 from thm3.prove.modular import congruent_remainders
-from thm3.prove.reachable import control_cases, disjuncts, selects_on_first
+from thm3.prove.reachable import control_cases, selects_on_first, widest
 from thm3.prove.rational import rational_is_zero
 from thm3.semantics.evaluate import evaluate
 from thm3.ir import WITH_ARG, Expr, Fn, Loop, Op, TRANSCENDENTAL, Type, initial_state, walk
@@ -92,6 +92,7 @@ def _uses_transcendental(exprs) -> bool:
 
 CHECK_MS = 2000          # Z3's limit per check on a path (Explorer's default)
 SPLIT_SHARE = 0.3        # of the time left, for a law's run before the split on the reachable control
+SPLIT_MIN_SECONDS = 2.0  # that run's seconds at least
 SPLIT_DETAIL = "by cases on the {n} reachable control states of each operand (an inductive invariant)"
 QUICK_CHECK_MS = 300     # the same on a first run that has the emptiness split to fall back on
 
@@ -124,9 +125,9 @@ class Law:
         self.opts = setting.inf_options()
         self.terms = tuple(exprs_for_mode) + tuple(self.invariants) + tuple(self.loop.preconditions)
         self.ordered = order_only(self.opts, self.terms)
-        # where an invariant names the reachable control's tuples, each operand is split
-        # over them as a retry (`thm3.prove.reachable`); None while not split
-        # `split`: the operands whose control fields select the combine's branches
+        # `split`: the operands whose control fields select the combine's branches; where an
+        # invariant names the reachable control's tuples (`control`), a retry splits them
+        # over those tuples (`thm3.prove.reachable`, `_run_split`)
         self.split = split
         self.control = control_cases(self.invariants, len(split)) if split else None
         self.field_types = {f.name: f.type for f in self.loop.fields}
@@ -168,7 +169,8 @@ class Law:
         the split does not prove the law either (its counter-model is over all states)."""
         deadline, control = self.deadline, self.control
         now = time.monotonic()
-        self.deadline, self.control = min(deadline, now + max(2.0, SPLIT_SHARE * (deadline - now))), None
+        first = min(deadline, now + max(SPLIT_MIN_SECONDS, SPLIT_SHARE * (deadline - now)))
+        self.deadline, self.control = first, None
         try:
             out = self.run(build, check)
         finally:
@@ -872,8 +874,7 @@ def prove_identity(setting: Setting, combine: Fn, deadline: float, sides: str = 
 def _split(setting: Setting, combine: Fn, operands: list[str]) -> tuple:
     """The operands to split on the reachable control (`thm3.prove.reachable`): those given
     where the combine selects on its first operand's control fields, else none."""
-    widest = max((d for d in map(disjuncts, setting.invariants) if d), key=lambda d: len(d[0]), default=None)
-    return tuple(operands) if selects_on_first(combine, widest) else ()
+    return tuple(operands) if selects_on_first(combine, widest(setting.invariants)) else ()
 
 
 def prove_associativity(setting: Setting, combine: Fn, deadline: float) -> Outcome:

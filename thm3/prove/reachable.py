@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 
-from thm3.ir import Expr, Op, Type
+from thm3.ir import Expr, Op, Type, walk
 
 MAX_CASES = 4096        # cases (disjuncts to the power of the operands) a law is split into at most
 
@@ -54,14 +54,14 @@ def _binding(atom: Expr):
     return None
 
 
+def widest(invariants: list[Expr]) -> list[dict] | None:
+    """The disjuncts of the invariant of that form over the most fields; None where none is."""
+    return max((d for d in map(disjuncts, invariants) if d), key=lambda d: len(d[0]), default=None)
+
+
 def control_cases(invariants: list[Expr], operands: int) -> list[dict] | None:
-    """The disjuncts of the widest such invariant, where the law's split stays within
-    MAX_CASES; None else."""
-    best = None
-    for inv in invariants:
-        got = disjuncts(inv)
-        if got is not None and (best is None or len(got[0]) > len(best[0])):
-            best = got
+    """`widest`, where a law's split of `operands` operands stays within MAX_CASES; None else."""
+    best = widest(invariants)
     if best is None or operands == 0 or len(best) ** operands > MAX_CASES:
         return None
     return best
@@ -73,7 +73,6 @@ def selects_on_first(combine, control: list[dict] | None) -> bool:
     folds them away."""
     if not control:
         return False
-    from thm3.ir import walk
     names = {f"a.{g}" for g in control[0]}
     conds = [e.src[0] for e in walk(list(combine.outputs)) if e.op is Op.WHERE]
     return any(v.op is Op.VAR and v.arg in names for v in walk(conds))

@@ -957,12 +957,11 @@ def _fit_linear(m: Machine, pts: list, terms: list, type_: Type, what: str, modu
         part, *_ = np.linalg.lstsq(mat[:, kept], rhs, rcond=None)
         sol[kept] = part
     exact = np.array([float(Fraction(float(x)).limit_denominator(1000)) for x in sol])
-    if integral and not np.all(exact == np.round(exact)):
-        raise Failed(f"recognised as {m.describe()}; {what} has no form with integer coefficients")
-    if np.allclose(mat @ exact, rhs, rtol=1e-12, atol=1e-9):
-        sol = exact
-    elif integral:
+    fits = np.allclose(mat @ exact, rhs, rtol=1e-12, atol=1e-9)
+    if integral and not (fits and np.all(exact == np.round(exact))):
         raise Failed(f"recognised as {m.describe()}; {what} has no exact form with integer coefficients")
+    if fits:
+        sol = exact
     elif not np.allclose(mat @ sol, rhs, atol=1e-7):
         raise Failed(f"recognised as {m.describe()}; {what} is not linear in b's fields: a lift is needed")
     else:
