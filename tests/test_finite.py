@@ -665,7 +665,7 @@ def test_a_theorem_lift_that_no_list_refutes_is_named_before_any_claim_of_growth
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["finite_string_escape_hash", "finite_two_switch_ema", "finite_gated_momentum",
-                                  "finite_flushed_ones", "finite_comment_scanner"])
+                                  "finite_flushed_ones", "finite_comment_scanner", "finite_frame_checksum"])
 def test_a_many_copy_lift_is_found_and_proved_within_the_default_timeout(name):
     """A three-mode lexer's hash mod p (7 copies: 17 lifted control states, 289 paths in
     associativity) and an EMA gated by two flags (8 copies): both once ended "no combine
@@ -680,3 +680,34 @@ def test_a_many_copy_lift_is_found_and_proved_within_the_default_timeout(name):
     b = thm3.analyze_source(a.lifted, lift=False)
     assert b.verdict == "homomorphism"
     assert all(b.proofs[k] == "proved" for k in ("identity", "associativity", "homomorphism"))
+
+
+@pytest.mark.parametrize("modulus", [251, 1001, 1000003])
+def test_a_form_mod_m_over_many_fields_is_solved_exactly(modulus):
+    """What b adds from a state, modulo m, may read four or more of b's fields with any
+    coefficients (a framing scanner's lift: 13 fields): the system is solved over Z/m by
+    elimination (each prime of a square-free m, joined by the Chinese remainder theorem),
+    where small coefficients on at most MOD_TERMS fields found none.  Noise has no form."""
+    from thm3.semantics.evaluate import PYTHON
+    m = finite.recognise(normalize_loop(_loop("finite_quoted_hash_mod")), time.monotonic() + 5)
+    rng = np.random.default_rng(1)
+    cols = rng.integers(0, modulus, size=(60, 5))
+    coefs, offset = [7, 11, -13, 5, 1], 4
+    pts = [([float(v) for v in row] + [1.0], float((int(np.dot(row, coefs)) + offset) % modulus)) for row in cols]
+    terms = [thm3.ir.var(f"b.f{k}", thm3.ir.Type.INT) for k in range(5)]
+    got = finite._fit_linear(m, pts, terms, thm3.ir.Type.INT, "the offset", modulus=modulus)
+    for row, (_, want) in zip(cols, pts):
+        (value,) = evaluate([got], {f"b.f{k}": int(v) for k, v in enumerate(row)}, PYTHON)
+        assert int(value) % modulus == int(want), got
+    noise = [(p, float(rng.integers(0, modulus))) for p, _ in pts]
+    with pytest.raises(finite.Failed, match="not linear in b's fields modulo"):
+        finite._fit_linear(m, noise, terms, thm3.ir.Type.INT, "the offset", modulus=modulus)
+
+
+def test_the_modular_solver_and_the_square_free_test():
+    assert finite._square_free_primes(1001) == [7, 11, 13]
+    assert finite._square_free_primes(65521) == [65521]
+    assert finite._square_free_primes(256) is None and finite._square_free_primes(12) is None
+    mat = np.array([[1, 2, 1], [2, 4, 1], [0, 0, 1]])
+    assert finite.solve_mod(mat, np.array([3, 5, 1]), [7]) is not None
+    assert finite.solve_mod(mat, np.array([3, 5, 2]), [7]) is None, "row 3 says the constant is 1, then 2"

@@ -258,6 +258,24 @@ def infer(loop: Loop, triples, deadline: float) -> tuple[list[Expr], bool]:
     return _prune(base) + ([] if timed_out else counts), False
 
 
+def control_data_invariants(loop: Loop, assumed: list[Expr], deadline: float) -> list[Expr]:
+    """The facts "at reachable control state s, data field f is the constant k"
+    (`thm3.synth.finite.control_data_facts`) that hold at init and, with `assumed` (already
+    inductive), are preserved by `left`: asked for only where a composed combine's step
+    law fails without them (a warm-up phase's trend, a lift's slopes from the first
+    phase), so that no other loop's proofs carry them.  Empty where none is inductive or
+    the search runs out of time."""
+    from thm3.synth.finite import control_data_facts
+    atoms = control_data_facts(loop, deadline)
+    known = {repr(a) for a in assumed}
+    atoms = [a for a in atoms if repr(a) not in known]
+    if not atoms:
+        return []
+    atoms = [a for a, k in zip(atoms, _holds(atoms, [batch_init(loop, 1, 3)], loop, {})) if k]
+    got, timed_out = _houdini(loop, assumed, atoms, deadline)
+    return [] if timed_out else got
+
+
 def initially(loop: Loop, atoms: list[Expr]) -> list[Expr]:
     """The atoms that hold at the initial state for every value of the loop parameters
     that the preconditions on them allow (Houdini's base case; the step is proved for

@@ -736,6 +736,24 @@ def _data_combine(m: Machine, by_state: dict, a: dict, b: dict, deadline: float)
             for n, key in enumerate(keys):
                 folds[key] = [end[n] for end in lanes]
         return folds[(q, unit)]
+    fits: dict = {}
+
+    def fitted(r, got: dict, fit, type_: Type, mod):
+        """`fit` of the points of end state r (of every end state where r is None), once for
+        each vector of values: the points' rows are the same folded lists every time, so
+        the values decide the form (a lift's many slopes and copies repeat a few vectors).
+        A `Failed` is remembered and raised again."""
+        pts = [p for pts in got.values() for p in pts] if r is None else got.get(r, [])
+        key = (r, type_, mod, tuple(v for _, v in pts))
+        if key not in fits:
+            try:
+                fits[key] = fit(pts)
+            except Failed as err:
+                fits[key] = err
+        if isinstance(fits[key], Failed):
+            raise fits[key]
+        return fits[key]
+
     for k, i in enumerate(m.data):
         per_state: dict[int, dict[int, Expr]] = {}
         for r in by_state:
@@ -751,11 +769,12 @@ def _data_combine(m: Machine, by_state: dict, a: dict, b: dict, deadline: float)
             # on b's control where b's data already is what it adds (0 on the lists that
             # never leave a state that adds nothing), and its laws hold on every state the
             # invariants admit, not only on the reachable ones
-            joint = _fit_or_none(m, [p for pts in got.values() for p in pts], [b[j] for j in m.data],
-                                 fields[i].type, what, modulus[k])
+            joint = fitted(None, got, lambda pts: _fit_or_none(m, pts, [b[j] for j in m.data], fields[i].type,
+                                                                what, modulus[k]), fields[i].type, modulus[k])
             for r in by_state:
-                per_state[r][q] = joint if joint is not None else \
-                    _fit_by_residue(m, got[r], [b[j] for j in m.data], fields[i].type, what, modulus[k])
+                per_state[r][q] = joint if joint is not None else fitted(
+                    r, got, lambda pts: _fit_by_residue(m, pts, [b[j] for j in m.data], fields[i].type, what,
+                                                        modulus[k]), fields[i].type, modulus[k])
             if not determined:
                 # the slope of data field i in data field j from q: the fold from (q, e_j)
                 # less the fold from (q, 0), fitted on b's data fields
@@ -767,12 +786,14 @@ def _data_combine(m: Machine, by_state: dict, a: dict, b: dict, deadline: float)
                         diffs = [float(hi[i]) - float(lo[i]) for lo, hi in zip(from_q, from_qj)]
                     got = {r: [(data_rows[n], diffs[n]) for n in ns] for r, ns in by_end.items()}
                     what = f"the slope of {fields[i].name} in {fields[j].name} from {_show(m, m.states[q])}"
-                    joint = _fit_or_none(m, [p for pts in got.values() for p in pts], [b[jx] for jx in m.data],
-                                         fields[i].type, what, modulus[k])
+                    joint = fitted(None, got, lambda pts: _fit_or_none(m, pts, [b[jx] for jx in m.data],
+                                                                        fields[i].type, what, modulus[k]),
+                                   fields[i].type, modulus[k])
                     for r in by_state:
                         try:
-                            fit = joint if joint is not None else _fit_linear(
-                                m, got.get(r, []), [b[jx] for jx in m.data], fields[i].type, what, modulus[k])
+                            fit = joint if joint is not None else fitted(
+                                r, got, lambda pts: _fit_linear(m, pts, [b[jx] for jx in m.data], fields[i].type,
+                                                                what, modulus[k]), fields[i].type, modulus[k])
                         except Failed:
                             if not zero_at[q].get(j):
                                 raise
@@ -1012,13 +1033,18 @@ MOD_TERMS = 3           # nonzero terms at most in a linear form read modulo m
 
 def _fit_modular(m: Machine, mat, rhs, terms: list, type_: Type, what: str, modulus: int) -> Expr:
     """`_fit_linear` modulo m: values that wrap around are no real linear form (b.h - b.pw
-    from an init of 1), so small integer coefficients are tried on up to MOD_TERMS of b's
-    fields, the fewest first, each with the constant the residues then share (any
-    remainder)."""
+    from an init of 1).  One field of b with a small integer coefficient first (the form
+    reads best), then the system solved exactly over Z/m: by elimination over GF(p) for
+    each prime p of a square-free m, joined by the Chinese remainder theorem (the basic
+    solution: b's fields in order as pivots, the others 0); for an m with a square factor
+    (2**8), small integer coefficients on up to MOD_TERMS fields, the fewest first.  Each
+    form comes with the constant the residues then share."""
     mat = np.rint(mat).astype(np.int64)
     rhs = np.rint(rhs).astype(np.int64)
     cols = mat.shape[1] - 1             # b's fields; the last column is the constant 1
-    for size in range(0, min(MOD_TERMS, cols) + 1):
+    primes = _square_free_primes(modulus)
+    most = 1 if primes is not None else min(MOD_TERMS, cols)
+    for size in range(0, most + 1):
         for idx in itertools.combinations(range(cols), size):
             sub = mat[:, list(idx)]
             for coefs in itertools.product(MOD_COEFFICIENTS, repeat=size):
@@ -1028,8 +1054,67 @@ def _fit_modular(m: Machine, mat, rhs, terms: list, type_: Type, what: str, modu
                     sol[list(idx)] = coefs
                     sol[cols] = float(rest[0])
                     return _linear_expr([float(x) for x in sol], terms, type_)
+    if primes is not None:
+        got = solve_mod(mat, rhs, primes)
+        if got is not None:
+            half = modulus // 2
+            return _linear_expr([float(c - modulus if c > half else c) for c in got], terms, type_)
     raise Failed(f"recognised as {m.describe()}; {what} is not linear in b's fields modulo {modulus}: "
                  f"a lift is needed")
+
+
+def _square_free_primes(n: int) -> list[int] | None:
+    """The primes of n (>= 2, below 2**31) where n is square-free, else None."""
+    if not 2 <= n < 2 ** 31:
+        return None
+    out, d = [], 2
+    while d * d <= n:
+        if n % d == 0:
+            n //= d
+            if n % d == 0:
+                return None
+            out.append(d)
+        d += 1
+    if n > 1:
+        out.append(n)
+    return out
+
+
+def solve_mod(mat: np.ndarray, rhs: np.ndarray, primes: list[int]) -> list[int] | None:
+    """x with mat @ x == rhs modulo the product of `primes` (distinct), as residues, or None
+    where no x solves it: Gauss-Jordan elimination over each GF(p) (pivots left to right,
+    free unknowns 0), then the Chinese remainder theorem.  Exact: int64 products of
+    residues below 2**31."""
+    n = mat.shape[1]
+    out, mod = [0] * n, 1
+    for p in primes:
+        a = np.concatenate([mat % p, (rhs % p)[:, None]], axis=1).astype(np.int64)
+        a = np.unique(a, axis=0)
+        row, pivots = 0, []
+        for c in range(n):
+            if row == a.shape[0]:
+                break
+            nz = np.nonzero(a[row:, c])[0]
+            if nz.size == 0:
+                continue
+            r = row + int(nz[0])
+            a[[row, r]] = a[[r, row]]
+            a[row] = a[row] * pow(int(a[row, c]), -1, p) % p
+            factors = a[:, c].copy()
+            factors[row] = 0
+            a = (a - factors[:, None] * a[row][None, :]) % p
+            pivots.append(c)
+            row += 1
+        if np.any(a[row:, n] != 0):
+            return None                 # a row 0 == nonzero: inconsistent
+        x = [0] * n
+        for i, c in enumerate(pivots):
+            x[c] = int(a[i, n])
+        # CRT: join x (mod p) into out (mod `mod`)
+        inverse = pow(mod, -1, p)
+        out = [oi + mod * ((xi - oi) * inverse % p) for oi, xi in zip(out, x)]
+        mod *= p
+    return [o % mod for o in out]
 
 
 def _start_state(m: Machine, q: int, unit: int | None = None) -> tuple:
@@ -1063,17 +1148,21 @@ def _moves(m: Machine, dom, rng, params: dict, cells, pool_size: int = 32) -> di
     loop = m.loop
     fields = loop.fields
     index = {st: i for i, st in enumerate(m.states)}
-    starts = [_start_state(m, q) for q in range(len(m.states))]
+    n = len(m.states)
+    starts = [_start_state(m, q) for q in range(n)]
+    # every start state at once, as NumPy lanes: one step a pool element
+    batch = tuple(np.array([st[f] for st in starts]) for f in range(len(fields)))
     pool = dom.random_list(rng, params, pool_size, small=bool(rng.integers(0, 2)))
     if cells:
         pool += [tuple(0 if d.index else v for d, v in zip(loop.elements, e)) for e in cells
                  if dom.precondition_holds(e, params)]
     moves: dict[tuple, list] = {}
     for e in pool:
+        end = fold_left(loop, [e], params, state=batch, dim=1)
+        lanes = [np.broadcast_to(np.asarray(end[j]), (n,)) for j in m.control]
         act = []
-        for q in range(len(m.states)):
-            end = fold_left(loop, [e], params, state=starts[q], dim=1)
-            got = index.get(tuple(_plain(end[j], fields[j].type) for j in m.control))
+        for q in range(n):
+            got = index.get(tuple(_plain(lane[q], fields[j].type) for j, lane in zip(m.control, lanes)))
             if got is None:
                 break
             act.append(got)
@@ -1759,6 +1848,65 @@ def reachable_invariant(loop: Loop, deadline: float | None = None, most: int = M
         if conj is None:
             return None
         out = conj if out is None else Expr(Op.OR, Type.BOOL, (out, conj))
+    return out
+
+
+MAX_DATA_FACTS = 400     # candidates "at control state s, data field f is k" at most
+
+
+def control_data_facts(loop: Loop, deadline: float) -> list[Expr]:
+    """Candidate facts "the control is not s, or data field f is k" for each reachable
+    control state s of the machine the combine is tabled on (`determined_reading`) and
+    each data field that is the constant k on every sampled list ending in s (at least
+    two): a warm-up phase sets a trend to 0 and a lift's slope from the first phase to 0
+    for good.  A composed combine reads the copy that equals a slope on every reachable
+    state, and its step law holds on the states these facts admit only.  Unproved: the
+    invariant search keeps those that are inductive.  Empty outside the class or past
+    MAX_DATA_FACTS."""
+    from thm3.semantics.samples import Domain
+    try:
+        m = determined_reading(loop, deadline)
+    except Failed:
+        return []
+    if not m.data or len(m.states) < 2:
+        return []
+    rng = np.random.default_rng(0)
+    dom = Domain(loop)
+    longest = min(16, max(6, 2 * len(m.states) + 2))
+    lists = walked_lists(m, dom, rng, 64, longest)
+    lists += [(xs, p) for xs, p, _ in _steered_lists(m, dom, rng, list(range(len(m.states))), longest,
+                                                       per_target=4 if len(m.states) <= 24 else 2)]
+    fields = loop.fields
+    by_state: dict[tuple, list] = {}
+    for whole in fold_batched(loop, lists):
+        st = tuple(_plain(whole[j], fields[j].type) for j in m.control)
+        by_state.setdefault(st, []).append([_plain(whole[j], fields[j].type) for j in m.data])
+    values = [{s[k] for s in m.states} for k in range(len(m.control))]
+    out: list[Expr] = []
+    for st, rows in by_state.items():
+        if len(rows) < 2 or st not in m.states:
+            continue
+        conj = None
+        for k, i in enumerate(m.control):
+            if len(values[k]) == 1:
+                continue
+            f = fields[i]
+            x = var(f"acc.{f.name}", f.type)
+            eq = x if f.type is Type.BOOL and st[k] is True else \
+                Expr(Op.NOT, Type.BOOL, (x,)) if f.type is Type.BOOL else \
+                Expr(Op.EQ, Type.BOOL, (x, const(st[k], f.type)))
+            conj = eq if conj is None else Expr(Op.AND, Type.BOOL, (conj, eq))
+        if conj is None:
+            continue
+        for jj, j in enumerate(m.data):
+            first = rows[0][jj]
+            if not math.isfinite(first) or any(r[jj] != first for r in rows):
+                continue
+            f = fields[j]
+            fact = Expr(Op.EQ, Type.BOOL, (var(f"acc.{f.name}", f.type), const(first, f.type)))
+            out.append(Expr(Op.OR, Type.BOOL, (Expr(Op.NOT, Type.BOOL, (conj,)), fact)))
+            if len(out) > MAX_DATA_FACTS:
+                return []
     return out
 
 
