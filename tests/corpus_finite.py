@@ -163,6 +163,9 @@ ENTRIES: list[Entry] = [
          "stays in the buffer", ([0, 0, 0, 1], [0, 0, 1, 0], [0]), domain="bits", klass="finite-linear", lift=None),
     _not("finite_frame_checksum", LINEAR, "[] and [0] both give (idle, 0, 0, 0); after [126] the 0 is a "
          "payload byte", ([], [0], [126]), domain="int", klass="finite-linear", lift=None),
+    _not("finite_holt_warmup", LINEAR, "[-2, 2] and [0, 0, 1] both give (2, 2, 4) with alpha = beta = 2; after "
+         "[0] the first is smoothed from its second element on", ([-2.0, 2.0], [0.0, 0.0, 1.0], [0.0]),
+         params=({"alpha": 2.0, "beta": 2.0},), klass="finite-linear", lift=None),
     _not("finite_comment_scanner", LINEAR, "[42, 47] and [0, 47] both give (1, 1, 0); after [47] the 42 opens "
          "a comment", ([42, 47], [0, 47], [47]), domain="int", klass="finite-linear", lift=None),
 ]
@@ -203,6 +206,7 @@ UNCATALOGUED_COPY_LIFTS: dict[str, int] = {
     "finite_gated_momentum": 8,             # run, v and pos from a run of one, the slopes of v and pos in v from two states
     "finite_flushed_ones": 14,              # buf and total from three phases, their slopes in buf from four (buf read as data)
     "finite_comment_scanner": 9,            # the mode and both counts from the three other modes (57 lifted control states)
+    "finite_holt_warmup": 11,               # level and trend from phases 1 and 2, their slopes from each phase
     "finite_frame_checksum": 13,            # the mode from four modes, the data from two, ck's slope from three (64 states)
 }
 

@@ -665,7 +665,8 @@ def test_a_theorem_lift_that_no_list_refutes_is_named_before_any_claim_of_growth
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["finite_string_escape_hash", "finite_two_switch_ema", "finite_gated_momentum",
-                                  "finite_flushed_ones", "finite_comment_scanner", "finite_frame_checksum"])
+                                  "finite_flushed_ones", "finite_comment_scanner", "finite_frame_checksum",
+                                  "finite_holt_warmup"])
 def test_a_many_copy_lift_is_found_and_proved_within_the_default_timeout(name):
     """A three-mode lexer's hash mod p (7 copies: 17 lifted control states, 289 paths in
     associativity) and an EMA gated by two flags (8 copies): both once ended "no combine
@@ -711,3 +712,30 @@ def test_the_modular_solver_and_the_square_free_test():
     mat = np.array([[1, 2, 1], [2, 4, 1], [0, 0, 1]])
     assert finite.solve_mod(mat, np.array([3, 5, 1]), [7]) is not None
     assert finite.solve_mod(mat, np.array([3, 5, 2]), [7]) is None, "row 3 says the constant is 1, then 2"
+
+
+def test_the_step_law_of_a_warmup_lift_needs_the_facts_of_its_data_at_reachable_control_states():
+    """Holt's smoothing after a warm-up: its lifted combine reads, from the phase that sets
+    the trend, a copy of the level's slope (both 1 on the empty list and 0 on every other),
+    so the step law fails on arbitrary states at phase 1 or 2; with the inductive facts
+    that sampled lists ending in each phase show (at phase 1 the trend is 0, the slope
+    from phase 0 is 0 from phase 1 on) it is proved.  A fact that no list supports is no
+    candidate, and one that is not inductive is dropped."""
+    from thm3.analysis.invariants import control_data_invariants
+    from thm3.prove import combine as laws_of_combine
+    from thm3.prove import laws
+    from thm3.syntax.loopfile import expression_text, loop_text
+    loop = _loop("finite_holt_warmup")
+    (first, *_) = finite.lift_candidates(loop, time.monotonic() + 10)
+    lifted = thm3.parse_source(loop_text(finite.with_added(loop, first.fields)))
+    fn, _ = finite.synthesize(normalize_loop(lifted), time.monotonic() + 30)
+    inv, _ = infer(lifted, make_triples(lifted), time.monotonic() + 30)
+    setting = Setting(lifted, inv)
+    assert not laws.prove_step_law(setting, fn, time.monotonic() + 30).proved
+    extra = control_data_invariants(lifted, inv, time.monotonic() + 30)
+    shown = {expression_text(e) for e in extra}
+    assert "not acc.phase == 1 or acc.trend == 0" in shown, shown
+    assert not any("acc.phase == 2 or acc.level ==" in t for t in shown), "the level varies at phase 2"
+    assert laws.prove_step_law(Setting(lifted, inv + extra), fn, time.monotonic() + 30).proved
+    out = laws_of_combine._step_law_with_control_data(setting, fn, time.monotonic() + 60)
+    assert out is not None and out.proved and "inductive facts of the data" in out.detail

@@ -168,14 +168,9 @@ def _associativity(loop, setting, combine, triples, deadline):
         # of a finite-state step's maps): the step law is the composition lemma
         # E(left(b, x)) == step_x o E(b), over the control tuples of one operand, where
         # associativity splits two (64 tuples: 64 cases against 4096)
-        steps = prove.prove_step_law(setting, combine, deadline)
+        steps = _step_law(setting, combine, deadline)
         if steps.proved:
-            steps.detail = STEP_LAW
             return steps, steps
-        if steps.status == "unproved" and time.monotonic() < deadline:
-            with_facts = _step_law_with_control_data(setting, combine, deadline)
-            if with_facts is not None:
-                return with_facts, with_facts
         if steps.status == "timeout" or time.monotonic() >= deadline:
             return steps, None          # over three states it would split two operands: no sooner
         now = time.monotonic()
@@ -185,19 +180,29 @@ def _associativity(loop, setting, combine, triples, deadline):
     if first.model and violation_on_samples("associativity", loop, combine, refutation_triples(
             loop, [t.params for t in triples], first.model)):
         return first, None              # refuted on lists: nothing to prove
-    steps = prove.prove_step_law(setting, combine, deadline)
+    steps = _step_law(setting, combine, deadline)
     if steps.proved:
-        steps.detail = STEP_LAW
         return steps, steps
-    if steps.status == "unproved" and time.monotonic() < deadline:
-        with_facts = _step_law_with_control_data(setting, combine, deadline)
-        if with_facts is not None:
-            return with_facts, with_facts
     if first.status == Status.TIMEOUT and time.monotonic() < deadline:
         again = prove.prove_associativity(setting, combine, deadline)
         if again.proved or again.status != Status.TIMEOUT:
             return again, None
     return first, None
+
+
+def _step_law(setting, combine, deadline):
+    """The step law's outcome, its detail naming the induction where proved; where it fails
+    (not for want of time), once more with the facts of the data at reachable control
+    states."""
+    steps = prove.prove_step_law(setting, combine, deadline)
+    if steps.proved:
+        steps.detail = STEP_LAW
+        return steps
+    if steps.status == "unproved" and time.monotonic() < deadline:
+        with_facts = _step_law_with_control_data(setting, combine, deadline)
+        if with_facts is not None:
+            return with_facts
+    return steps
 
 
 def _step_law_with_control_data(setting, combine, deadline):

@@ -1832,23 +1832,29 @@ def reachable_invariant(loop: Loop, deadline: float | None = None, most: int = M
     values = [{s[k] for s in m.states} for k in range(len(m.control))]
     if math.prod(len(v) for v in values) == len(m.states):
         return None
-    fields = loop.fields
     out = None
     for s in m.states:
-        conj = None
-        for k, i in enumerate(m.control):
-            if len(values[k]) == 1:
-                continue
-            f = fields[i]
-            x = var(f"acc.{f.name}", f.type)
-            eq = x if f.type is Type.BOOL and s[k] is True else \
-                Expr(Op.NOT, Type.BOOL, (x,)) if f.type is Type.BOOL else \
-                Expr(Op.EQ, Type.BOOL, (x, const(s[k], f.type)))
-            conj = eq if conj is None else Expr(Op.AND, Type.BOOL, (conj, eq))
+        conj = _control_equals(m, values, s)
         if conj is None:
             return None
         out = conj if out is None else Expr(Op.OR, Type.BOOL, (out, conj))
     return out
+
+
+def _control_equals(m: Machine, values: list[set], st: tuple) -> Expr | None:
+    """"The control fields hold the tuple st" (those that take one value only left out;
+    None where every one does)."""
+    conj = None
+    for k, i in enumerate(m.control):
+        if len(values[k]) == 1:
+            continue
+        f = m.loop.fields[i]
+        x = var(f"acc.{f.name}", f.type)
+        eq = x if f.type is Type.BOOL and st[k] is True else \
+            Expr(Op.NOT, Type.BOOL, (x,)) if f.type is Type.BOOL else \
+            Expr(Op.EQ, Type.BOOL, (x, const(st[k], f.type)))
+        conj = eq if conj is None else Expr(Op.AND, Type.BOOL, (conj, eq))
+    return conj
 
 
 MAX_DATA_FACTS = 400     # candidates "at control state s, data field f is k" at most
@@ -1886,16 +1892,7 @@ def control_data_facts(loop: Loop, deadline: float) -> list[Expr]:
     for st, rows in by_state.items():
         if len(rows) < 2 or st not in m.states:
             continue
-        conj = None
-        for k, i in enumerate(m.control):
-            if len(values[k]) == 1:
-                continue
-            f = fields[i]
-            x = var(f"acc.{f.name}", f.type)
-            eq = x if f.type is Type.BOOL and st[k] is True else \
-                Expr(Op.NOT, Type.BOOL, (x,)) if f.type is Type.BOOL else \
-                Expr(Op.EQ, Type.BOOL, (x, const(st[k], f.type)))
-            conj = eq if conj is None else Expr(Op.AND, Type.BOOL, (conj, eq))
+        conj = _control_equals(m, values, st)
         if conj is None:
             continue
         for jj, j in enumerate(m.data):
