@@ -134,6 +134,8 @@ ENTRIES: list[Entry] = [
          ([], [0], [1]), domain="int", params=({"B": 31},), klass="semiring", lift=1),
     _hom("semiring_rolling_hash_pow", CHECKSUMS, "h = h1 pw2 + h2, pw = pw1 pw2 (mod p)", _hash_pow,
          domain="int", params=({"B": 31}, {"B": 2}, {"B": -3}), klass="semiring"),
+    _not("semiring_continuant_mod", SEMIRING, "[] and [0, 1] both give (1, 0); after [0] they give (0, 1) and "
+         "(1, 1)", ([], [0, 1], [0]), domain="int", klass="semiring", lift=2),
     _not("semiring_hash_abs", CHECKSUMS, "B = 2: [] and [0] both give 0; after 1 they give 1 and 2",
          ([], [0], [1]), domain="int", params=({"B": 2},), klass="semiring", lift=1),
     _hom("semiring_hash_abs_pow", CHECKSUMS, "h = h1 pw2 + h2, pw = pw1 pw2 (mod p), over |x|", _hash_pow,

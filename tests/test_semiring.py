@@ -641,3 +641,19 @@ def test_the_reduced_unit_adds_an_entry_an_original_field_equals_on_reachable_st
     assert len(reduced.keys) == 4 and not reduced.full
     # the catalogued independent set (from (-inf, 0)) still reads both of its own fields
     assert len(_units("semiring_mwis_path")[0].keys) == 2
+
+
+def test_a_field_that_copies_a_remainder_is_read_as_reduced():
+    """A continuant mod m: q' = p holds a remainder because p's update is one (from initial
+    remainders), so the step is affine over (+, *) mod m on the whole state, and its lift is
+    the second column of the product of the step matrices, proved by the composition lemma.
+    Before, q's update without `% m` made q unreduced, reading the reduced p: no lift."""
+    loop = thm3.parse_file(CORPUS / "semiring_continuant_mod.py")
+    step = semiring.whole_affine(normalize_loop(loop))
+    assert step is not None and step.reduced == frozenset({"p", "q"}), step
+    a = thm3.analyze(CORPUS / "semiring_continuant_mod.py", lift=True, timeout=30)
+    assert a.verdict == "not-homomorphism" and a.lifted is not None
+    assert len(a.lift_added) == 2, a.lift_added
+    b = thm3.analyze_source(a.lifted, lift=False)
+    assert b.verdict == "homomorphism"
+    assert "E(init) == I" in b.to_json()["proof_details"]["associativity"]

@@ -183,6 +183,17 @@ def _fit(s: Semiring, names, types, outputs) -> Step | None:
         offset[f] = form.pop("", None)
         matrix[f] = form
     if s.modulus is not None:
+        # a field whose update is a reduced field's value (q' = p beside p' = (x p + q) % m: a
+        # continuant) holds a remainder too, from an initial remainder (`composed._applies`
+        # checks the initial values): reduced, as if its update were `p % m`
+        grew = True
+        while grew:
+            grew = False
+            for f in names:
+                e = outputs[f]
+                if f not in reduced and e.op is Op.VAR and e.arg.startswith("acc.") and e.arg[4:] in reduced:
+                    reduced.add(f)
+                    grew = True
         # an unreduced field must not read a reduced one: the composition is then not linear
         if any(g in reduced for f in names if f not in reduced for g in matrix[f]):
             return None
