@@ -166,6 +166,8 @@ ENTRIES: list[Entry] = [
     _not("finite_holt_warmup", LINEAR, "[-2, 2] and [0, 0, 1] both give (2, 2, 4) with alpha = beta = 2; after "
          "[0] the first is smoothed from its second element on", ([-2.0, 2.0], [0.0, 0.0, 1.0], [0.0]),
          params=({"alpha": 2.0, "beta": 2.0},), klass="finite-linear", lift=None),
+    _not("finite_token_bucket", LINEAR, "[] and [0] both give (5, 0, 0, 0); after [1] the 0 adds the token back",
+         ([], [0.0], [1.0]), klass="finite-linear", lift=None),
     _not("finite_comment_scanner", LINEAR, "[42, 47] and [0, 47] both give (1, 1, 0); after [47] the 42 opens "
          "a comment", ([42, 47], [0, 47], [47]), domain="int", klass="finite-linear", lift=None),
 ]
@@ -207,6 +209,7 @@ UNCATALOGUED_COPY_LIFTS: dict[str, int] = {
     "finite_flushed_ones": 14,              # buf and total from three phases, their slopes in buf from four (buf read as data)
     "finite_comment_scanner": 9,            # the mode and both counts from the three other modes (57 lifted control states)
     "finite_holt_warmup": 11,               # level and trend from phases 1 and 2, their slopes from each phase
+    "finite_token_bucket": 20,              # the level from five levels, sent, dropped and n from each (61 states)
     "finite_frame_checksum": 13,            # the mode from four modes, the data from two, ck's slope from three (64 states)
 }
 

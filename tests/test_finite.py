@@ -666,7 +666,7 @@ def test_a_theorem_lift_that_no_list_refutes_is_named_before_any_claim_of_growth
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["finite_string_escape_hash", "finite_two_switch_ema", "finite_gated_momentum",
                                   "finite_flushed_ones", "finite_comment_scanner", "finite_frame_checksum",
-                                  "finite_holt_warmup"])
+                                  "finite_holt_warmup", "finite_token_bucket"])
 def test_a_many_copy_lift_is_found_and_proved_within_the_default_timeout(name):
     """A three-mode lexer's hash mod p (7 copies: 17 lifted control states, 289 paths in
     associativity) and an EMA gated by two flags (8 copies): both once ended "no combine
@@ -739,3 +739,20 @@ def test_the_step_law_of_a_warmup_lift_needs_the_facts_of_its_data_at_reachable_
     assert laws.prove_step_law(Setting(lifted, inv + extra), fn, time.monotonic() + 30).proved
     out = laws_of_combine._step_law_with_control_data(setting, fn, time.monotonic() + 60)
     assert out is not None and out.proved and "inductive facts of the data" in out.detail
+
+
+def test_a_count_that_steers_nothing_is_data_before_the_control_is_read():
+    """A token bucket's lift: its count of packets sent reads itself and no condition reads
+    it, so it is data; read as control beside the level (the other counts' reading) the
+    lifted loop has more than 256 reachable control states and is no machine of the route,
+    read as data it has 61, and the data combine is fitted over them."""
+    from thm3.syntax.loopfile import loop_text
+    loop = _loop("finite_token_bucket")
+    (first, *_) = finite.lift_candidates(loop, time.monotonic() + 10)
+    lifted = thm3.parse_source(loop_text(finite.with_added(loop, first.fields)))
+    counts = [f.name for f in lifted.fields if f.name == "n" or f.name.endswith("_n")]
+    free = {lifted.fields[i].name for i in finite._unconditioned(lifted, finite._self_reading(lifted))}
+    levels = {f.name for f in lifted.fields if f.name.endswith("tokens")}
+    assert set(counts) <= free and not levels & free, "the counts steer nothing; the levels are compared and capped"
+    m = finite.determined_reading(lifted, time.monotonic() + 30)
+    assert len(m.states) == 61 and not set(counts) & set(m.names(m.control)), m.describe()

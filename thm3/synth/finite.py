@@ -1391,10 +1391,25 @@ def determined_reading(loop: Loop, deadline: float) -> Machine:
 
 
 def _data_readings_of(loop: Loop) -> list[frozenset]:
-    """From the text alone: the numeric fields that read themselves, without those whose
-    value is a remainder (a phase mod 4 is control), then with them."""
+    """From the text alone: the numeric fields that read themselves and that no condition
+    reads (a count of packets sent beside a token bucket's level: whatever its value, the
+    control goes the same way), then those without a remainder (a phase mod 4 is control),
+    then all of them."""
     numeric = _self_reading(loop)
-    return [frozenset(v) for v in dict.fromkeys((tuple(_self_counts(loop)), tuple(numeric))) if v]
+    variants = (tuple(_unconditioned(loop, numeric)), tuple(_self_counts(loop)), tuple(numeric))
+    return [frozenset(v) for v in dict.fromkeys(variants) if v]
+
+
+def _unconditioned(loop: Loop, fields: list[int]) -> list[int]:
+    """Those of `fields` that no comparison, selection's condition, min, max or abs in
+    `left` reads: they steer nothing."""
+    steering = set()
+    for e in walk(list(loop.left.outputs)):
+        if e.op in COMPARISONS or e.op in (Op.MIN, Op.MAX, Op.ABS):
+            steering |= free_vars([e])
+        elif e.op is Op.WHERE:
+            steering |= free_vars([e.src[0]])
+    return [i for i in fields if f"acc.{loop.fields[i].name}" not in steering]
 
 
 def _self_reading(loop: Loop) -> list[int]:
