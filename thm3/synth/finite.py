@@ -897,9 +897,12 @@ def moduli(m: Machine, rows: dict) -> dict[int, int | None]:
 def _step_matrices(m: Machine, rows: dict):
     """(control state, cell) -> the data's coefficient matrix of one step."""
     nd = len(m.data)
+    built: dict[tuple, np.ndarray] = {}
 
     def step_matrix(q, c):
-        return np.array([[rows[(q, c)][r].get(m.data[j], 0.0) for j in range(nd)] for r in range(nd)])
+        if (q, c) not in built:         # one a (state, cell): every word's product reads them
+            built[(q, c)] = np.array([[rows[(q, c)][r].get(m.data[j], 0.0) for j in range(nd)] for r in range(nd)])
+        return built[(q, c)]
     return step_matrix
 
 
@@ -1279,9 +1282,10 @@ def _add(x: Expr, y: Expr) -> Expr:
 def _expr_tree(m: Machine, rows, leaves: dict, a, b) -> Expr:
     """A `where` chain over the control fields with expression leaves."""
     memo: dict = {}
+    text = {r: repr(e) for r, e in leaves.items()}     # each leaf printed once
 
     def go(rows, keys):
-        texts = {repr(leaves[r]) for r in rows}
+        texts = {text[r] for r in rows}
         if len(texts) == 1:
             return leaves[rows[0]]
         for n, key in enumerate(keys):
