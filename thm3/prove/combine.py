@@ -163,6 +163,7 @@ def _associativity(loop, setting, combine, triples, deadline):
     associativity are h(xs + ys + zs): the law holds on every state a list reaches,
     which is what a reduction combines."""
     now = time.monotonic()
+    steps = None
     if prove.composes_on_control(setting, combine):
         # a combine that selects on its first operand's reachable control (the composition
         # of a finite-state step's maps): the step law is the composition lemma
@@ -180,7 +181,8 @@ def _associativity(loop, setting, combine, triples, deadline):
     if first.model and violation_on_samples("associativity", loop, combine, refutation_triples(
             loop, [t.params for t in triples], first.model)):
         return first, None              # refuted on lists: nothing to prove
-    steps = _step_law(setting, combine, deadline)
+    if steps is None:                   # (not tried first, above)
+        steps = _step_law(setting, combine, deadline)
     if steps.proved:
         return steps, steps
     if first.status == Status.TIMEOUT and time.monotonic() < deadline:
