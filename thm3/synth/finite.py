@@ -737,17 +737,20 @@ def _data_combine(m: Machine, by_state: dict, a: dict, b: dict, deadline: float)
                 folds[key] = [end[n] for end in lanes]
         return folds[(q, unit)]
     fits: dict = {}
+    terms = [b[j] for j in m.data]
 
-    def fitted(r, got: dict, fit, type_: Type, mod):
+    def fitted(r, got: dict, fit, what: str, i: int, k: int):
         """`fit` of the points of end state r (of every end state where r is None), once for
-        each vector of values: the points' rows are the same folded lists every time, so
-        the values decide the form (a lift's many slopes and copies repeat a few vectors).
-        A `Failed` is remembered and raised again."""
+        each fit and vector of values: the points' rows are the same folded lists every
+        time, so the values decide the form (a lift's many slopes and copies repeat a few
+        vectors).  The fit itself is part of the key (a residue split for the data, a plain
+        linear form for the slopes: one's answer is not the other's).  A `Failed` is
+        remembered and raised again."""
         pts = [p for pts in got.values() for p in pts] if r is None else got.get(r, [])
-        key = (r, type_, mod, tuple(v for _, v in pts))
+        key = (fit.__name__, r, fields[i].type, modulus[k], tuple(v for _, v in pts))
         if key not in fits:
             try:
-                fits[key] = fit(pts)
+                fits[key] = fit(m, pts, terms, fields[i].type, what, modulus[k])
             except Failed as err:
                 fits[key] = err
         if isinstance(fits[key], Failed):
@@ -769,12 +772,9 @@ def _data_combine(m: Machine, by_state: dict, a: dict, b: dict, deadline: float)
             # on b's control where b's data already is what it adds (0 on the lists that
             # never leave a state that adds nothing), and its laws hold on every state the
             # invariants admit, not only on the reachable ones
-            joint = fitted(None, got, lambda pts: _fit_or_none(m, pts, [b[j] for j in m.data], fields[i].type,
-                                                                what, modulus[k]), fields[i].type, modulus[k])
+            joint = fitted(None, got, _fit_or_none, what, i, k)
             for r in by_state:
-                per_state[r][q] = joint if joint is not None else fitted(
-                    r, got, lambda pts: _fit_by_residue(m, pts, [b[j] for j in m.data], fields[i].type, what,
-                                                        modulus[k]), fields[i].type, modulus[k])
+                per_state[r][q] = joint if joint is not None else fitted(r, got, _fit_by_residue, what, i, k)
             if not determined:
                 # the slope of data field i in data field j from q: the fold from (q, e_j)
                 # less the fold from (q, 0), fitted on b's data fields
@@ -786,14 +786,10 @@ def _data_combine(m: Machine, by_state: dict, a: dict, b: dict, deadline: float)
                         diffs = [float(hi[i]) - float(lo[i]) for lo, hi in zip(from_q, from_qj)]
                     got = {r: [(data_rows[n], diffs[n]) for n in ns] for r, ns in by_end.items()}
                     what = f"the slope of {fields[i].name} in {fields[j].name} from {_show(m, m.states[q])}"
-                    joint = fitted(None, got, lambda pts: _fit_or_none(m, pts, [b[jx] for jx in m.data],
-                                                                        fields[i].type, what, modulus[k]),
-                                   fields[i].type, modulus[k])
+                    joint = fitted(None, got, _fit_or_none, what, i, k)
                     for r in by_state:
                         try:
-                            fit = joint if joint is not None else fitted(
-                                r, got, lambda pts: _fit_linear(m, pts, [b[jx] for jx in m.data], fields[i].type,
-                                                                what, modulus[k]), fields[i].type, modulus[k])
+                            fit = joint if joint is not None else fitted(r, got, _fit_linear, what, i, k)
                         except Failed:
                             if not zero_at[q].get(j):
                                 raise
