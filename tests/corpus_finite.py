@@ -168,6 +168,10 @@ ENTRIES: list[Entry] = [
          params=({"alpha": 2.0, "beta": 2.0},), klass="finite-linear", lift=None),
     _not("finite_token_bucket", LINEAR, "[] and [0] both give (5, 0, 0, 0); after [1] the 0 adds the token back",
          ([], [0.0], [1.0]), klass="finite-linear", lift=None),
+    _not("finite_debounce_five", LINEAR, "[] and [0] both give (False, 0, 0, 0); after [1, 1, 1, 1] the 0 "
+         "breaks the streak of four", ([], [0.0], [1.0, 1.0, 1.0, 1.0]), klass="finite-linear", lift=None),
+    _not("finite_code_hash_four_modes", LINEAR, "[] and [34, 34] both give (code, 0); after [34, 92] the first "
+         "34 is escaped", ([], [34, 34], [34, 92]), domain="int", klass="finite-linear", lift=None),
     _not("finite_comment_scanner", LINEAR, "[42, 47] and [0, 47] both give (1, 1, 0); after [47] the 42 opens "
          "a comment", ([42, 47], [0, 47], [47]), domain="int", klass="finite-linear", lift=None),
 ]
@@ -210,6 +214,8 @@ UNCATALOGUED_COPY_LIFTS: dict[str, int] = {
     "finite_comment_scanner": 9,            # the mode and both counts from the three other modes (57 lifted control states)
     "finite_holt_warmup": 11,               # level and trend from phases 1 and 2, their slopes from each phase
     "finite_token_bucket": 20,              # the level from five levels, sent, dropped and n from each (61 states)
+    "finite_debounce_five": 34,             # level and streak from 9 other states less 2 read back, energy and flips from each (81 states)
+    "finite_code_hash_four_modes": 10,      # the mode from three modes, h and its slope 7 ** k from each (88 states)
     "finite_frame_checksum": 13,            # the mode from four modes, the data from two, ck's slope from three (64 states)
 }
 

@@ -86,6 +86,9 @@ class Loop:
     preconditions: tuple[Expr, ...] = ()        # assert conditions over elements and params
     doc: str = field(default="", compare=False)             # the docstring after its title line
     param_comments: dict = field(default_factory=dict, compare=False)   # loop parameter -> its comment
+    # a combine a theorem gives with the loop (a copies lift's composition, `thm3.synth.copies`):
+    # the synthesis tries it first, and the prover decides it like any other candidate
+    combine_hint: "Fn | None" = field(default=None, compare=False, repr=False)
 
     @property
     def field_names(self) -> tuple[str, ...]:

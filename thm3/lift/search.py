@@ -325,12 +325,16 @@ class _LiftSearch:
         self.composition: list[tuple[tuple[int, ...], str]] = []
         self.pending: list = []           # composition lifts not tried yet (run fills it)
         self._theorem_units: list[set[int]] | None = None   # reduced semiring units not tried yet
+        self.hints: dict[tuple[int, ...], Fn] = {}      # a composition lift's combine by construction
         for n, got in enumerate(composition_lifts(loop, min(deadline, time.monotonic() + 2.0))):
             start = len(self.cands)
             self.cands += [_Aux(a.key, a.hint, a.type, a.default, a.update, a.comment,
                                 a.why or "a part of the transition function on the reachable states, which "
                                 "the combine composes", -1, route="finite") for a in got.fields]
-            self.composition.append((tuple(range(start, len(self.cands))), got.why))
+            idx = tuple(range(start, len(self.cands)))
+            self.composition.append((idx, got.why))
+            if got.combine is not None:
+                self.hints[idx] = got.combine
         self.apart = {i for idx, _ in self.composition for i in idx}
         self.mega = _with_fields(loop, self.cands)
         self.keys = [c.key for c in self.cands]
@@ -524,7 +528,7 @@ class _LiftSearch:
         if self.violated(np.array([chosen], dtype=np.int64))[0]:
             self.ruled_out.append(f"{len(chosen)} copies ({why.split(':')[0]}): refuted by a known witness")
             return None
-        found = self.try_set(list(chosen), composition=True)
+        found = self.try_set(list(chosen), composition=True, hint=self.hints.get(tuple(chosen)))
         if found is not None:
             lifted, added, reason, proof = found
             return lifted, added, f"{reason}; {why}", proof
@@ -534,9 +538,11 @@ class _LiftSearch:
             self.unrefuted.append(f"{len(chosen)} copies ({why.split(':')[0]})")
         return None
 
-    def try_set(self, chosen: list[int], composition: bool = False):
+    def try_set(self, chosen: list[int], composition: bool = False, hint: Fn | None = None):
         cands = [self.cands[i] for i in chosen]
         lifted, names = self.lifted(cands)
+        if hint is not None:
+            lifted = replace(lifted, combine_hint=_renamed(hint, {c.key: n for c, n in zip(cands, names)}))
         self.tested += 1
         budget = max(0.05, min(3.0, self.deadline - time.monotonic()))
         # Most sets fail on short lists: a quick search first, the larger budget (with
@@ -1035,6 +1041,16 @@ class _Candidates:
 
 
 # --- helpers -----------------------------------------------------------------------
+
+def _renamed(fn: Fn, names: dict[str, str]) -> Fn:
+    """A combine over "a.<key>" and "b.<key>" with each added field's key in `names` read
+    under its name in the lifted loop."""
+    def new(n: str) -> str:
+        side, _, key = n.partition(".")
+        return f"{side}.{names[key]}" if side in ("a", "b") and key in names else n
+    mapping = {n: var(new(n), t) for n, t in fn.inputs if new(n) != n}
+    return Fn(tuple((new(n), t) for n, t in fn.inputs), tuple(substitute(list(fn.outputs), mapping)))
+
 
 def _with_fields(loop: Loop, cands: list[_Aux]) -> Loop:
     """`loop` with the candidates as extra fields (named by their keys); `left` updates

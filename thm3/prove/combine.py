@@ -122,6 +122,7 @@ def _composed(loop, setting, combine, deadline):
     return out if out is not None and out.proved else None
 
 
+FIELDWISE_SHARE = 0.6      # of the time left: the step law field by field, before the whole split
 OWN_LIST_SHARE = 0.5        # of the time left: the lemmas are small, the direct laws get the rest
 # The share of the time left that associativity over three states gets before the step
 # law (two states and an element) is tried; where neither proves it, the direct proof
@@ -196,6 +197,15 @@ def _step_law(setting, combine, deadline):
     """The step law's outcome, its detail naming the induction where proved; where it fails
     (not for want of time), once more with the facts of the data at reachable control
     states."""
+    from thm3.prove import fieldwise
+    if fieldwise.applies(setting, combine):
+        # many reachable control tuples: each field's equation on the few values of the
+        # control its selections read first (`thm3.prove.fieldwise`), the whole split after
+        now = time.monotonic()
+        by_fields = fieldwise.prove_step_law_by_fields(setting, combine, now + FIELDWISE_SHARE * (deadline - now))
+        if by_fields is not None and by_fields.proved:
+            by_fields.detail = f"{STEP_LAW}, {by_fields.detail}"
+            return by_fields
     steps = prove.prove_step_law(setting, combine, deadline)
     if steps.proved:
         steps.detail = STEP_LAW

@@ -143,6 +143,18 @@ def _finite(loop, triples, deadline, methods):
     return [fn]
 
 
+def _given(loop, triples, deadline, methods):
+    if loop.combine_hint is None:
+        raise RouteFailed("no combine came with the loop")
+    methods.update({f.name: "the composition of the lift's copies, group by group (given with the lifted loop)"
+                    for f in loop.fields})
+    return [loop.combine_hint]
+
+
+# Not in ROUTES: `synthesize` puts it first where a lift gives its combine with the loop.
+GIVEN_ROUTE = Route("lift's own combine", _given, 0.6)
+
+
 def _inverse(loop, triples, deadline, methods):
     from thm3.synth import inverse
     try:
@@ -215,6 +227,8 @@ def synthesize(loop: Loop, triples, *, deadline: float, prove: Callable,
     best = None
     partial = None              # what the sketch completed, where it missed some fields
     todo = list(ordered(loop, work, routes))
+    if loop.combine_hint is not None:
+        todo.insert(0, GIVEN_ROUTE)
     while todo:
         route = todo.pop(0)
         if time.monotonic() > deadline:

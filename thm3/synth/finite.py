@@ -30,6 +30,9 @@ from thm3.ir.simplify import simplify
 from thm3.semantics.evaluate import PYTHON, compiled
 from thm3.semantics.z3_plain import to_z3
 
+# a lifted loop that came with its combine (`Loop.combine_hint`): its reachable lifted
+# states, for the proofs' split (a debounce over five readings lifted: 81)
+MAX_HINTED_STATES = 256
 MAX_STATES = 64         # reachable control states (a 4-mode scanner lifted by its copies: 57)
 MAX_MONOID = 400        # transition functions of lists
 MAX_CELLS = 16          # cells of the element domain
@@ -172,7 +175,8 @@ def finite_elements(loop: Loop) -> list[dict] | None:
     return None
 
 
-def recognise(loop: Loop, deadline: float | None = None, as_data: frozenset = frozenset()) -> Machine:
+def recognise(loop: Loop, deadline: float | None = None, as_data: frozenset = frozenset(),
+              most: int = MAX_STATES) -> Machine:
     """The loop as a machine, or `Failed` saying why it is not one (fast on loops outside
     the class: a syntactic test first, then a bounded search).  The fields at the indices
     `as_data` are data even where they are finite (a bounded count read as a sum)."""
@@ -221,13 +225,13 @@ def recognise(loop: Loop, deadline: float | None = None, as_data: frozenset = fr
         raise Failed("no field is finite control (each update reads the element or a parameter)")
     init = [e.arg for e in initial_state(loop)]
     while True:
-        got = _explore(loop, control, outputs_c, cells, init, deadline)
+        got = _explore(loop, control, outputs_c, cells, init, deadline, limit=most)
         if isinstance(got, tuple):
             break
         # too many states: the fields with the most values are data, not control
         control = _closed([i for i in control if i not in got], outputs_c, names)
         if not control:
-            raise Failed(f"more than {MAX_STATES} reachable states: no finite control part")
+            raise Failed(f"more than {most} reachable states: no finite control part")
     states, table = got
     data = tuple(i for i in range(len(fields)) if i not in control)
     for i in data:
@@ -1329,6 +1333,7 @@ class LiftSet:
     fields: tuple[Added, ...]
     why: str
     full: bool = False          # the full table (every copy), tried after the minimal ones
+    combine: Fn | None = None   # the composition read group by group (`thm3.synth.copies`), over the keys
 
 
 def lift_candidates(loop: Loop, deadline: float, limit: int = 3) -> list[LiftSet]:
@@ -1356,33 +1361,33 @@ def lift_candidates(loop: Loop, deadline: float, limit: int = 3) -> list[LiftSet
     return sorted(out, key=lambda s: (s.full, len(s.fields)))
 
 
-def _readings(loop: Loop, variants: list[frozenset], deadline: float):
+def _readings(loop: Loop, variants: list[frozenset], deadline: float, most: int = MAX_STATES):
     """The machines of `loop` with each variant's fields read as data, where that reading
     is recognised and its data affine, while time is left."""
     for variant in variants:
         if time.monotonic() > deadline:
             return
         try:
-            m = recognise(loop, deadline, as_data=variant)
+            m = recognise(loop, deadline, as_data=variant, most=most)
             affine_rows(m)
         except Failed:
             continue
         yield m
 
 
-def determined_reading(loop: Loop, deadline: float) -> Machine:
+def determined_reading(loop: Loop, deadline: float, most: int = MAX_STATES) -> Machine:
     """The loop as a machine whose state determines its transition function: the widest
     control first, and where that is not finite or not determined, the readings with the
     numeric fields that read themselves as data (a lifted loop's buffered sums and their
     slopes are bounded, so finite, and with them the control has more states than the
     route takes).  The widest reading's `Failed`, or its machine, where none is."""
     try:
-        m = recognise(loop, deadline)
+        m = recognise(loop, deadline, most=most)
     except Failed as e:
         m, first = None, e
     if m is not None and m.determined()[1] is None:
         return m
-    for m2 in _readings(loop, _data_readings_of(loop), deadline):
+    for m2 in _readings(loop, _data_readings_of(loop), deadline, most):
         if m2.determined()[1] is None:
             return m2
     if m is None:
@@ -1568,7 +1573,10 @@ def _lift_set(m: Machine, chosen, col, originals, deadline, full: bool = False) 
             return Expr(Op.NOT, Type.BOOL, (var(f"acc.{keys[by_col[neg]]}", Type.BOOL),))
         if neg in originals:
             return Expr(Op.NOT, Type.BOOL, (var(f"acc.{fields[m.control[originals[neg]]].name}", Type.BOOL),))
-        k0, table = _function_of(c, originals)
+        got = _function_of(c, originals)
+        if got is None:         # (a copy the chosen ones leave out: only the combine asks for it)
+            raise Failed(f"no field of the lift gives {fields[m.control[k]].name} from {_show(m, m.states[qi])}")
+        k0, table = got
         f0 = fields[m.control[k0]]
         items = sorted(table.items(), key=lambda kv: repr(kv[0]))
         out = const(items[-1][1], t)
@@ -1578,7 +1586,9 @@ def _lift_set(m: Machine, chosen, col, originals, deadline, full: bool = False) 
         return out
 
     added = []
+    roles: dict[str, tuple] = {}        # key -> its place in the transition function (`copies_combine`)
     for qi, k in chosen:
+        roles[keys[(qi, k)]] = ("control", qi, k)
         i = m.control[k]
         f = fields[i]
         reads = free_vars([loop.left.outputs[i]])      # only these need a name (the others may have none)
@@ -1597,8 +1607,9 @@ def _lift_set(m: Machine, chosen, col, originals, deadline, full: bool = False) 
     for qi in range(1, len(m.states)) if m.data else ():
         mapping = {f"acc.{fields[j].name}": expr_of(qi, kk) for kk, j in enumerate(m.control)}
         mapping |= {f"acc.{fields[j].name}": var(f"acc.fsm{qi}_{fields[j].name}", fields[j].type) for j in m.data}
-        for j in m.data:
+        for jj, j in enumerate(m.data):
             f = fields[j]
+            roles[f"fsm{qi}_{f.name}"] = ("data", qi, jj)
             (update,) = substitute([loop.left.outputs[j]], mapping)
             zero = 0 if f.type is Type.INT else 0.0
             added.append(Added(f"fsm{qi}_{f.name}", f"{f.name}_from{qi}", f.type, zero, simplify(update),
@@ -1622,6 +1633,7 @@ def _lift_set(m: Machine, chosen, col, originals, deadline, full: bool = False) 
                         slopes = None           # a branch on the data: no slopes at all
                         break
                     one = 1 if ii == jj else 0
+                    roles[f"fsm{qi}_d{ii}_{jj}"] = ("slope", qi, ii, jj)
                     hint = f"pw_from{qi}" if len(m.data) == 1 else f"slope_{names[ii]}_{names[jj]}_from{qi}"
                     slopes.append(Added(f"fsm{qi}_d{ii}_{jj}", hint, dtype, one if dtype is Type.INT else float(one),
                                         simplify(update), f"how {names[ii]} scales the {names[jj]} before the list, "
@@ -1632,13 +1644,64 @@ def _lift_set(m: Machine, chosen, col, originals, deadline, full: bool = False) 
                 break
     added += slopes or []
     slope_keys = {a.key for a in slopes or []}
+    replaced: dict[str, Expr] = {}
     if m.data:
-        added = _drop_copied_data(m, added, deadline, slope_keys)
+        added, replaced = _drop_copied_data(m, added, deadline, slope_keys)
+    combine = _copies_combine(m, added, roles, replaced, expr_of, bool(slopes))
     size = full_table_size(m)
     what = "the full transition table" if full else "the fewest copies that tell the transition functions apart"
     why = (f"{what}: {len(added)} fields, of the {size} of the full table ({len(m.states) - 1} other "
            f"reachable states x {len(m.control) + len(m.data)} fields); {m.describe()}")
-    return LiftSet(tuple(added), why, full)
+    return LiftSet(tuple(added), why, full, combine)
+
+
+def _copies_combine(m: Machine, added: list[Added], roles: dict, replaced: dict, expr_of, slopes: bool) -> Fn | None:
+    """The lift's combine by construction (`thm3.synth.copies`), or None where the data's
+    coefficients are neither held by slopes nor all 1, or the data is not affine."""
+    from thm3.synth import copies
+    loop = m.loop
+    fields = loop.fields
+    kept = {a.key: a.type for a in added}
+    try:
+        mods = moduli(m, affine_rows(m)) if m.data else {}
+        if m.data and not slopes and not _unit_coefficients(m):
+            return None
+    except Failed:
+        return None
+
+    def field(key: str, type_: Type) -> Expr:
+        if key in kept:
+            return var(f"acc.{key}", type_)
+        if f"acc.{key}" in replaced:
+            return replaced[f"acc.{key}"]
+        raise copies.Failed(f"{key} is neither kept nor read back")
+
+    def data_expr(q: int, j: int) -> Expr:
+        f = fields[m.data[j]]
+        return var(f"acc.{f.name}", f.type) if q == 0 else field(f"fsm{q}_{f.name}", f.type)
+
+    dtype = Type.INT if all(fields[j].type is Type.INT for j in m.data) else Type.REAL
+
+    def slope_expr(q: int, i: int, j: int) -> Expr:
+        return field(f"fsm{q}_d{i}_{j}", dtype)
+
+    lifted = with_added(loop, added)
+    try:
+        return copies.copies_combine(loop, lifted.fields, m.states, m.control, m.data, roles, expr_of, data_expr,
+                                     slope_expr if slopes else None, mods)
+    except (copies.Failed, Failed):
+        return None
+
+
+def _unit_coefficients(m: Machine) -> bool:
+    """Whether every step's coefficient matrix of the data is the identity (a count, a sum
+    the control gates): the data the lists add then simply add up."""
+    rows = affine_rows(m)
+    if any(symbolic(c) for row in rows.values() for lin in row for k, c in lin.items() if k not in ("", MODULUS)):
+        return False
+    step_matrix = _step_matrices(m, rows)
+    eye = np.eye(len(m.data))
+    return all(np.array_equal(step_matrix(q, c), eye) for q in range(len(m.states)) for c in range(len(m.cells)))
 
 
 def full_table_size(m: Machine) -> int:
@@ -1790,6 +1853,7 @@ def _drop_copied_data(m: Machine, added: list[Added], deadline: float, slopes=fr
         if a.key in slopes and np.allclose(c, c[0]):
             v = float(c[0])
             constant[f"acc.{a.key}"] = const(int(round(v)) if a.type is Type.INT else v, a.type)
+    replaced: dict[str, Expr] = dict(constant)
     if constant:
         added = [a if a.key in slopes and f"acc.{a.key}" in constant else
                  dc_replace(a, update=simplify(substitute([a.update], constant)[0])) for a in added]
@@ -1799,22 +1863,55 @@ def _drop_copied_data(m: Machine, added: list[Added], deadline: float, slopes=fr
         for a in added:
             if a.key not in dropped:
                 needed |= {n[4:] for n in free_vars([a.update]) if n.startswith("acc.fsm")} - {a.key}
-        known = [cols[i] for i in range(k) if loop.fields[i].type in (Type.INT, Type.REAL)]
+        known = [(var(f"acc.{f.name}", f.type), cols[i]) for i, f in enumerate(loop.fields)
+                 if f.type in (Type.INT, Type.REAL)]
         drop = set()
         for n, a in enumerate(added):
             if a.key in dropped:
                 continue
             c = cols[k + n]
-            if a.key in data_keys and a.key not in needed and (
-                    np.allclose(c, 0) or (a.key in slopes and np.allclose(c, c[0])) or
-                    any(np.allclose(c, o) or np.allclose(c, -o) for o in known)):
-                drop.add(a.key)
-                continue
+            if a.key in data_keys and a.key not in needed:
+                equal = _read_back(a, c, known, a.key in slopes)
+                if equal is not None:
+                    drop.add(a.key)
+                    replaced.setdefault(f"acc.{a.key}", equal)
+                    continue
             if a.key in data_keys:
-                known.append(c)
+                known.append((var(f"acc.{a.key}", a.type), c))
         if not drop:
-            return [a for a in added if a.key not in dropped]
+            return [a for a in added if a.key not in dropped], _resolved(replaced)
         dropped |= drop
+
+
+def _resolved(replaced: dict[str, Expr]) -> dict[str, Expr]:
+    """`replaced` with each expression reading only kept fields (a copy read back as one
+    that a later round dropped in turn reads what that one equals)."""
+    out = dict(replaced)
+    for _ in range(len(out)):
+        changed = False
+        for key, e in out.items():
+            if free_vars([e]) & set(out):
+                out[key] = simplify(substitute([e], out)[0])
+                changed = True
+        if not changed:
+            break
+    return out
+
+
+def _read_back(a: Added, c: np.ndarray, known: list, slope: bool) -> Expr | None:
+    """What a data copy or slope equals on every folded list (its column `c`): 0, a
+    constant (a slope), or a known field or its negation; None where none."""
+    zero = const(0 if a.type is Type.INT else 0.0, a.type)
+    if np.allclose(c, 0):
+        return zero
+    if slope and np.allclose(c, c[0]):
+        return const(int(round(float(c[0]))) if a.type is Type.INT else float(c[0]), a.type)
+    for e, o in known:
+        if np.allclose(c, o):
+            return e
+        if np.allclose(c, -o):
+            return Expr(Op.NEG, e.type, (e,))
+    return None
 
 
 def with_added(loop: Loop, added) -> Loop:
@@ -1839,7 +1936,7 @@ def reachable_invariant(loop: Loop, deadline: float | None = None, most: int = M
     a lift's bounded counts read as data), up to the route's MAX_STATES (a four-mode
     scanner's lift: 57 states, whose associativity fails on 1,553 paths without it)."""
     try:
-        m = determined_reading(loop, time.monotonic() + 2.0 if deadline is None else deadline)
+        m = determined_reading(loop, time.monotonic() + 2.0 if deadline is None else deadline, most)
     except Failed:
         return None
     if len(m.states) > most or len(m.states) < 2:
