@@ -176,8 +176,15 @@ def test_composition_lift_of_an_uncatalogued_loop_has_the_copies_size(name):
     assert sets and len(sets[0].fields) == UNCATALOGUED_COPY_LIFTS[name], [a.key for a in sets[0].fields]
 
 
+# lifts whose lifted loop has more reachable control states than the finite route tables
+# (MAX_STATES): their combine comes with the lift (`thm3.synth.copies`), and their text,
+# analysed alone, has none (see test_a_lift_past_the_routes_states_is_proved_with_its_own_combine)
+PAST_THE_ROUTE = {"finite_debounce_five", "finite_code_hash_four_modes"}
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("name", sorted(UNCATALOGUED_COPY_LIFTS) + ["finite_phase_sum", "finite_record_moments"])
+@pytest.mark.parametrize("name", sorted(set(UNCATALOGUED_COPY_LIFTS) - PAST_THE_ROUTE)
+                         + ["finite_phase_sum", "finite_record_moments"])
 def test_the_lifted_loop_is_proved_by_the_finite_route_alone(name):
     """The composition lift's loop, analysed with the finite route only: its data combine
     is fitted on lists that reach every control state (a counter's top, a phase that
@@ -841,7 +848,7 @@ def test_the_step_law_field_by_field_proves_the_composition_and_refutes_a_wrong_
     assert fieldwise.applies(setting, first.combine)
     got = fieldwise.prove_step_law_by_fields(setting, first.combine, time.monotonic() + 60)
     assert got.proved, got.detail
-    assert "cases of 88 reachable tuples" in got.detail, got.detail
+    assert "(16 cases of 88 reachable tuples" in got.detail, got.detail
     # the hash's leaf for "a ends in a comment" reads b's hash from a string instead
     names = [f.name for f in lifted.fields]
     i = names.index("h")
@@ -849,4 +856,4 @@ def test_the_step_law_field_by_field_proves_the_composition_and_refutes_a_wrong_
     assert wrong != first.combine.outputs[i]
     bad = thm3.ir.Fn(first.combine.inputs, first.combine.outputs[:i] + (wrong,) + first.combine.outputs[i + 1:])
     out = fieldwise.prove_step_law_by_fields(setting, bad, time.monotonic() + 60)
-    assert not out.proved and "field h " in out.detail, out.detail
+    assert not out.proved and "h" in out.detail.split(" split on ")[0].removeprefix("fields ").split(", "), out.detail
