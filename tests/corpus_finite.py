@@ -24,6 +24,22 @@ def _xor(a, b, p):
     return (a[0] != b[0],)
 
 
+def _sustained(a, b, p):
+    """Runs of five positives: the counts added, less each block's count of the run they
+    share, plus 1 where the joined run reaches five."""
+    if a[0] == 0:
+        return tuple(b)
+    if b[0] == 0:
+        return tuple(a)
+    first, lead, whole, last, trail, long = a
+    join = last == b[0]
+    long += b[5]
+    if join and last == 2:
+        long += (trail + b[1] >= 5) - (trail >= 5) - (b[1] >= 5)
+    return (first, min(lead + b[1], 5) if whole and join else lead, whole and b[2] and join, b[3],
+            min(trail + b[4], 5) if b[2] and join else b[4], long)
+
+
 def _mod3(a, b, p):
     return ((a[0] + b[0]) % 3,)
 
@@ -172,6 +188,13 @@ ENTRIES: list[Entry] = [
          "breaks the streak of four", ([], [0.0], [1.0, 1.0, 1.0, 1.0]), klass="finite-linear", lift=None),
     _not("finite_code_hash_four_modes", LINEAR, "[] and [34, 34] both give (code, 0); after [34, 92] the first "
          "34 is escaped", ([], [34, 34], [34, 92]), domain="int", klass="finite-linear", lift=None),
+    _hom("finite_sustained_runs", LINEAR, "the counts added, corrected by the run the blocks share (111 control "
+         "states)", _sustained, klass="finite-linear"),
+    _not("finite_base64_quanta", LINEAR, "[0, 65] and [65, 61] both give (1, False, 0, 1); after [65] the 61 is "
+         "padding, not a rejected byte", ([0, 65], [65, 61], [65]), domain="int", klass="finite-linear", lift=None),
+    _not("finite_frame_bucket_bytes", LINEAR, "[65, 67] and [67, 65] both give (0, 2, 0, 132); after [65] the "
+         "bucket sends only the first of them", ([65, 67], [67, 65], [65]), domain="int", klass="finite-linear",
+         lift=None),
     _not("finite_comment_scanner", LINEAR, "[42, 47] and [0, 47] both give (1, 1, 0); after [47] the 42 opens "
          "a comment", ([42, 47], [0, 47], [47]), domain="int", klass="finite-linear", lift=None),
 ]
@@ -216,6 +239,7 @@ UNCATALOGUED_COPY_LIFTS: dict[str, int] = {
     "finite_token_bucket": 20,              # the level from five levels, sent, dropped and n from each (61 states)
     "finite_debounce_five": 34,             # level and streak from 9 other states less 2 read back, energy and flips from each (81 states)
     "finite_code_hash_four_modes": 10,      # the mode from three modes, h and its slope 7 ** k from each (88 states)
+    "finite_base64_quanta": 18,             # pos and padded from the five other states, both counts from each
     "finite_frame_checksum": 13,            # the mode from four modes, the data from two, ck's slope from three (64 states)
 }
 

@@ -285,3 +285,23 @@ def test_a_selection_inside_a_term_gives_its_arms_roots():
     assert -3.0 in element_values(loop)["x"]
     w = find_witness(loop, timeout=5.0)
     assert w is not None and check_witness(loop, w), w
+
+
+def test_two_values_past_the_last_comparison_find_a_witness_that_one_cannot():
+    """A bucket that charges two tokens for a frame over 64 bytes: the witness needs two
+    different large frames ([65, 67] against [67, 65], after [65] only the first is sent).
+    The critical domain has a second value past each end of its comparisons; with 65
+    alone above 64 the search found nothing and the finite route's fit on such lists read
+    the bytes b sends from a short bucket as b's sum less 65."""
+    from pathlib import Path
+
+    from thm3.analysis.witness import critical_domain
+    from thm3.semantics import critical
+    path = Path(__file__).resolve().parents[1] / "bench" / "corpus" / "finite_frame_bucket_bytes.py"
+    loop = parse_file(str(path))
+    values = critical.as_floats(critical.exact_element_values(loop, {}, time.monotonic() + 10))
+    dom = [int(t[0]) for t in critical_domain(loop, {}, values)]
+    assert len([v for v in dom if v > 64]) >= 2
+    w = find_witness(loop, timeout=5)
+    assert w is not None and check_witness(loop, w)
+    assert thm3.analyze(str(path), timeout=30).verdict == "not-homomorphism"

@@ -141,12 +141,12 @@ def candidates(loop: Loop) -> list[Expr]:
     # Ranges from interval reasoning over the step (0 <= s <= cap - 1 for a clamp).
     known = {_key(a) for a in out}
     out += [a for a in range_candidates(loop) if _key(a) not in known]
-    # A finite-state step: its control fields hold one of the reachable states.
-    # (more of them for a lifted loop that came with its combine: the copies lift of a
-    # machine with 80 transition functions has 81 lifted states, and its proofs split on them)
+    # A finite-state step: its control fields hold one of the reachable states, up to
+    # MAX_HINTED_STATES of them (the copies lift of a machine with 80 transition functions
+    # has 81 lifted states, and its proofs split on them; the finite route reads such a
+    # loop again past MAX_STATES), within 3 s for a lifted loop that came with its combine.
     hinted = loop.combine_hint is not None
-    reachable = reachable_invariant(loop, time.monotonic() + (3.0 if hinted else 1.0),
-                                    **({"most": MAX_HINTED_STATES} if hinted else {}))
+    reachable = reachable_invariant(loop, time.monotonic() + (3.0 if hinted else 1.0), most=MAX_HINTED_STATES)
     if reachable is not None:
         out.append(reachable)
     return out

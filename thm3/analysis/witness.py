@@ -284,13 +284,20 @@ def element_domain(loop: Loop, params: dict, rng: np.random.Generator) -> list[t
 def critical_domain(loop: Loop, params: dict, values: dict) -> list[tuple]:
     """A second domain, from the loop's own comparisons: for each scalar element the
     values that make a comparison or a field's value switch, a value on either side and
-    two inside each interval (`thm3.semantics.critical`), with 0 and 1; empty when the
-    loop has no such values beyond the first domain's."""
+    two inside each interval (`thm3.semantics.critical`), a second one past each end,
+    with 0 and 1; empty when the loop has no such values beyond the first domain's."""
     if not any(values.values()):
         return []
     per = {1: 10, 2: 6}.get(len(loop.elements), 4)
-    return _tuples(loop, params, per, [_column(d, 3, min(per, 4), [int(v) for v in values.get(d.name, []) + [0, 1]],
-                                               values.get(d.name, []) + [0.0, 1.0]) for d in loop.elements])
+    columns = []
+    for d in loop.elements:
+        vals = values.get(d.name, [])
+        # a second value past each end (two frames above a size limit that differ: with
+        # one value there alone, which of them a full bucket dropped is invisible)
+        outer = [max(vals) + 2, min(vals) - 2] if vals else []
+        columns.append(_column(d, 3, min(per, 4), [int(v) for v in vals + [0, 1]] + [int(v) for v in outer],
+                               vals + [0.0, 1.0] + outer))
+    return _tuples(loop, params, per + 2, columns)
 
 
 def _column(d, vecs: int, positions: int, ints: list, real_values: list) -> list:

@@ -34,9 +34,14 @@ from thm3.semantics.z3_plain import to_z3
 # states, for the proofs' split (a debounce over five readings lifted: 81)
 MAX_HINTED_STATES = 256
 MAX_STATES = 64         # reachable control states (a 4-mode scanner lifted by its copies: 57)
+RETRY_SECONDS = 4.0     # left for a second reading up to MAX_HINTED_STATES where MAX_STATES fails
 MAX_MONOID = 400        # transition functions of lists
+REFIT_ROUNDS = 6        # the data's forms fitted again on the lists that refuted them, at most
+REFUTING_SPLITS = 96    # splits of walked lists (each half up to 3 * the sampled lengths) a round
+MIN_PER_END = 6         # sampled lists that end in each control state, at least, for the data's fits
 MAX_CELLS = 16          # cells of the element domain
-MAX_ATOMS = 5           # predicates on the element (2**MAX_ATOMS sign vectors at most)
+MAX_ATOMS = 5           # predicates Z3 cannot read (2**MAX_ATOMS sign vectors at most)
+MAX_PREDICATES = 24     # predicates on the element, split into cells by Z3
 
 
 class Failed(Exception):
@@ -93,7 +98,9 @@ def _state_free(e: Expr) -> bool:
 
 def element_atoms(loop: Loop, outputs) -> list[Expr]:
     """The predicates through which the element enters `outputs`: the largest Bool
-    subterms over the element and parameters only (comparisons, and Bool elements)."""
+    subterms over the element and parameters only (comparisons, Bool elements, and their
+    `and`/`or`/`not`), each kept whole.  A base64 character class, ten comparisons joined
+    by `or`, is one predicate: its cells are those of the step, not of its comparisons."""
     elements = {d.name for d in loop.elements}
     out: list[Expr] = []
     seen: set[str] = set()
@@ -102,10 +109,9 @@ def element_atoms(loop: Loop, outputs) -> list[Expr]:
         names = free_vars([e])
         if e.type is Type.BOOL and names & elements and _state_free(e) and (
                 e.op in COMPARISONS or e.op is Op.VAR or e.op in (Op.AND, Op.OR, Op.NOT)):
-            for a in _atoms_of(e):
-                if repr(a) not in seen:
-                    seen.add(repr(a))
-                    out.append(a)
+            if repr(e) not in seen:
+                seen.add(repr(e))
+                out.append(e)
             return
         for s in e.src:
             visit(s)
@@ -115,32 +121,44 @@ def element_atoms(loop: Loop, outputs) -> list[Expr]:
     return out
 
 
-def _atoms_of(e: Expr) -> list[Expr]:
-    if e.op in (Op.AND, Op.OR, Op.NOT):
-        return [a for s in e.src for a in _atoms_of(s)]
-    return [e]
-
-
 def atom_cells(loop: Loop, atoms: list[Expr]) -> list[tuple[bool, ...]]:
     """The sign vectors of `atoms` that some element satisfies under the loop's
-    preconditions (for some parameters): each one cell.  Where Z3 cannot read an atom,
-    every sign vector is kept (more cells: the monoid found is then a superset)."""
+    preconditions (for some parameters): each one cell, enumerated by Z3 one model at a
+    time (each found vector blocked), so ten predicates that split the element into four
+    cells cost five checks, not 1,024.  In the order of `itertools.product((True,
+    False))`.  Where Z3 cannot read an atom, every sign vector is kept (more cells: the
+    monoid found is then a superset), at most 2 ** MAX_ATOMS of them; past MAX_CELLS
+    cells, `Failed`."""
     import z3
-    vectors = list(itertools.product((True, False), repeat=len(atoms)))
     syms: dict = {}
     terms = [to_z3(a, syms) for a in atoms]
     pre = [to_z3(p, syms) for p in loop.preconditions]
     if any(t is None for t in terms) or any(p is None for p in pre):
-        return vectors
+        if len(atoms) > MAX_ATOMS:
+            raise Failed(f"the element enters through {len(atoms)} predicates Z3 cannot all read "
+                         f"(at most {MAX_ATOMS})")
+        return list(itertools.product((True, False), repeat=len(atoms)))
+    bits = [z3.Bool(f"cell_bit_{i}") for i in range(len(atoms))]
+    s = z3.Solver()
+    s.set("timeout", 200)
+    s.add(*pre)
+    s.add(*[b == t for b, t in zip(bits, terms)])
     out = []
-    for v in vectors:
-        s = z3.Solver()
-        s.set("timeout", 200)
-        s.add(*pre)
-        s.add(*[t if b else z3.Not(t) for t, b in zip(terms, v)])
-        if s.check() != z3.unsat:
-            out.append(v)
-    return out
+    while True:
+        got = s.check()
+        if got == z3.unsat:
+            break
+        if got != z3.sat:
+            if len(atoms) > MAX_ATOMS:
+                raise Failed(f"Z3 cannot split the element by its {len(atoms)} predicates")
+            return list(itertools.product((True, False), repeat=len(atoms)))
+        model = s.model()
+        v = tuple(z3.is_true(model.eval(b, model_completion=True)) for b in bits)
+        out.append(v)
+        if len(out) > MAX_CELLS:
+            raise Failed(f"more than {MAX_CELLS} cells of the element")
+        s.add(z3.Or(*[b != z3.BoolVal(x) for b, x in zip(bits, v)]) if bits else z3.BoolVal(False))
+    return sorted(out, key=lambda v: tuple(not x for x in v))
 
 
 def finite_elements(loop: Loop) -> list[dict] | None:
@@ -189,7 +207,7 @@ def recognise(loop: Loop, deadline: float | None = None, as_data: frozenset = fr
     outputs = list(loop.left.outputs)
     atoms = element_atoms(loop, outputs)
     cells: list[dict]
-    if len(atoms) <= MAX_ATOMS:
+    if len(atoms) <= MAX_PREDICATES:
         outputs_c = list(_replace_atoms(outputs, atoms, [f"cell.{i}" for i in range(len(atoms))]))
     else:
         outputs_c = outputs
@@ -211,8 +229,8 @@ def recognise(loop: Loop, deadline: float | None = None, as_data: frozenset = fr
         outputs_c = outputs
         control = [i for i, e in enumerate(outputs) if not (free_vars([e]) & params)]
     else:
-        if len(atoms) > MAX_ATOMS:
-            raise Failed(f"the element enters through {len(atoms)} predicates (at most {MAX_ATOMS})")
+        if len(atoms) > MAX_PREDICATES:
+            raise Failed(f"the element enters through {len(atoms)} predicates (at most {MAX_PREDICATES})")
         vectors = atom_cells(loop, atoms)
         cells = [{f"cell.{i}": const(b) for i, b in enumerate(v)} for v in vectors]
         atoms = tuple(atoms)
@@ -224,8 +242,15 @@ def recognise(loop: Loop, deadline: float | None = None, as_data: frozenset = fr
     if not control:
         raise Failed("no field is finite control (each update reads the element or a parameter)")
     init = [e.arg for e in initial_state(loop)]
+    unbounded_fields = _unbounded(loop)
     while True:
-        got = _explore(loop, control, outputs_c, cells, init, deadline, limit=most)
+        # fields without bounds by interval reasoning leave first, where the rest of the
+        # control is closed without them (the reasoning ignores guards: a streak reset at
+        # 4 has no bound there, and with it gone the level, which reads it, goes too)
+        unbounded = unbounded_fields & set(control)
+        if unbounded and not _closed([i for i in control if i not in unbounded], outputs_c, names):
+            unbounded = frozenset()
+        got = _explore(loop, control, outputs_c, cells, init, deadline, limit=most, unbounded=unbounded)
         if isinstance(got, tuple):
             break
         # too many states: the fields with the most values are data, not control
@@ -264,9 +289,43 @@ def _replace_atoms(outputs, atoms, names):
     return transform(outputs, rule)
 
 
-def _explore(loop, control, outputs, cells, init, deadline, starts=(), limit=MAX_STATES):
+def _unbounded(loop: Loop) -> frozenset[int]:
+    """The numeric fields that interval reasoning over the step leaves without a lower or
+    an upper bound (`thm3.analysis.intervals`): a count of runs beside capped run lengths."""
+    from thm3.analysis.intervals import field_ranges
+    try:
+        ranges = field_ranges(loop)
+    except (ArithmeticError, ValueError, TypeError, RecursionError):
+        return frozenset()
+    return frozenset(i for i, f in enumerate(loop.fields)
+                     if f.name in ranges and (not ranges[f.name].lo or not ranges[f.name].hi))
+
+
+def _grown(loop: Loop, control: list[int], states: list, unbounded: frozenset) -> set[int]:
+    """The control fields to read as data once the states pass the bound: among those
+    without a bound by interval reasoning where there are any (else among all), the ones
+    that took values no constant of the loop names first (a count's 4, 5, 6 beside a
+    mode's 0 .. 3), then the counts, then those with the most values."""
+    values = {j: {s[k] for s in states} for k, j in enumerate(control)}
+    fields = loop.fields
+    pool = [j for j in control if j in unbounded] or list(control)
+    named = _constants(loop)
+    grown = {j: len(values[j] - named) if fields[j].type is not Type.BOOL else 0 for j in pool}
+    if max(grown.values()) > 0:
+        return {j for j in pool if grown[j] == max(grown.values())}
+    if len(pool) < len(control):
+        return set(pool)
+    counts = set(control) & set(_self_counts(loop))     # (acc.n + 1: data-like)
+    if counts and counts != set(control):
+        return counts
+    top = max(len(v) for v in values.values())
+    return {j for j in control if len(values[j]) == top and fields[j].type is not Type.BOOL} or set(control)
+
+
+def _explore(loop, control, outputs, cells, init, deadline, starts=(), limit=MAX_STATES, unbounded=frozenset()):
     """Breadth-first search of the control states from the initial one (and `starts`):
-    (states, table), or the set of fields whose values grew past the bound."""
+    (states, table), or the fields to read as data once the states pass `limit`
+    (`_grown`, among `unbounded` where it is given)."""
     fields = loop.fields
     start = tuple(init[i] for i in control)
     states = [start] + [s for s in starts if s != start]
@@ -284,20 +343,7 @@ def _explore(loop, control, outputs, cells, init, deadline, starts=(), limit=MAX
             nxt = tuple(_plain(v, fields[j].type) for j, v in zip(control, vals))
             if nxt not in index:
                 if len(states) >= limit:
-                    # the fields that took values no constant of the loop names first (a
-                    # count's 4, 5, 6 beside a mode's 0 .. 3), then those with the most values
-                    values = [{s[k] for s in states} for k in range(len(control))]
-                    named = _constants(loop)
-                    grown = [len(v - named) if fields[j].type is not Type.BOOL else 0
-                             for j, v in zip(control, values)]
-                    if max(grown) > 0:
-                        return {j for j, g in zip(control, grown) if g == max(grown)}
-                    counts = set(control) & set(_self_counts(loop))     # (acc.n + 1: data-like)
-                    if counts and counts != set(control):
-                        return counts
-                    top = max(len(v) for v in values)
-                    return {j for j, v in zip(control, values) if len(v) == top and fields[j].type is not Type.BOOL} \
-                        or set(control)
+                    return _grown(loop, control, states, unbounded)
                 index[nxt] = len(states)
                 states.append(nxt)
             rows[c].append(index[nxt])
@@ -348,8 +394,26 @@ def _monoid(table, n: int, deadline: float) -> dict:
 
 def synthesize(loop: Loop, deadline: float) -> tuple[Fn, str]:
     """The composition combine of a loop in the class, or `Failed` with the class it was
-    recognised as and what failed."""
-    m = determined_reading(loop, deadline)
+    recognised as and what failed.  Past MAX_STATES control states, read again up to
+    MAX_HINTED_STATES where RETRY_SECONDS are left (a lifted loop analysed alone: the
+    copies lift of a base64 scanner has 93 reachable states)."""
+    try:
+        return _composed(determined_reading(loop, deadline), deadline)
+    except Failed:
+        if deadline - time.monotonic() < RETRY_SECONDS:
+            raise
+        try:
+            wide = determined_reading(loop, deadline, most=MAX_HINTED_STATES)
+        except Failed:
+            wide = None
+        if wide is None or len(wide.states) <= MAX_STATES:
+            raise
+    return _composed(wide, deadline)
+
+
+def _composed(m: Machine, deadline: float) -> tuple[Fn, str]:
+    """`synthesize` on the machine `m`."""
+    loop = m.loop
     by_state, clash = m.determined()
     if clash is not None:
         f, g = clash
@@ -370,12 +434,77 @@ def synthesize(loop: Loop, deadline: float) -> tuple[Fn, str]:
     for k, i in enumerate(m.control):
         values = {(q, r): table_m.states[table_by[r][q]][k] for q, r in rows}
         outs[i] = _tree(table_m, rows, values, a, b, fields[i].type)
-    if m.data:
-        outs.update(_data_combine(m, by_state, a, b, deadline))
     names = tuple((f"a.{f.name}", f.type) for f in fields) + tuple((f"b.{f.name}", f.type) for f in fields) \
         + tuple((d.name, d.type) for d in loop.params)
     how = f"composition of transition functions ({m.describe()})"
-    return Fn(names, tuple(outs[i] for i in range(len(fields)))), how
+    if not m.data:
+        return Fn(names, tuple(outs[i] for i in range(len(fields)))), how
+    # the data's forms are fitted on sampled lists: where a split of longer lists refutes
+    # them (an end state whose sampled lists all had b's count at 0 reads the count as
+    # the constant 0), b's lists of those splits join the samples and the forms are fitted
+    # again, REFIT_ROUNDS times at most
+    extra: list = []
+    for round_ in range(REFIT_ROUNDS + 1):
+        outs.update(_data_combine(m, by_state, a, b, deadline, extra=extra))
+        fn = Fn(names, tuple(outs[i] for i in range(len(fields))))
+        refuting = _refuting_lists(m, fn, deadline, seed=round_)
+        if not refuting:
+            break
+        extra += refuting
+    return fn, how
+
+
+def _plus(form: Expr, own: Expr, terms: list) -> Expr:
+    """form + own, as one linear form over `terms` where `form` is one (-own + 3 gives 3)."""
+    lin = _affine(form, {t.arg: n for n, t in enumerate(terms)})
+    rest = None if lin is None else lin.get("")
+    if lin is None or MODULUS in lin or any(symbolic(c) for k, c in lin.items() if k != "") or (
+            rest is not None and rest.op is not Op.CONST):
+        return simplify(_add(form, own))
+    coefs = [float(lin.get(n, 0.0)) + (1.0 if t.arg == own.arg else 0.0) for n, t in enumerate(terms)]
+    return _linear_expr(coefs + [float(rest.arg) if rest is not None else 0.0], list(terms), own.type)
+
+
+def _less(v: float, own: float, modulus: int | None) -> float:
+    """v - own, reduced mod `modulus` where the field is."""
+    return float((int(v) - int(own)) % modulus) if modulus else v - own
+
+
+def _refuting_lists(m: Machine, fn: Fn, deadline: float, seed: int = 0) -> list[tuple[list, dict]]:
+    """The right halves (xs, params) of random splits of walked lists on which `fn`
+    disagrees with the fold, at most 16 (none where time is short or the lists cannot be
+    walked): the data's forms were fitted on shorter lists."""
+    from thm3.semantics.equality import states_close
+    from thm3.semantics.samples import Domain
+    if time.monotonic() > deadline:
+        return []
+    loop = m.loop
+    rng = np.random.default_rng(1 + seed)
+    try:
+        dom = Domain(loop)
+        longest = 3 * min(16, max(6, 2 * len(m.states) + 2))
+        lists = walked_lists(m, dom, rng, 2 * REFUTING_SPLITS, longest)
+    except (Failed, ValueError):
+        return []
+    pairs = [(lists[2 * i], lists[2 * i + 1]) for i in range(len(lists) // 2)
+             if lists[2 * i][1] == lists[2 * i + 1][1]]
+    wholes = [(xs + ys, p) for (xs, p), (ys, _) in pairs]
+    folded = fold_batched(loop, [x for pair in pairs for x in pair] + wholes)
+    run = compiled(fn.outputs, PYTHON)
+    names = [n for n, _ in fn.inputs]
+    out = []
+    for n, ((xs, p), (ys, _)) in enumerate(pairs):
+        ha, hb, want = folded[2 * n], folded[2 * n + 1], folded[2 * len(pairs) + n]
+        env = dict(zip(names, list(ha) + list(hb) + [p[d.name] for d in loop.params]))
+        try:
+            got = tuple(run(env))
+        except (ArithmeticError, ValueError, TypeError):
+            continue
+        if not states_close(got, tuple(want)):
+            out.append((ys, p))
+            if len(out) >= 16:
+                break
+    return out
 
 
 MAX_BOX = 1024
@@ -503,17 +632,40 @@ def _leafable(m: Machine, rows, values, keys, type_) -> bool:
 
 def _by_gain(m: Machine, rows, values, keys, a, b, type_):
     """The keys to split on, best first: the split whose parts are most often a leaf
-    (a constant or a field), then the fewest distinct values left in the parts."""
+    (a constant or a field), then the fewest distinct values left in the parts.  Scored
+    with NumPy over the rows (a table of 111 states against 111 has 12,321 rows, and
+    every key is scored at every node of the tree)."""
+    states = np.array([[float(v) for v in st] for st in m.states])
+    q = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+    r_ = np.fromiter((r[1] for r in rows), dtype=np.int64, count=len(rows))
+    codes: dict = {}
+    val = np.fromiter((codes.setdefault(values[row], len(codes)) for row in rows), dtype=np.int64, count=len(rows))
+    nv = max(len(codes), 1)
+    raw = [values[row] for row in rows]
+    numeric = all(isinstance(v, (bool, int, float, np.bool_, np.integer, np.floating)) for v in codes)
+    rawf = np.array([float(v) for v in raw]) if numeric else None
+    fields = m.loop.fields
+    cols = {key: states[q if key[0] == "a" else r_, key[1]] for key in keys}
     scored = []
     for n, key in enumerate(keys):
-        parts: dict = {}
-        for r in rows:
-            parts.setdefault(_lookup(m, r, key), []).append(r)
+        parts, inv = np.unique(cols[key], return_inverse=True)
         if len(parts) < 2:
             continue
-        rest = keys[:n] + keys[n + 1:]
-        open_parts = [p for p in parts.values() if not _leafable(m, p, values, rest, type_)]
-        scored.append(((len(open_parts), sum(len({values[r] for r in p}) for p in open_parts), n), n, key))
+        pairs = np.unique(inv * nv + val)
+        nvals = np.bincount(pairs // nv, minlength=len(parts))
+        open_ = nvals > 1
+        if rawf is not None and open_.any():
+            for other in keys[:n] + keys[n + 1:]:
+                if fields[m.control[other[1]]].type is not type_:
+                    continue
+                col = cols[other]
+                leaf = np.bincount(inv, weights=(col != rawf), minlength=len(parts)) == 0
+                if type_ is Type.BOOL:
+                    leaf |= np.bincount(inv, weights=(col == rawf), minlength=len(parts)) == 0
+                open_ &= ~leaf
+                if not open_.any():
+                    break
+        scored.append(((int(open_.sum()), int(nvals[open_].sum()), n), n, key))
     scored.sort(key=lambda t: t[0])
     return [(n, key) for _, n, key in scored]
 
@@ -665,7 +817,7 @@ def _coef_mul(k, v):
     return Expr(Op.MUL, t, (k, v))
 
 
-def _data_combine(m: Machine, by_state: dict, a: dict, b: dict, deadline: float) -> dict:
+def _data_combine(m: Machine, by_state: dict, a: dict, b: dict, deadline: float, extra=()) -> dict:
     """Each data field of the combine: d = sum over a's control state q of [a at q] *
     (A_q d_a + v_q), where A_q, the product of the step coefficients of b's list from
     q, is read off b's control state, and v_q, the data b's list adds from q (data 0),
@@ -698,18 +850,22 @@ def _data_combine(m: Machine, by_state: dict, a: dict, b: dict, deadline: float)
         samples.append((xs, params))
     # each sampled list folded once from init: b's fields, and the control state it ends in
     # (random lists, then walks over the control's moves, folded together)
-    lists = samples + walked_lists(m, dom, rng, 32, longest)
+    lists = samples + walked_lists(m, dom, rng, 32, longest) + list(extra)
     folded = []
     for (xs, params), whole in zip(lists, fold_batched(loop, lists)):
         r_state = tuple(_plain(whole[j], fields[j].type) for j in m.control)
         if r_state in m.states:
             folded.append((xs, params, [float(whole[j]) for j in m.data] + [1.0], m.states.index(r_state)))
-    reached = {r for *_, r in folded}
-    if any(r not in reached for r in by_state):
-        # random lists miss a state that only a few words reach: lists steered to it
+    reached: dict[int, int] = {}
+    for *_, r in folded:
+        reached[r] = reached.get(r, 0) + 1
+    if any(reached.get(r, 0) < MIN_PER_END for r in by_state):
+        # random lists miss a state that only a few words reach, or reach it by too few
+        # lists for b's data to vary there (a count of runs of five that every list ending
+        # in a state had at 0): lists steered to it, past random walks twice as long
         # (fewer a target where there are many: 24 lists for each of 88 states made the
         # fits' Python loops the half of the synthesis of a 4-mode lexer's lift)
-        steered = _steered_lists(m, dom, rng, [r for r in by_state], longest,
+        steered = _steered_lists(m, dom, rng, [r for r in by_state], 2 * longest,
                                  per_target=6 if len(by_state) <= 24 else 3)
         for (xs, params, r), whole in zip(steered, fold_batched(loop, [(xs, p) for xs, p, _ in steered])):
             folded.append((xs, params, [float(whole[j]) for j in m.data] + [1.0], r))
@@ -776,9 +932,21 @@ def _data_combine(m: Machine, by_state: dict, a: dict, b: dict, deadline: float)
             # on b's control where b's data already is what it adds (0 on the lists that
             # never leave a state that adds nothing), and its laws hold on every state the
             # invariants admit, not only on the reachable ones
-            joint = fitted(None, got, _fit_or_none, what, i, k)
+            # b's own field first (what b adds from q, less what it adds from its own
+            # start), then without it: where b's field is 0 or constant on every sampled
+            # list that ends in a state, its coefficient is not determined there, and the
+            # one it has from the start (1) is the form's, not 0 (a count of runs of five
+            # that no sampled list ending in the state had; its laws decide)
+            shifted = {r: [(row, _less(v, row[k], modulus[k])) for row, v in pts] for r, pts in got.items()}
+            joint = fitted(None, shifted, _fit_or_none, what, i, k)
+            joint = _plus(joint, b[i], terms) if joint is not None else fitted(None, got, _fit_or_none, what, i, k)
             for r in by_state:
-                per_state[r][q] = joint if joint is not None else fitted(r, got, _fit_by_residue, what, i, k)
+                if joint is not None:
+                    per_state[r][q] = joint
+                    continue
+                own = fitted(r, shifted, _fit_or_none, what, i, k)
+                per_state[r][q] = _plus(own, b[i], terms) if own is not None else \
+                    fitted(r, got, _fit_by_residue, what, i, k)
             if not determined:
                 # the slope of data field i in data field j from q: the fold from (q, e_j)
                 # less the fold from (q, 0), fitted on b's data fields
@@ -1279,19 +1447,43 @@ def _add(x: Expr, y: Expr) -> Expr:
     return Expr(Op.ADD, x.type if x.type is y.type else Type.REAL, (x, y))
 
 
+def _split_offset(e: Expr) -> tuple[Expr | None, object]:
+    """`e` as (the rest, a constant added to it): (None, c) for a constant."""
+    if e.op is Op.CONST and not isinstance(e.arg, bool):
+        return None, e.arg
+    if e.op is Op.ADD:
+        x, y = e.src
+        if y.op is Op.CONST and not isinstance(y.arg, bool):
+            return x, y.arg
+        if x.op is Op.CONST and not isinstance(x.arg, bool):
+            return y, x.arg
+    return e, 0
+
+
 def _expr_tree(m: Machine, rows, leaves: dict, a, b) -> Expr:
-    """A `where` chain over the control fields with expression leaves."""
+    """A `where` chain over the control fields with expression leaves.  Where every
+    leaf is one expression plus a constant (a count of runs joined across the blocks:
+    a.long + b.long, less 1 where both ends counted the run they share), that
+    expression plus the constants' own tree (`_tree`): the offsets are a few values
+    over many rows, and the tree splits on the fields that decide them."""
     memo: dict = {}
     text = {r: repr(e) for r, e in leaves.items()}     # each leaf printed once
+    parts = {r: _split_offset(e) for r, e in leaves.items()}
+    rests = {repr(rest) for rest, _ in parts.values()}
+    types = {e.type for e in leaves.values()}
+    if len(rests) == 1 and len(text) > 1 and len({text[r] for r in rows}) > 1 and len(types) == 1:
+        rest = parts[rows[0]][0]
+        type_ = types.pop()
+        offsets = {r: (int(c) if type_ is Type.INT else float(c)) for r, (_, c) in parts.items()}
+        tree = _tree(m, rows, offsets, a, b, type_)
+        return tree if rest is None else simplify(Expr(Op.ADD, type_, (rest, tree)), memo=memo)
 
     def go(rows, keys):
         texts = {text[r] for r in rows}
         if len(texts) == 1:
             return leaves[rows[0]]
-        for n, key in enumerate(keys):
+        for n, key in _by_gain(m, rows, text, keys, a, b, None):
             seen = sorted({_lookup(m, r, key) for r in rows}, key=lambda v: (str(type(v)), v))
-            if len(seen) < 2:
-                continue
             ref = (a if key[0] == "a" else b)[m.control[key[1]]]
             rest = keys[:n] + keys[n + 1:]
             if ref.type is Type.BOOL:
