@@ -948,3 +948,17 @@ def test_a_data_combine_whose_leaves_differ_by_constants_is_one_sum_and_a_tree()
         env |= {f"b.{loop.fields[i].name}": v for i, v in zip(m.control, m.states[r])}
         env |= {f"a.{loop.fields[j].name}": 10, f"b.{loop.fields[j].name}": 100}
         assert evaluate([tree], env, NUMPY)[0] == 110 + offsets[(q, r)]
+
+
+def test_the_finite_route_ends_within_its_deadline_on_a_wide_reading():
+    """Runs of five beside their count (111 control states, read again past 64): the
+    table's tree and the data's fits check the deadline, so the route answers or gives up
+    within it (the pipeline's watchdog stopped a synthesis that did not)."""
+    loop = _loop("finite_sustained_runs")
+    for seconds in (0.5, 5.0):
+        t0 = time.monotonic()
+        try:
+            finite.synthesize(loop, t0 + seconds)
+        except finite.Failed:
+            pass
+        assert time.monotonic() - t0 < seconds + 1.0

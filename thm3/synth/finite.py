@@ -433,7 +433,7 @@ def _composed(m: Machine, deadline: float) -> tuple[Fn, str]:
     rows = [(q, r) for r in table_by for q in range(len(table_m.states))]
     for k, i in enumerate(m.control):
         values = {(q, r): table_m.states[table_by[r][q]][k] for q, r in rows}
-        outs[i] = _tree(table_m, rows, values, a, b, fields[i].type)
+        outs[i] = _tree(table_m, rows, values, a, b, fields[i].type, deadline)
     names = tuple((f"a.{f.name}", f.type) for f in fields) + tuple((f"b.{f.name}", f.type) for f in fields) \
         + tuple((d.name, d.type) for d in loop.params)
     how = f"composition of transition functions ({m.describe()})"
@@ -448,7 +448,7 @@ def _composed(m: Machine, deadline: float) -> tuple[Fn, str]:
         outs.update(_data_combine(m, by_state, a, b, deadline, extra=extra))
         fn = Fn(names, tuple(outs[i] for i in range(len(fields))))
         refuting = _refuting_lists(m, fn, deadline, seed=round_)
-        if not refuting:
+        if not refuting or time.monotonic() > deadline:
             break
         extra += refuting
     return fn, how
@@ -564,7 +564,7 @@ def _first_diff(f, g) -> int:
     return next(i for i, (x, y) in enumerate(zip(f, g)) if x != y)
 
 
-def _tree(m: Machine, rows, values: dict, a: dict, b: dict, type_: Type) -> Expr:
+def _tree(m: Machine, rows, values: dict, a: dict, b: dict, type_: Type, deadline: float | None = None) -> Expr:
     """A `where` chain over a's and b's control fields whose value on each row (a's
     state q, b's state r) is `values[(q, r)]`: split on one field at a time, with
     leaves that are constants or one of the fields (or its negation).  Both orders of
@@ -573,7 +573,7 @@ def _tree(m: Machine, rows, values: dict, a: dict, b: dict, type_: Type) -> Expr
     best = None
     for order in (("b", "a"), ("a", "b")):
         keys = [(side, k) for side in order for k in range(len(ctrl))]
-        t = _split(m, rows, values, keys, a, b, type_)
+        t = _split(m, rows, values, keys, a, b, type_, deadline)
         if best is None or _size(t) < _size(best):
             best = t
     return best
@@ -589,7 +589,9 @@ def _lookup(m: Machine, row, key):
     return m.states[q if side == "a" else r][k]
 
 
-def _split(m: Machine, rows, values, keys, a, b, type_) -> Expr:
+def _split(m: Machine, rows, values, keys, a, b, type_, deadline: float | None = None) -> Expr:
+    if deadline is not None and time.monotonic() > deadline:
+        raise Failed("time ran out tabling the combine")
     vals = {values[r] for r in rows}
     if len(vals) == 1:
         return const(_plain(vals.pop(), type_), type_)
@@ -608,12 +610,13 @@ def _split(m: Machine, rows, values, keys, a, b, type_) -> Expr:
         if ref.type is Type.BOOL:
             yes = [r for r in rows if _lookup(m, r, key)]
             no = [r for r in rows if not _lookup(m, r, key)]
-            return _where(ref, _split(m, yes, values, rest, a, b, type_), _split(m, no, values, rest, a, b, type_))
-        out = _split(m, [r for r in rows if _lookup(m, r, key) == seen[-1]], values, rest, a, b, type_)
+            return _where(ref, _split(m, yes, values, rest, a, b, type_, deadline),
+                          _split(m, no, values, rest, a, b, type_, deadline))
+        out = _split(m, [r for r in rows if _lookup(m, r, key) == seen[-1]], values, rest, a, b, type_, deadline)
         for v in reversed(seen[:-1]):
             sub = [r for r in rows if _lookup(m, r, key) == v]
             test = Expr(Op.EQ, Type.BOOL, (ref, const(v, ref.type)))
-            out = _where(test, _split(m, sub, values, rest, a, b, type_), out)
+            out = _where(test, _split(m, sub, values, rest, a, b, type_, deadline), out)
         return out
     raise Failed("the table is not a function of the control fields")
 
@@ -922,6 +925,8 @@ def _data_combine(m: Machine, by_state: dict, a: dict, b: dict, deadline: float,
         for r in by_state:
             per_state[r] = {}
         for q in range(len(m.states)):
+            if time.monotonic() > deadline:
+                raise Failed(f"recognised as {m.describe()}; time ran out fitting the data's forms")
             from_q = folded_from(q)
             got: dict[int, list] = {r: [(data_rows[n], float(from_q[n][i])) for n in ns] for r, ns in by_end.items()}
             what = f"the data b adds from {_show(m, m.states[q])}"
@@ -989,7 +994,7 @@ def _data_combine(m: Machine, by_state: dict, a: dict, b: dict, deadline: float,
                 leaves[(q, r)] = _add(lin, per_state[r][q])
                 if modulus[k]:
                     leaves[(q, r)] = Expr(Op.MOD, Type.INT, (leaves[(q, r)],), modulus[k])
-        out[i] = _expr_tree(m, list(leaves), leaves, a, b)
+        out[i] = _expr_tree(m, list(leaves), leaves, a, b, deadline)
     return out
 
 
@@ -1460,7 +1465,7 @@ def _split_offset(e: Expr) -> tuple[Expr | None, object]:
     return e, 0
 
 
-def _expr_tree(m: Machine, rows, leaves: dict, a, b) -> Expr:
+def _expr_tree(m: Machine, rows, leaves: dict, a, b, deadline: float | None = None) -> Expr:
     """A `where` chain over the control fields with expression leaves.  Where every
     leaf is one expression plus a constant (a count of runs joined across the blocks:
     a.long + b.long, less 1 where both ends counted the run they share), that
@@ -1475,10 +1480,12 @@ def _expr_tree(m: Machine, rows, leaves: dict, a, b) -> Expr:
         rest = parts[rows[0]][0]
         type_ = types.pop()
         offsets = {r: (int(c) if type_ is Type.INT else float(c)) for r, (_, c) in parts.items()}
-        tree = _tree(m, rows, offsets, a, b, type_)
+        tree = _tree(m, rows, offsets, a, b, type_, deadline)
         return tree if rest is None else simplify(Expr(Op.ADD, type_, (rest, tree)), memo=memo)
 
     def go(rows, keys):
+        if deadline is not None and time.monotonic() > deadline:
+            raise Failed("time ran out tabling the data's combine")
         texts = {text[r] for r in rows}
         if len(texts) == 1:
             return leaves[rows[0]]
