@@ -444,8 +444,9 @@ def _composed(m: Machine, deadline: float) -> tuple[Fn, str]:
     # the constant 0), b's lists of those splits join the samples and the forms are fitted
     # again, REFIT_ROUNDS times at most
     extra: list = []
+    memo: dict = {}
     for round_ in range(REFIT_ROUNDS + 1):
-        outs.update(_data_combine(m, by_state, a, b, deadline, extra=extra))
+        outs.update(_data_combine(m, by_state, a, b, deadline, extra=extra, memo=memo))
         fn = Fn(names, tuple(outs[i] for i in range(len(fields))))
         refuting = _refuting_lists(m, fn, deadline, seed=round_)
         if not refuting or time.monotonic() > deadline:
@@ -590,47 +591,68 @@ def _lookup(m: Machine, row, key):
 
 
 def _split(m: Machine, rows, values, keys, a, b, type_, deadline: float | None = None) -> Expr:
+    """The tree of `_tree` over `rows` (pairs (q, r) of state indices), split on `keys`,
+    read off NumPy arrays of the rows' fields and values (a table of 111 states against
+    111 is 12,321 rows)."""
+    states = np.array([[float(v) for v in st] for st in m.states])
+    q = np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows))
+    r = np.fromiter((row[1] for row in rows), dtype=np.int64, count=len(rows))
+    v = np.array([float(values[row]) for row in rows])
+    return _split_at(m, _Table(rows, values, states, q, r, v), np.arange(len(rows)), keys, a, b, type_, deadline)
+
+
+@dataclass(frozen=True)
+class _Table:
+    rows: list          # (q, r) pairs
+    values: dict        # (q, r) -> the value to table
+    states: np.ndarray  # the control states' fields, as floats
+    q: np.ndarray       # a's state index, a row
+    r: np.ndarray       # b's state index, a row
+    v: np.ndarray       # the value, a row, as a float
+
+    def column(self, key, idx: np.ndarray) -> np.ndarray:
+        side, k = key
+        return self.states[(self.q if side == "a" else self.r)[idx], k]
+
+
+def _split_at(m: Machine, t: _Table, idx: np.ndarray, keys, a, b, type_, deadline) -> Expr:
     if deadline is not None and time.monotonic() > deadline:
         raise Failed("time ran out tabling the combine")
-    vals = {values[r] for r in rows}
-    if len(vals) == 1:
-        return const(_plain(vals.pop(), type_), type_)
+    v = t.v[idx]
+    if np.all(v == v[0]):
+        return const(_plain(t.values[t.rows[idx[0]]], type_), type_)
+    fields = m.loop.fields
     for key in keys:
         ref = (a if key[0] == "a" else b)[m.control[key[1]]]
         if ref.type is not type_:
             continue
-        if all(_lookup(m, r, key) == values[r] for r in rows):
+        col = t.column(key, idx)
+        if np.all(col == v):
             return ref
-        if type_ is Type.BOOL and all(_lookup(m, r, key) != values[r] for r in rows):
+        if type_ is Type.BOOL and np.all(col != v):
             return Expr(Op.NOT, Type.BOOL, (ref,))
-    for n, key in _by_gain(m, rows, values, keys, a, b, type_):
-        seen = sorted({_lookup(m, r, key) for r in rows}, key=lambda v: (str(type(v)), v))
+    for n, key in _gains(m, t, idx, keys, type_):
+        col = t.column(key, idx)
         ref = (a if key[0] == "a" else b)[m.control[key[1]]]
         rest = keys[:n] + keys[n + 1:]
         if ref.type is Type.BOOL:
-            yes = [r for r in rows if _lookup(m, r, key)]
-            no = [r for r in rows if not _lookup(m, r, key)]
-            return _where(ref, _split(m, yes, values, rest, a, b, type_, deadline),
-                          _split(m, no, values, rest, a, b, type_, deadline))
-        out = _split(m, [r for r in rows if _lookup(m, r, key) == seen[-1]], values, rest, a, b, type_, deadline)
-        for v in reversed(seen[:-1]):
-            sub = [r for r in rows if _lookup(m, r, key) == v]
-            test = Expr(Op.EQ, Type.BOOL, (ref, const(v, ref.type)))
-            out = _where(test, _split(m, sub, values, rest, a, b, type_, deadline), out)
+            return _where(ref, _split_at(m, t, idx[col != 0], rest, a, b, type_, deadline),
+                          _split_at(m, t, idx[col == 0], rest, a, b, type_, deadline))
+        seen = np.unique(col)
+        plain = [_plain(int(x) if fields[m.control[key[1]]].type is Type.INT else float(x), ref.type) for x in seen]
+        out = _split_at(m, t, idx[col == seen[-1]], rest, a, b, type_, deadline)
+        for x, p in zip(reversed(seen[:-1]), reversed(plain[:-1])):
+            test = Expr(Op.EQ, Type.BOOL, (ref, const(p, ref.type)))
+            out = _where(test, _split_at(m, t, idx[col == x], rest, a, b, type_, deadline), out)
         return out
     raise Failed("the table is not a function of the control fields")
 
 
-def _leafable(m: Machine, rows, values, keys, type_) -> bool:
-    if len({values[r] for r in rows}) == 1:
-        return True
-    for key in keys:
-        if m.loop.fields[m.control[key[1]]].type is not type_:
-            continue
-        if all(_lookup(m, r, key) == values[r] for r in rows) or (
-                type_ is Type.BOOL and all(_lookup(m, r, key) != values[r] for r in rows)):
-            return True
-    return False
+def _gains(m: Machine, t: _Table, idx: np.ndarray, keys, type_):
+    """`_by_gain` on the rows `idx` of the table `t`."""
+    codes, val = np.unique(t.v[idx], return_inverse=True)
+    cols = {key: t.column(key, idx) for key in keys}
+    return _scored(m, cols, val, len(codes), t.v[idx], keys, type_)
 
 
 def _by_gain(m: Machine, rows, values, keys, a, b, type_):
@@ -643,12 +665,17 @@ def _by_gain(m: Machine, rows, values, keys, a, b, type_):
     r_ = np.fromiter((r[1] for r in rows), dtype=np.int64, count=len(rows))
     codes: dict = {}
     val = np.fromiter((codes.setdefault(values[row], len(codes)) for row in rows), dtype=np.int64, count=len(rows))
-    nv = max(len(codes), 1)
-    raw = [values[row] for row in rows]
     numeric = all(isinstance(v, (bool, int, float, np.bool_, np.integer, np.floating)) for v in codes)
-    rawf = np.array([float(v) for v in raw]) if numeric else None
-    fields = m.loop.fields
+    rawf = np.array([float(values[row]) for row in rows]) if numeric else None
     cols = {key: states[q if key[0] == "a" else r_, key[1]] for key in keys}
+    return _scored(m, cols, val, max(len(codes), 1), rawf, keys, type_)
+
+
+def _scored(m: Machine, cols: dict, val: np.ndarray, nv: int, rawf: np.ndarray | None, keys, type_):
+    """The keys by the score `_by_gain` gives, from each key's column over the rows, the
+    rows' value codes `val` (of `nv`) and their values as floats (None where they are
+    not numbers: no field is then a leaf)."""
+    fields = m.loop.fields
     scored = []
     for n, key in enumerate(keys):
         parts, inv = np.unique(cols[key], return_inverse=True)
@@ -820,7 +847,8 @@ def _coef_mul(k, v):
     return Expr(Op.MUL, t, (k, v))
 
 
-def _data_combine(m: Machine, by_state: dict, a: dict, b: dict, deadline: float, extra=()) -> dict:
+def _data_combine(m: Machine, by_state: dict, a: dict, b: dict, deadline: float, extra=(),
+                  memo: dict | None = None) -> dict:
     """Each data field of the combine: d = sum over a's control state q of [a at q] *
     (A_q d_a + v_q), where A_q, the product of the step coefficients of b's list from
     q, is read off b's control state, and v_q, the data b's list adds from q (data 0),
@@ -828,17 +856,20 @@ def _data_combine(m: Machine, by_state: dict, a: dict, b: dict, deadline: float,
     from thm3.semantics.samples import Domain, fold_left
     loop = m.loop
     fields = loop.fields
-    rows = affine_rows(m)
     nd = len(m.data)
     # the coefficients read off b's control state where they are equal for every word of f
     # (checked on the cells' generators: f's coefficients compose as the table does), else
     # fitted on b's data fields (a lift's slopes: 2 ** (steps in mode 1) from each mode,
-    # lam ** (steps while running) where the coefficient is a parameter)
-    determined = coefficients_determined(m, rows=rows)
-    modulus = moduli(m, rows)
-    if determined:
+    # lam ** (steps while running) where the coefficient is a parameter); once a machine
+    # (`memo`: the refit rounds share them)
+    memo = {} if memo is None else memo
+    if "modulus" not in memo:
+        rows = affine_rows(m)
+        memo["determined"] = coefficients_determined(m, rows=rows)
+        memo["modulus"] = moduli(m, rows)
         # the coefficient matrices of each transition function, from each control state
-        coef = _coefficients(m, _step_matrices(m, rows))
+        memo["coef"] = _coefficients(m, _step_matrices(m, rows)) if memo["determined"] else None
+    determined, modulus, coef = memo["determined"], memo["modulus"], memo["coef"]
     rng = np.random.default_rng(0)
     dom = Domain(loop)
     samples = []
