@@ -897,29 +897,7 @@ def test_the_unbounded_count_leaves_the_control_before_the_capped_runs():
     the count (no upper bound by interval reasoning) is data first; the run lengths, whose
     values 3 no constant names, stay control (111 states), where they used to be dropped
     before the count."""
-    loop = thm3.parse_source('''from typing import NamedTuple
-from thm3.lang import Bool, Int, Real
-
-
-class State(NamedTuple):
-    first: Int = 0
-    lead: Int = 0
-    whole: Bool = True
-    last: Int = 0
-    trail: Int = 0
-    long: Int = 0
-
-
-def left(acc: State, x: Real) -> State:
-    c = 2 if x > 90 else 1
-    if acc.first == 0:
-        return State(c, 1, True, c, 1, 0)
-    if c == acc.last:
-        lead = min(acc.lead + 1, 5) if acc.whole else acc.lead
-        bump = 1 if c == 2 and acc.trail == 4 else 0
-        return State(acc.first, lead, acc.whole, c, min(acc.trail + 1, 5), acc.long + bump)
-    return State(acc.first, acc.lead, False, c, 1, acc.long)
-''')
+    loop = _loop("finite_sustained_runs")
     assert finite._unbounded(loop) == {5}
     m = finite.recognise(loop, time.monotonic() + 10, most=256)
     assert m.names(m.control) == ["first", "lead", "whole", "last", "trail"] and len(m.states) == 111

@@ -466,11 +466,6 @@ def _plus(form: Expr, own: Expr, terms: list) -> Expr:
     return _linear_expr(coefs + [float(rest.arg) if rest is not None else 0.0], list(terms), own.type)
 
 
-def _less(v: float, own: float, modulus: int | None) -> float:
-    """v - own, reduced mod `modulus` where the field is."""
-    return float((int(v) - int(own)) % modulus) if modulus else v - own
-
-
 def _refuting_lists(m: Machine, fn: Fn, deadline: float, seed: int = 0) -> list[tuple[list, dict]]:
     """The right halves (xs, params) of random splits of walked lists on which `fn`
     disagrees with the fold, at most 16 (none where time is short or the lists cannot be
@@ -973,14 +968,18 @@ def _data_combine(m: Machine, by_state: dict, a: dict, b: dict, deadline: float,
             # list that ends in a state, its coefficient is not determined there, and the
             # one it has from the start (1) is the form's, not 0 (a count of runs of five
             # that no sampled list ending in the state had; its laws decide)
-            shifted = {r: [(row, _less(v, row[k], modulus[k])) for row, v in pts] for r, pts in got.items()}
-            joint = fitted(None, shifted, _fit_or_none, what, i, k)
+            # (not for a field read modulo m: its fit searches small coefficients first, and
+            # a lifted clamped walk mod 97 then read b's own copy where the proof needs the
+            # form the search gives)
+            shifted = {r: [(row, v - row[k]) for row, v in pts] for r, pts in got.items()} \
+                if not modulus[k] else None
+            joint = fitted(None, shifted, _fit_or_none, what, i, k) if shifted else None
             joint = _plus(joint, b[i], terms) if joint is not None else fitted(None, got, _fit_or_none, what, i, k)
             for r in by_state:
                 if joint is not None:
                     per_state[r][q] = joint
                     continue
-                own = fitted(r, shifted, _fit_or_none, what, i, k)
+                own = fitted(r, shifted, _fit_or_none, what, i, k) if shifted else None
                 per_state[r][q] = _plus(own, b[i], terms) if own is not None else \
                     fitted(r, got, _fit_by_residue, what, i, k)
             if not determined:
