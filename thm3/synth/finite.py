@@ -1506,7 +1506,7 @@ def _expr_tree(m: Machine, rows, leaves: dict, a, b, deadline: float | None = No
     parts = {r: _split_offset(e) for r, e in leaves.items()}
     rests = {repr(rest) for rest, _ in parts.values()}
     types = {e.type for e in leaves.values()}
-    if len(rests) == 1 and len(text) > 1 and len({text[r] for r in rows}) > 1 and len(types) == 1:
+    if len(rests) == 1 and len({text[r] for r in rows}) > 1 and len(types) == 1:
         rest = parts[rows[0]][0]
         type_ = types.pop()
         offsets = {r: (int(c) if type_ is Type.INT else float(c)) for r, (_, c) in parts.items()}
