@@ -195,6 +195,11 @@ ENTRIES: list[Entry] = [
     _not("finite_frame_bucket_bytes", LINEAR, "[65, 67] and [67, 65] both give (0, 2, 0, 132); after [65] the "
          "bucket sends only the first of them", ([65, 67], [67, 65], [65]), domain="int", klass="finite-linear",
          lift=None),
+    _not("finite_retry_breaker", LINEAR, "[0, -1, -1, 0] and [-1, -1, 0, 0] both give (0, False, 0, 2, 2, 0, 0, "
+         "0); after [-1] the first opens the breaker", ([0.0, -1.0, -1.0, 0.0], [-1.0, -1.0, 0.0, 0.0], [-1.0]),
+         klass="finite-linear", lift=None),
+    _not("finite_csv_columns", LINEAR, "[] and [0] both give (False, 0, 0, 0, 0, 0, 0); after [34] the 0 is a "
+         "quoted byte", ([], [0], [34]), domain="int", klass="finite-linear", lift=None),
     _not("finite_comment_scanner", LINEAR, "[42, 47] and [0, 47] both give (1, 1, 0); after [47] the 42 opens "
          "a comment", ([42, 47], [0, 47], [47]), domain="int", klass="finite-linear", lift=None),
 ]
@@ -240,6 +245,8 @@ UNCATALOGUED_COPY_LIFTS: dict[str, int] = {
     "finite_debounce_five": 34,             # level and streak from 9 other states less 2 read back, energy and flips from each (81 states)
     "finite_code_hash_four_modes": 10,      # the mode from three modes, h and its slope 7 ** k from each (88 states)
     "finite_base64_quanta": 18,             # pos and padded from the five other states, both counts from each
+    "finite_retry_breaker": 36,             # streak, open and cool-down from the five other states, the data from each (171 lifted states)
+    "finite_csv_columns": 35,               # quoted and column from the five other states, the data from each (197 lifted states)
     "finite_frame_checksum": 13,            # the mode from four modes, the data from two, ck's slope from three (64 states)
 }
 

@@ -18,7 +18,7 @@ import thm3.synth as synth  # noqa: E402
 from corpus import CORPUS, by_name  # noqa: E402
 from corpus_finite import COPY_LIFTS, NAMED_LIFTS, UNCATALOGUED_COPY_LIFTS  # noqa: E402
 from thm3.analysis.invariants import infer  # noqa: E402
-from thm3.ir import Op, walk  # noqa: E402
+from thm3.ir import Op, free_vars, walk  # noqa: E402
 from thm3.ir.normalize import normalize_loop  # noqa: E402
 from thm3.prove.combine import prove_combine  # noqa: E402
 from thm3.prove.laws import Setting  # noqa: E402
@@ -677,14 +677,17 @@ def test_a_theorem_lift_that_no_list_refutes_is_named_before_any_claim_of_growth
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["finite_string_escape_hash", "finite_two_switch_ema", "finite_gated_momentum",
                                   "finite_flushed_ones", "finite_comment_scanner", "finite_frame_checksum",
-                                  "finite_holt_warmup", "finite_token_bucket"])
+                                  "finite_holt_warmup", "finite_token_bucket", "finite_retry_breaker",
+                                  "finite_csv_columns"])
 def test_a_many_copy_lift_is_found_and_proved_within_the_default_timeout(name):
     """A three-mode lexer's hash mod p (7 copies: 17 lifted control states, 289 paths in
     associativity) and an EMA gated by two flags (8 copies): both once ended "no combine
     was proved" after 58 s and 8 s; the path's literals kept on the solver, a condition
     decided once a path and remainders compared as atoms prove them within the search.  A
     gated momentum (two coupled fields, 8 copies) took 36 s, six 3-field sets failing to be
-    proved first: after PENDING_REFUSALS of them the composition lift goes first (16 s)."""
+    proved first: after PENDING_REFUSALS of them the composition lift goes first (16 s).
+    A circuit breaker and a CSV scanner (8 and 7 fields, 36 and 35 copies) ran out of the
+    2 s their lifts were read in, and their lifted loops' invariants carried 590 facts."""
     a = thm3.analyze(str(ROOT / "bench" / "corpus" / f"{name}.py"), lift=True, timeout=60)
     assert a.verdict == "not-homomorphism"
     assert a.lifted is not None, next(s.detail for s in a.steps if s.name == "lift")
@@ -940,3 +943,84 @@ def test_the_finite_route_ends_within_its_deadline_on_a_wide_reading():
         except finite.Failed:
             pass
         assert time.monotonic() - t0 < seconds + 1.0
+
+
+THERMOSTAT = """
+from typing import NamedTuple
+from thm3.lang import Bool, Int, Real
+
+
+class State(NamedTuple):
+    heating: Bool = False
+    dwell: Int = 3
+    switches: Int = 0
+    on_steps: Int = 0
+    energy: Real = 0.0
+    held: Int = 0
+
+
+def left(acc: State, x: Real) -> State:
+    d = min(acc.dwell + 1, 3)
+    if acc.heating:
+        if x > 22 and d >= 3:
+            return State(False, 0, acc.switches + 1, acc.on_steps, acc.energy, acc.held)
+        return State(True, d, acc.switches, acc.on_steps + 1, acc.energy + (22 - x), acc.held + (1 if x > 22 else 0))
+    if x < 18 and d >= 3:
+        return State(True, 0, acc.switches + 1, acc.on_steps + 1, acc.energy + (22 - x), acc.held)
+    return State(False, d, acc.switches, acc.on_steps, acc.energy, acc.held + (1 if x < 18 else 0))
+"""
+
+
+def test_a_lift_is_read_past_the_transition_functions_synthesis_composes():
+    """A thermostat with hysteresis and a three-step dwell: 8 control states, but 1,722
+    transition functions, past MAX_MONOID, so the finite route does not table it.  A
+    lift composes no table: its copies are read off up to MAX_LIFT_MONOID functions, and
+    the combine that comes with them agrees with the fold.  (Its lifted loop has as many
+    reachable states as functions, past MAX_HINTED_STATES: its laws are not proved yet.)"""
+    loop = thm3.parse_source(THERMOSTAT)
+    with pytest.raises(finite.Failed, match="transition functions"):
+        finite.recognise(loop, time.monotonic() + 10)
+    m = finite.recognise(loop, time.monotonic() + 10, functions=finite.MAX_LIFT_MONOID)
+    assert len(m.states) == 8 and len(m.monoid) > finite.MAX_MONOID
+    sets = finite.lift_candidates(loop, time.monotonic() + 30)
+    assert sets and sets[0].combine is not None
+    lifted = finite.with_added(loop, sets[0].fields)
+    _agrees_with_fold(lifted, sets[0].combine, lists=80)
+
+
+def test_the_copies_every_data_lift_holds_are_chosen_first():
+    """The data's updates read the control from every other state: those copies are in
+    every lift with data, so the search for the fewest copies starts from them and tries
+    only the rest (a circuit breaker: 2**15 subsets were tried before).  The lift is the
+    same as the exhaustive search's: each data copy reads only kept copies or fields."""
+    loop = _loop("finite_retry_breaker")
+    m = finite.recognise(loop, time.monotonic() + 10)
+    (first, *_) = finite.lift_candidates(loop, time.monotonic() + 30)
+    keys = {a.key for a in first.fields}
+    names = {f"acc.{f.name}" for f in loop.fields} | {f"acc.{k}" for k in keys} | {d.name for d in loop.elements}
+    for a in first.fields:
+        assert free_vars([a.update]) <= names, (a.key, free_vars([a.update]) - names)
+    assert len(first.fields) == UNCATALOGUED_COPY_LIFTS["finite_retry_breaker"]
+    assert len(m.states) == 6
+    _agrees_with_fold(finite.with_added(loop, first.fields), first.combine, lists=80)
+
+
+def test_a_lifted_loop_with_its_combine_asks_no_relations_between_its_fields():
+    """A lifted loop that came with its combine is proved by the composition lemma over
+    its reachable control: the invariant search asks the reachable tuples and one-field
+    facts, not the relations between two fields (19,127 candidates for the breaker's
+    44 fields, of which 590 survived the samples and burdened every proof)."""
+    from dataclasses import replace
+    from thm3.analysis.invariants import candidates
+    loop = _loop("finite_retry_breaker")
+    (first, *_) = finite.lift_candidates(loop, time.monotonic() + 30)
+    plain = finite.with_added(loop, first.fields)
+    hinted = replace(plain, combine_hint=first.combine)
+    wide = candidates(plain)
+    narrow = candidates(hinted)
+    from thm3.prove.reachable import disjuncts
+    assert disjuncts(narrow[-1]) is not None
+    control = free_vars([narrow[-1]])
+    assert all(len({v for v in free_vars([a]) if v.startswith("acc.")}) <= 1 for a in narrow[:-1])
+    assert not any(free_vars([a]) and free_vars([a]) <= control for a in narrow[:-1])
+    assert len(narrow) < len(wide) / 10

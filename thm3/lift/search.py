@@ -56,6 +56,10 @@ PENDING_REFUSALS = 2
 COMPOSITION_SHARE = 10.0  # seconds at least for a composition lift's proof (the prover's default)
 RESERVE = 0.15            # of the time left, kept from a composition lift's proof for the search's own answer
 THEOREM_SHARE = 1.0     # seconds for a plain set's proof while a reduced semiring unit waits
+# The composition lifts' reading (machine, copies, their combine): at least READING_SECONDS,
+# else this share of the search's time (a retry breaker's 8 fields: 0.7 s on the 2-core VM).
+READING_SECONDS = 2.0
+READING_SHARE = 0.2
 
 
 @dataclass(frozen=True)
@@ -326,7 +330,8 @@ class _LiftSearch:
         self.pending: list = []           # composition lifts not tried yet (run fills it)
         self._theorem_units: list[set[int]] | None = None   # reduced semiring units not tried yet
         self.hints: dict[tuple[int, ...], Fn] = {}      # a composition lift's combine by construction
-        for n, got in enumerate(composition_lifts(loop, min(deadline, time.monotonic() + 2.0))):
+        reading = max(READING_SECONDS, READING_SHARE * (deadline - time.monotonic()))
+        for n, got in enumerate(composition_lifts(loop, min(deadline, time.monotonic() + reading))):
             start = len(self.cands)
             self.cands += [_Aux(a.key, a.hint, a.type, a.default, a.update, a.comment,
                                 a.why or "a part of the transition function on the reachable states, which "

@@ -36,6 +36,8 @@ MAX_HINTED_STATES = 256
 MAX_STATES = 64         # reachable control states (a 4-mode scanner lifted by its copies: 57)
 RETRY_SECONDS = 4.0     # left for a second reading up to MAX_HINTED_STATES where MAX_STATES fails
 MAX_MONOID = 400        # transition functions of lists
+MAX_CHOICES = 20000     # sets of copies tried for the fewest that tell the functions apart (then the full table)
+MAX_LIFT_MONOID = 4096  # ... where only a lift is read off them (a dwell thermostat's 8 states: 1,722)
 REFIT_ROUNDS = 6        # the data's forms fitted again on the lists that refuted them, at most
 REFUTING_SPLITS = 96    # splits of walked lists (each half up to 3 * the sampled lengths) a round
 MIN_PER_END = 6         # sampled lists that end in each control state, at least, for the data's fits
@@ -194,7 +196,7 @@ def finite_elements(loop: Loop) -> list[dict] | None:
 
 
 def recognise(loop: Loop, deadline: float | None = None, as_data: frozenset = frozenset(),
-              most: int = MAX_STATES) -> Machine:
+              most: int = MAX_STATES, functions: int = MAX_MONOID) -> Machine:
     """The loop as a machine, or `Failed` saying why it is not one (fast on loops outside
     the class: a syntactic test first, then a bounded search).  The fields at the indices
     `as_data` are data even where they are finite (a bounded count read as a sum)."""
@@ -262,7 +264,7 @@ def recognise(loop: Loop, deadline: float | None = None, as_data: frozenset = fr
     for i in data:
         if fields[i].type not in (Type.INT, Type.REAL):
             raise Failed(f"field {fields[i].name} is neither finite control nor a number")
-    monoid = _monoid(table, len(states), deadline)
+    monoid = _monoid(table, len(states), deadline, functions)
     return Machine(loop, tuple(control), data, tuple(atoms), tuple(cells), tuple(states), table, monoid)
 
 
@@ -366,8 +368,9 @@ def _plain(v, type_: Type):
     return float(v)
 
 
-def _monoid(table, n: int, deadline: float) -> dict:
-    """The transition functions of nonempty lists, breadth first from the cells'."""
+def _monoid(table, n: int, deadline: float, most: int = MAX_MONOID) -> dict:
+    """The transition functions of nonempty lists, breadth first from the cells'; `Failed`
+    past `most` of them."""
     found: dict[tuple, tuple] = {}
     frontier = []
     for c, row in enumerate(table):
@@ -382,8 +385,8 @@ def _monoid(table, n: int, deadline: float) -> dict:
             for c, row in enumerate(table):
                 g = tuple(row[j] for j in f)      # f first, then the cell
                 if g not in found:
-                    if len(found) >= MAX_MONOID:
-                        raise Failed(f"more than {MAX_MONOID} transition functions")
+                    if len(found) >= most:
+                        raise Failed(f"more than {most} transition functions")
                     found[g] = found[f] + (c,)
                     nxt.append(g)
         frontier = nxt
@@ -1047,17 +1050,25 @@ def coefficients_determined(m: Machine, rows: dict | None = None) -> bool:
     # them (a buffer flushed on the way has not), and one cell from it is that cell's step
     # (with the identity among the monoid's functions, the loop below checks each cell from it)
     if m.identity in coef:
-        if not all(np.allclose(c, eye) for c in coef[m.identity]):
+        if not np.allclose(coef[m.identity], eye):
             return False
     elif any(tuple(row) not in coef or not np.allclose(step_matrix(q, c), coef[tuple(row)][q])
              for c, row in enumerate(m.table) for q in range(len(m.states))):
         return False
-    for f in m.monoid:
-        for c, row in enumerate(m.table):
-            g = tuple(row[j] for j in f)
-            for q in range(len(m.states)):
-                if g not in coef or not np.allclose(step_matrix(f[q], c) @ coef[f][q], coef[g][q]):
-                    return False
+    # every function f and cell c at once: step(f(q), c) @ coef[f][q] == coef[f then c][q]
+    funcs = list(m.monoid)
+    index = {f: n for n, f in enumerate(funcs)}
+    fa = np.array(funcs, dtype=np.int64)                            # (F, Q)
+    mats = np.array([coef[f] for f in funcs])                        # (F, Q, d, d)
+    steps = np.array([[step_matrix(q, c) for c in range(len(m.cells))] for q in range(len(m.states))])
+    for c, row in enumerate(m.table):
+        rowa = np.array(row, dtype=np.int64)
+        then = [index.get(tuple(rowa[f])) for f in fa]
+        if any(g is None for g in then):
+            return False
+        lhs = np.einsum("fqij,fqjk->fqik", steps[fa, c], mats)
+        if not np.allclose(lhs, mats[np.array(then)]):
+            return False
     return True
 
 
@@ -1111,17 +1122,26 @@ def _step_matrices(m: Machine, rows: dict):
 
 def _coefficients(m: Machine, step_matrix) -> dict:
     """Each transition function's product of the data's coefficient matrices along a
-    shortest word of it, from each control state."""
+    shortest word of it, from each control state (breadth first: a word is its parent's
+    with one cell more)."""
+    nq = len(m.states)
+    steps = np.array([[step_matrix(q, c) for c in range(len(m.cells))] for q in range(nq)])
+    eye = np.broadcast_to(np.eye(len(m.data)), (nq, len(m.data), len(m.data)))
+    by_word = {(): (np.arange(nq), eye)}       # word -> (states it leads each q to, products)
     coef: dict[tuple, tuple] = {}
-    for f, word in m.monoid.items():
-        mats = []
-        for q in range(len(m.states)):
-            mat, s = np.eye(len(m.data)), q
-            for c in word:
-                mat = step_matrix(s, c) @ mat
-                s = m.table[c][s]
-            mats.append(mat)
-        coef[f] = tuple(mats)
+    for f, word in sorted(m.monoid.items(), key=lambda kv: len(kv[1])):
+        parent = word[:-1]
+        if parent not in by_word:               # (a shortest word's prefix is one too, but of another function)
+            s, mat = np.arange(nq), eye
+            for c in parent:
+                mat = np.einsum("qij,qjk->qik", steps[s, c], mat)
+                s = np.array(m.table[c])[s]
+            by_word[parent] = (s, mat)
+        s, mat = by_word[parent]
+        c = word[-1]
+        out = np.einsum("qij,qjk->qik", steps[s, c], mat)
+        by_word[word] = (np.array(m.table[c])[s], out)
+        coef[f] = tuple(out)
     return coef
 
 
@@ -1575,8 +1595,10 @@ def lift_candidates(loop: Loop, deadline: float, limit: int = 3) -> list[LiftSet
     (and whose updates read only kept copies) come first, then the full table.  Data
     fields (finite control with linear data) are copied from each other control state,
     starting at 0, and dropped where they equal a kept field on folded lists."""
+    # (a lift reads its copies off the transition functions, but composes none of them
+    # by table: it takes more of them than synthesis does)
     try:
-        m = recognise(loop, deadline)
+        m = recognise(loop, deadline, functions=MAX_LIFT_MONOID)
     except Failed:
         return []
     out = _copies_lifts(m, deadline, limit)
@@ -1584,20 +1606,21 @@ def lift_candidates(loop: Loop, deadline: float, limit: int = 3) -> list[LiftSet
     # states (a buffer of up to 3 ones beside a phase mod 4: 10 states, 18 copies whose
     # lifted loop has more control states than the route takes); read as data it adds one
     # copy and a slope per control state instead: both are offered, fewest fields first
-    for m2 in _readings(loop, _data_readings(m), deadline):
+    for m2 in _readings(loop, _data_readings(m), deadline, functions=MAX_LIFT_MONOID):
         out += [s for s in _copies_lifts(m2, deadline, limit)
                 if all(_keys(s) != _keys(t) for t in out)]
     return sorted(out, key=lambda s: (s.full, len(s.fields)))
 
 
-def _readings(loop: Loop, variants: list[frozenset], deadline: float, most: int = MAX_STATES):
+def _readings(loop: Loop, variants: list[frozenset], deadline: float, most: int = MAX_STATES,
+              functions: int = MAX_MONOID):
     """The machines of `loop` with each variant's fields read as data, where that reading
     is recognised and its data affine, while time is left."""
     for variant in variants:
         if time.monotonic() > deadline:
             return
         try:
-            m = recognise(loop, deadline, as_data=variant, most=most)
+            m = recognise(loop, deadline, as_data=variant, most=most, functions=functions)
             affine_rows(m)
         except Failed:
             continue
@@ -1716,38 +1739,59 @@ def _copies_lifts(m: Machine, deadline: float, limit: int) -> list[LiftSet]:
     if not need_data:
         return []
 
+    given: dict[tuple, bool] = {}
+
     def available(c, chosen_cols) -> bool:
-        return len(set(c)) == 1 or c in originals or c in chosen_cols or \
-            (isinstance(c[0], bool) and (_negation(c) in originals or _negation(c) in chosen_cols)) or \
-            _function_of(c, originals) is not None
+        if c not in given:          # without any copy: a constant, a field, its negation, a function of one
+            given[c] = len(set(c)) == 1 or c in originals or \
+                (isinstance(c[0], bool) and _negation(c) in originals) or _function_of(c, originals) is not None
+        return given[c] or c in chosen_cols or (isinstance(c[0], bool) and _negation(c) in chosen_cols)
+
+    # the transition functions' keys: the state they lead the initial one to, then one
+    # code a chosen copy (values renumbered after each, so that they stay small)
+    start_codes = np.array([f[0] for f in funcs], dtype=np.int64)
+    codes = {q: np.unique(np.array([repr(v) for v in col[q]]), return_inverse=True)[1].astype(np.int64)
+             for q in copies}
 
     def works(chosen) -> bool:
-        cols = {col[q] for q in chosen}
-        keys = set()
-        for n in range(len(funcs)):
-            key = tuple(m.states[funcs[n][0]]) + tuple(col[q][n] for q in chosen)
-            if key in keys:
-                return False
-            keys.add(key)
-        for qi, k in chosen:
-            if not all(available(col[(qi, j)], cols) for j in reads[k]):
-                return False
-        return True
+        key = start_codes
+        for q in chosen:
+            key = np.unique(key * (int(codes[q].max()) + 1) + codes[q], return_inverse=True)[1]
+        return int(key.max()) + 1 == len(funcs)
 
-    def data_ok(chosen) -> bool:
-        cols = {col[q] for q in chosen}
-        return all(available(col[(qi, j)], cols) for qi in data_states for j in data_reads_control)
-
+    # the copies every lift with data holds: the control fields the data's updates read,
+    # from every other state, where no field gives them, and what those copies read
     data_states = [qi for qi in range(1, nq)] if m.data else []
+    by_column = {}
+    for q in copies:
+        by_column.setdefault(col[q], q)
+    for q in copies:
+        if isinstance(col[q][0], bool):
+            by_column.setdefault(_negation(col[q]), q)
+    forced: list[tuple[int, int]] = []
+    todo = [(qi, j) for qi in data_states for j in sorted(data_reads_control)]
+    while todo:
+        qi, j = todo.pop(0)
+        if available(col[(qi, j)], {col[q] for q in forced}):
+            continue
+        q = by_column[col[(qi, j)]]
+        forced.append(q)
+        todo += [(q[0], jj) for jj in sorted(reads[q[1]])]
+    order = {q: n for n, q in enumerate(copies)}
+    rest = [q for q in copies if q not in forced]
     found: list[tuple] = []
-    for size in range(0, len(copies) + 1):
-        if time.monotonic() > deadline:
+    tried = 0
+    for size in range(0, len(rest) + 1):
+        if time.monotonic() > deadline or tried > MAX_CHOICES:
             break
-        for chosen in itertools.combinations(copies, size):
+        for extra in itertools.combinations(rest, size):
+            tried += 1
+            if tried > MAX_CHOICES or (tried % 256 == 0 and time.monotonic() > deadline):
+                break
+            chosen = tuple(sorted(forced + list(extra), key=order.get))
             # the control copies must identify the transition function (only where the state
             # does not already); the data copies read the control copies from their state
-            if (clash is None or works(chosen)) and _closed_under(chosen, col, reads, available) \
-                    and (not m.data or data_ok(chosen)):
+            if _closed_under(chosen, col, reads, available) and (clash is None or works(chosen)):
                 found.append(chosen)
                 if len(found) >= limit:
                     break
