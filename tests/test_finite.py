@@ -1024,3 +1024,26 @@ def test_a_lifted_loop_with_its_combine_asks_no_relations_between_its_fields():
     assert all(len({v for v in free_vars([a]) if v.startswith("acc.")}) <= 1 for a in narrow[:-1])
     assert not any(free_vars([a]) and free_vars([a]) <= control for a in narrow[:-1])
     assert len(narrow) < len(wide) / 10
+
+
+def test_a_lifted_loop_with_its_combine_has_its_reachable_control_past_256_states():
+    """A CSV scanner whose column is capped at 4: 7 states, 283 transition functions, so its
+    36-copy lift has 283 reachable states, past MAX_HINTED_STATES.  A lifted loop that came
+    with its combine reads them up to MAX_LIFTED_STATES; the disjunction is balanced (a
+    chain of 283 overflowed the recursion of the Z3 translation) and proved inductive."""
+    from dataclasses import replace
+    from thm3.prove.reachable import disjuncts
+    text = (ROOT / "bench" / "corpus" / "finite_csv_columns.py").read_text()
+    assert "min(acc.col + 1, 3)" in text
+    loop = thm3.parse_source(text.replace("min(acc.col + 1, 3)", "min(acc.col + 1, 4)"))
+    (first, *_) = finite.lift_candidates(loop, time.monotonic() + 30)
+    lifted = replace(finite.with_added(loop, first.fields), combine_hint=first.combine)
+    assert finite.reachable_invariant(lifted, time.monotonic() + 10, most=finite.MAX_HINTED_STATES) is None
+    inv = finite.reachable_invariant(lifted, time.monotonic() + 10, most=finite.MAX_LIFTED_STATES)
+    assert inv is not None and len(disjuncts(inv)) == 283
+
+    def depth(e):
+        return 1 + max((depth(s) for s in e.src), default=0)
+    assert depth(inv) < 40
+    got, timed_out = infer(lifted, make_triples(lifted), time.monotonic() + 60)
+    assert not timed_out and any(repr(g) == repr(inv) for g in got)

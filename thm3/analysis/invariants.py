@@ -24,7 +24,7 @@ from thm3.prove.laws import Setting, preserved_atoms
 from thm3.analysis.intervals import range_candidates
 from thm3.semantics.critical import arms
 from thm3.semantics.samples import batch_init
-from thm3.synth.finite import MAX_HINTED_STATES, reachable_invariant
+from thm3.synth.finite import MAX_HINTED_STATES, MAX_LIFTED_STATES, reachable_invariant
 from thm3.synth.interpolation import equality_invariants
 
 
@@ -142,11 +142,13 @@ def candidates(loop: Loop) -> list[Expr]:
     known = {_key(a) for a in out}
     out += [a for a in range_candidates(loop) if _key(a) not in known]
     # A finite-state step: its control fields hold one of the reachable states, up to
-    # MAX_HINTED_STATES of them (the copies lift of a machine with 80 transition functions
+    # MAX_HINTED_STATES of them, MAX_LIFTED_STATES for a lifted loop with its combine (the
+    # copies lift of a machine with 80 transition functions
     # has 81 lifted states, and its proofs split on them; the finite route reads such a
     # loop again past MAX_STATES), within 3 s for a lifted loop that came with its combine.
     hinted = loop.combine_hint is not None
-    reachable = reachable_invariant(loop, time.monotonic() + (3.0 if hinted else 1.0), most=MAX_HINTED_STATES)
+    reachable = reachable_invariant(loop, time.monotonic() + (3.0 if hinted else 1.0),
+                                    most=MAX_LIFTED_STATES if hinted else MAX_HINTED_STATES)
     if reachable is not None:
         # a fact over the reachable fields alone is implied by it where it holds on every
         # reachable tuple, and is no invariant where it fails on one: either way it only

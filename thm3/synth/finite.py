@@ -33,6 +33,7 @@ from thm3.semantics.z3_plain import to_z3
 # a lifted loop that came with its combine (`Loop.combine_hint`): its reachable lifted
 # states, for the proofs' split (a debounce over five readings lifted: 81)
 MAX_HINTED_STATES = 256
+MAX_LIFTED_STATES = 512     # ... for a lifted loop that came with its combine (a CSV scanner's 36 copies: 283)
 MAX_STATES = 64         # reachable control states (a 4-mode scanner lifted by its copies: 57)
 RETRY_SECONDS = 4.0     # left for a second reading up to MAX_HINTED_STATES where MAX_STATES fails
 MAX_MONOID = 400        # transition functions of lists
@@ -2217,13 +2218,18 @@ def reachable_invariant(loop: Loop, deadline: float | None = None, most: int = M
     values = [{s[k] for s in m.states} for k in range(len(m.control))]
     if math.prod(len(v) for v in values) == len(m.states):
         return None
-    out = None
-    for s in m.states:
-        conj = _control_equals(m, values, s)
-        if conj is None:
-            return None
-        out = conj if out is None else Expr(Op.OR, Type.BOOL, (out, conj))
-    return out
+    conjs = [_control_equals(m, values, s) for s in m.states]
+    if any(c is None for c in conjs):
+        return None
+    if len(conjs) <= MAX_STATES:
+        out = conjs[0]
+        for conj in conjs[1:]:
+            out = Expr(Op.OR, Type.BOOL, (out, conj))
+        return out
+    while len(conjs) > 1:       # balanced past MAX_STATES: 284 disjuncts in a chain overflow the recursion
+        conjs = [Expr(Op.OR, Type.BOOL, (conjs[i], conjs[i + 1])) if i + 1 < len(conjs) else conjs[i]
+                 for i in range(0, len(conjs), 2)]
+    return conjs[0]
 
 
 def _control_equals(m: Machine, values: list[set], st: tuple) -> Expr | None:
