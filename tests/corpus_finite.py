@@ -200,6 +200,8 @@ ENTRIES: list[Entry] = [
          klass="finite-linear", lift=None),
     _not("finite_csv_columns", LINEAR, "[] and [0] both give (False, 0, 0, 0, 0, 0, 0); after [34] the 0 is a "
          "quoted byte", ([], [0], [34]), domain="int", klass="finite-linear", lift=None),
+    _not("finite_wire_type_fields", LINEAR, "[0, 0] and [0, 1] both give (True, 0, 1, 1, 0, 0); after [0] the 1 is "
+         "a key of wire type 1", ([0, 0], [0, 1], [0]), domain="int", klass="finite-linear", lift=None),
     _not("finite_comment_scanner", LINEAR, "[42, 47] and [0, 47] both give (1, 1, 0); after [47] the 42 opens "
          "a comment", ([42, 47], [0, 47], [47]), domain="int", klass="finite-linear", lift=None),
 ]
@@ -247,6 +249,7 @@ UNCATALOGUED_COPY_LIFTS: dict[str, int] = {
     "finite_base64_quanta": 18,             # pos and padded from the five other states, both counts from each
     "finite_retry_breaker": 36,             # streak, open and cool-down from the five other states, the data from each (171 lifted states)
     "finite_csv_columns": 35,               # quoted and column from the five other states, the data from each (197 lifted states)
+    "finite_wire_type_fields": 14,          # key flag and wire type from the other states, the data from each
     "finite_frame_checksum": 13,            # the mode from four modes, the data from two, ck's slope from three (64 states)
 }
 

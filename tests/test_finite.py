@@ -1047,3 +1047,24 @@ def test_a_lifted_loop_with_its_combine_has_its_reachable_control_past_256_state
     assert depth(inv) < 40
     got, timed_out = infer(lifted, make_triples(lifted), time.monotonic() + 60)
     assert not timed_out and any(repr(g) == repr(inv) for g in got)
+
+
+def test_the_element_read_through_a_few_values_is_control():
+    """A key byte's wire type x % 4 is no predicate of the element but one of 4 values: a
+    field set to it reads the element through those, as through a predicate's signs, so
+    it is control, and the cells are its values (with the key flag: 8 reachable states).
+    Before, the field read the element, was no control, and the loop had no lift.  A term
+    with more than MAX_FEATURE_VALUES values (x % 16) stays the element."""
+    from thm3.ir import Type
+    loop = _loop("finite_wire_type_fields")
+    m = finite.recognise(loop, time.monotonic() + 10)
+    assert m.names(m.control) == ["expect_key", "wt"] and len(m.states) == 8
+    assert [repr(a) for a in m.atoms if a.type is Type.INT] == ["x % 4"]
+    assert sorted(c["cell.0"].arg for c in m.cells) == [0, 1, 2, 3]
+    (first, *_) = finite.lift_candidates(loop, time.monotonic() + 30)
+    assert len(first.fields) == UNCATALOGUED_COPY_LIFTS["finite_wire_type_fields"]
+    _agrees_with_fold(finite.with_added(loop, first.fields), first.combine, lists=80)
+    wide = thm3.parse_source((ROOT / "bench" / "corpus" / "finite_wire_type_fields.py").read_text()
+                             .replace("x % 4", "x % 16"))
+    with pytest.raises(finite.Failed, match="no field is finite control"):
+        finite.recognise(wide, time.monotonic() + 10)

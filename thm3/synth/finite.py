@@ -124,6 +124,74 @@ def element_atoms(loop: Loop, outputs) -> list[Expr]:
     return out
 
 
+MAX_FEATURE_VALUES = 8      # values of an Int term of the element read as control (x % 4, a tag's low bits)
+
+
+def element_features(loop: Loop, outputs, atoms: list[Expr]) -> list[Expr]:
+    """The Int terms of the element (outside its predicates) that take at most
+    MAX_FEATURE_VALUES values under the preconditions (x % 4: a record's length read off
+    its header byte), where they are all the element a field's update reads: that field
+    then reads the element through finitely many values, as it reads a predicate, and may
+    be control.  Each is split into its values as a predicate into its signs."""
+    import z3
+    elements = {d.name for d in loop.elements}
+    inside = {repr(a) for a in atoms}
+
+    def leaks(e: Expr, out: list):
+        if repr(e) in inside:
+            return
+        if e.type is Type.INT and free_vars([e]) & elements and _state_free(e):
+            out.append(e)
+            return
+        for x in e.src:
+            leaks(x, out)
+
+    small: dict[str, bool] = {}
+    pre = None
+
+    def few(e: Expr) -> bool:
+        nonlocal pre
+        if repr(e) in small:
+            return small[repr(e)]
+        ok = False
+        if e.op not in (Op.VAR, Op.CONST):
+            syms: dict = {}
+            t = to_z3(e, syms)
+            if pre is None:
+                pre = [to_z3(c, syms) for c in loop.preconditions]
+            if t is not None and not any(c is None for c in pre) and \
+                    not {str(k) for k in syms} - elements - {d.name for d in loop.params}:
+                solver = z3.Solver()
+                solver.set("timeout", 200)
+                solver.add(*pre)
+                v = z3.Int("feature_value")
+                solver.add(v == t)
+                seen = 0
+                while seen <= MAX_FEATURE_VALUES:
+                    got = solver.check()
+                    if got == z3.unsat:
+                        ok = True
+                        break
+                    if got != z3.sat:
+                        break
+                    solver.add(v != solver.model().eval(v, model_completion=True))
+                    seen += 1
+        small[repr(e)] = ok
+        return ok
+
+    out: list[Expr] = []
+    found: set[str] = set()
+    for e in outputs:
+        parts: list = []
+        leaks(e, parts)
+        if parts and all(few(x) for x in parts):
+            for x in parts:
+                if repr(x) not in found:
+                    found.add(repr(x))
+                    out.append(x)
+    return out
+
+
 def atom_cells(loop: Loop, atoms: list[Expr]) -> list[tuple[bool, ...]]:
     """The sign vectors of `atoms` that some element satisfies under the loop's
     preconditions (for some parameters): each one cell, enumerated by Z3 one model at a
@@ -137,11 +205,14 @@ def atom_cells(loop: Loop, atoms: list[Expr]) -> list[tuple[bool, ...]]:
     terms = [to_z3(a, syms) for a in atoms]
     pre = [to_z3(p, syms) for p in loop.preconditions]
     if any(t is None for t in terms) or any(p is None for p in pre):
+        if any(a.type is not Type.BOOL for a in atoms):
+            raise Failed("Z3 cannot split the element by its values")
         if len(atoms) > MAX_ATOMS:
             raise Failed(f"the element enters through {len(atoms)} predicates Z3 cannot all read "
                          f"(at most {MAX_ATOMS})")
         return list(itertools.product((True, False), repeat=len(atoms)))
-    bits = [z3.Bool(f"cell_bit_{i}") for i in range(len(atoms))]
+    bits = [z3.Bool(f"cell_bit_{i}") if a.type is Type.BOOL else z3.Int(f"cell_value_{i}")
+            for i, a in enumerate(atoms)]
     s = z3.Solver()
     s.set("timeout", 200)
     s.add(*pre)
@@ -152,16 +223,20 @@ def atom_cells(loop: Loop, atoms: list[Expr]) -> list[tuple[bool, ...]]:
         if got == z3.unsat:
             break
         if got != z3.sat:
+            if any(a.type is not Type.BOOL for a in atoms):
+                raise Failed("Z3 cannot split the element by its values")
             if len(atoms) > MAX_ATOMS:
                 raise Failed(f"Z3 cannot split the element by its {len(atoms)} predicates")
             return list(itertools.product((True, False), repeat=len(atoms)))
         model = s.model()
-        v = tuple(z3.is_true(model.eval(b, model_completion=True)) for b in bits)
+        v = tuple(z3.is_true(model.eval(b, model_completion=True)) if a.type is Type.BOOL
+                  else model.eval(b, model_completion=True).as_long() for a, b in zip(atoms, bits))
         out.append(v)
         if len(out) > MAX_CELLS:
             raise Failed(f"more than {MAX_CELLS} cells of the element")
-        s.add(z3.Or(*[b != z3.BoolVal(x) for b, x in zip(bits, v)]) if bits else z3.BoolVal(False))
-    return sorted(out, key=lambda v: tuple(not x for x in v))
+        s.add(z3.Or(*[b != (z3.BoolVal(x) if a.type is Type.BOOL else z3.IntVal(x))
+                      for a, b, x in zip(atoms, bits, v)]) if bits else z3.BoolVal(False))
+    return sorted(out, key=lambda v: tuple(not x if isinstance(x, bool) else x for x in v))
 
 
 def finite_elements(loop: Loop) -> list[dict] | None:
@@ -209,6 +284,8 @@ def recognise(loop: Loop, deadline: float | None = None, as_data: frozenset = fr
     params = {d.name for d in loop.params}
     outputs = list(loop.left.outputs)
     atoms = element_atoms(loop, outputs)
+    if len(atoms) <= MAX_PREDICATES:
+        atoms += element_features(loop, outputs, atoms)
     cells: list[dict]
     if len(atoms) <= MAX_PREDICATES:
         outputs_c = list(_replace_atoms(outputs, atoms, [f"cell.{i}" for i in range(len(atoms))]))
@@ -235,7 +312,7 @@ def recognise(loop: Loop, deadline: float | None = None, as_data: frozenset = fr
         if len(atoms) > MAX_PREDICATES:
             raise Failed(f"the element enters through {len(atoms)} predicates (at most {MAX_PREDICATES})")
         vectors = atom_cells(loop, atoms)
-        cells = [{f"cell.{i}": const(b) for i, b in enumerate(v)} for v in vectors]
+        cells = [{f"cell.{i}": const(b, a.type) for i, (a, b) in enumerate(zip(atoms, v))} for v in vectors]
         atoms = tuple(atoms)
     if not cells:
         raise Failed("no element satisfies the preconditions")
@@ -285,10 +362,10 @@ def _closed(control: list[int], outputs, names: dict) -> list[int]:
 
 def _replace_atoms(outputs, atoms, names):
     """`outputs` with each atom (by its text) replaced by the Bool variable of its cell."""
-    keys = {repr(a): var(n, Type.BOOL) for a, n in zip(atoms, names)}
+    keys = {repr(a): var(n, a.type) for a, n in zip(atoms, names)}
 
     def rule(e, go):
-        return keys.get(repr(e)) if e.type is Type.BOOL and _state_free(e) and repr(e) in keys else None
+        return keys.get(repr(e)) if e.type in (Type.BOOL, Type.INT) and _state_free(e) and repr(e) in keys else None
     return transform(outputs, rule)
 
 
@@ -553,7 +630,8 @@ def _cell_text(m: Machine, c: int) -> str:
     cell = m.cells[c]
     if not m.atoms:
         return "/".join(f"{v.arg}" for v in cell.values())
-    return " & ".join(("" if cell[f"cell.{i}"].arg else "not ") + repr(a) for i, a in enumerate(m.atoms))
+    return " & ".join((("" if cell[f"cell.{i}"].arg else "not ") + repr(a)) if a.type is Type.BOOL
+                      else f"{a!r} == {cell[f'cell.{i}'].arg}" for i, a in enumerate(m.atoms))
 
 
 def _show(m: Machine, s: tuple) -> str:
@@ -2321,7 +2399,8 @@ def cell_elements(m: Machine) -> list[tuple] | None:
         s = z3.Solver()
         s.set("timeout", 200)
         s.add(*pre)
-        s.add(*[t if cell[f"cell.{i}"].arg else z3.Not(t) for i, t in enumerate(terms)])
+        s.add(*[(t if cell[f"cell.{i}"].arg else z3.Not(t)) if a.type is Type.BOOL else t == cell[f"cell.{i}"].arg
+                for i, (a, t) in enumerate(zip(m.atoms, terms))])
         if s.check() != z3.sat:
             return None
         model = s.model()

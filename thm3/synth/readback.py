@@ -100,13 +100,14 @@ def named_fields(m: Machine) -> list[Added]:
             add(f"first_{d.name}", Type.INT, empty,
                 lambda me, x=x, e=empty: Expr(Op.WHERE, Type.INT, (_eq(me, const(e)), x, me)),
                 f"the first {d.name} ({empty} while empty)", "the first element, which the start's state meets")
-    for p in m.atoms:
+    predicates = [p for p in m.atoms if p.type is Type.BOOL]     # (an Int term's values are not signs)
+    for p in predicates:
         add("first_p", Type.INT, 0,
             lambda me, p=p: Expr(Op.WHERE, Type.INT, (_eq(me, const(0)),
                                                        Expr(Op.WHERE, Type.INT, (p, one, const(2))), me)),
             f"whether the first element has {to_text(p)} (1 yes, 2 no, 0 while empty)",
             "the first element's predicate, which the start's state meets")
-    for p in m.atoms:
+    for p in predicates:
         add("last_p", Type.BOOL, False, lambda me, p=p: p, f"whether the last element has {to_text(p)}",
             "the last element's predicate, which the next state reads")
     for c, mod in _power_factors(loop):
