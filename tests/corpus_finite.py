@@ -40,6 +40,20 @@ def _sustained(a, b, p):
             min(trail + b[4], 5) if b[2] and join else b[4], long)
 
 
+def _pretokenizer(a, b, p):
+    """Runs of one class: a run of two counted once, where the blocks' runs join (a's
+    trailing run and b's leading one, each capped at 2) one is added or one taken off."""
+    if a[0] == 0:
+        return tuple(b)
+    if b[0] == 0:
+        return tuple(a)
+    first, lead, whole, last, trail, long, letters = a
+    join = last == b[0]
+    long += b[5] + (join and trail == 1 and b[1] == 1) - (join and trail == 2 and b[1] == 2)
+    return (first, min(lead + b[1], 2) if whole and join else lead, whole and b[2] and join, b[3],
+            min(trail + b[4], 2) if b[2] and join else b[4], long, letters + b[6])
+
+
 def _mod3(a, b, p):
     return ((a[0] + b[0]) % 3,)
 
@@ -190,6 +204,8 @@ ENTRIES: list[Entry] = [
          "34 is escaped", ([], [34, 34], [34, 92]), domain="int", klass="finite-linear", lift=None),
     _hom("finite_sustained_runs", LINEAR, "the counts added, corrected by the run the blocks share (111 control "
          "states)", _sustained, klass="finite-linear"),
+    _hom("finite_pretokenizer_runs", LINEAR, "the counts added, a run of two joined across the blocks counted "
+         "once (73 control states)", _pretokenizer, domain="int", klass="finite-linear"),
     _not("finite_base64_quanta", LINEAR, "[0, 65] and [65, 61] both give (1, False, 0, 1); after [65] the 61 is "
          "padding, not a rejected byte", ([0, 65], [65, 61], [65]), domain="int", klass="finite-linear", lift=None),
     _not("finite_frame_bucket_bytes", LINEAR, "[65, 67] and [67, 65] both give (0, 2, 0, 132); after [65] the "
@@ -248,7 +264,7 @@ UNCATALOGUED_COPY_LIFTS: dict[str, int] = {
     "finite_code_hash_four_modes": 10,      # the mode from three modes, h and its slope 7 ** k from each (88 states)
     "finite_base64_quanta": 18,             # pos and padded from the five other states, both counts from each
     "finite_retry_breaker": 36,             # streak, open and cool-down from the five other states, the data from each (171 lifted states)
-    "finite_csv_columns": 35,               # quoted and column from the five other states, the data from each (197 lifted states)
+    "finite_csv_columns": 35,               # quoted and column from the five other states, the data from each (196 lifted states)
     "finite_wire_type_fields": 14,          # key flag and wire type from the other states, the data from each
     "finite_frame_checksum": 13,            # the mode from four modes, the data from two, ck's slope from three (64 states)
 }

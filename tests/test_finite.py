@@ -181,8 +181,9 @@ def test_composition_lift_of_an_uncatalogued_loop_has_the_copies_size(name):
 # test_a_lift_past_the_routes_states_is_proved_with_its_own_combine), and their text,
 # analysed alone, is read again up to MAX_HINTED_STATES (the lifted base64 scanner and
 # four-mode lexer are proved so in 20 to 25 s; the debounce's table of 81 states against 81,
-# in about 40 s, is left out here)
-PAST_THE_ROUTE = {"finite_debounce_five"}
+# in about 40 s, and the circuit breaker's and CSV scanner's, 171 and 196 states, which
+# the route does not table within 60 s, are left out here)
+PAST_THE_ROUTE = {"finite_debounce_five", "finite_retry_breaker", "finite_csv_columns"}
 
 
 @pytest.mark.slow
@@ -677,17 +678,14 @@ def test_a_theorem_lift_that_no_list_refutes_is_named_before_any_claim_of_growth
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["finite_string_escape_hash", "finite_two_switch_ema", "finite_gated_momentum",
                                   "finite_flushed_ones", "finite_comment_scanner", "finite_frame_checksum",
-                                  "finite_holt_warmup", "finite_token_bucket", "finite_retry_breaker",
-                                  "finite_csv_columns"])
+                                  "finite_holt_warmup", "finite_token_bucket"])
 def test_a_many_copy_lift_is_found_and_proved_within_the_default_timeout(name):
     """A three-mode lexer's hash mod p (7 copies: 17 lifted control states, 289 paths in
     associativity) and an EMA gated by two flags (8 copies): both once ended "no combine
     was proved" after 58 s and 8 s; the path's literals kept on the solver, a condition
     decided once a path and remainders compared as atoms prove them within the search.  A
     gated momentum (two coupled fields, 8 copies) took 36 s, six 3-field sets failing to be
-    proved first: after PENDING_REFUSALS of them the composition lift goes first (16 s).
-    A circuit breaker and a CSV scanner (8 and 7 fields, 36 and 35 copies) ran out of the
-    2 s their lifts were read in, and their lifted loops' invariants carried 590 facts."""
+    proved first: after PENDING_REFUSALS of them the composition lift goes first (16 s)."""
     a = thm3.analyze(str(ROOT / "bench" / "corpus" / f"{name}.py"), lift=True, timeout=60)
     assert a.verdict == "not-homomorphism"
     assert a.lifted is not None, next(s.detail for s in a.steps if s.name == "lift")
@@ -812,14 +810,19 @@ def test_a_copies_lift_gives_its_combine_group_by_group(name):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name, values", [("finite_debounce_five", (-1.0, 0.0, 1.0, 2.0)),
-                                          ("finite_code_hash_four_modes", (0, 1, 10, 34, 35, 92, 200))])
+                                          ("finite_code_hash_four_modes", (0, 1, 10, 34, 35, 92, 200)),
+                                          ("finite_retry_breaker", (-1.0, -0.5, 0.0, 1.5, 2.0)),
+                                          ("finite_csv_columns", (0, 10, 34, 44, 65, 200))])
 def test_a_lift_past_the_routes_states_is_proved_with_its_own_combine(name, values):
     """A debounce over five readings: 80 transition functions, a 34-field lift with 81
     reachable lifted states.  Its combine read off a table of a's states against b's
     (6,561 rows) took 66 s of tree search; given with the lift it is proved within the
     default timeout.  A four-mode lexer's hash mod 65521: a 10-field lift with 88 lifted
     states, whose step law split on all of them ran past 60 s; field by field it is proved
-    in seconds.  Both agree with the sequential fold on random splits."""
+    in seconds.  A circuit breaker and a CSV scanner (8 and 7 fields, 36 and 35 copies,
+    171 and 196 lifted states) ran out of the 2 s their lifts were read in, and their
+    lifted loops' invariants carried 590 facts.  All agree with the sequential fold on
+    random splits."""
     import random
     a = thm3.analyze(str(ROOT / "bench" / "corpus" / f"{name}.py"), lift=True, timeout=60)
     assert a.lifted is not None, next(s.detail for s in a.steps if s.name == "lift")
@@ -1068,3 +1071,18 @@ def test_the_element_read_through_a_few_values_is_control():
                              .replace("x % 4", "x % 16"))
     with pytest.raises(finite.Failed, match="no field is finite control"):
         finite.recognise(wide, time.monotonic() + 10)
+
+
+def test_a_bounded_field_read_as_data_is_read_again_as_control_where_its_forms_are_refuted():
+    """A pretokenizer's runs: with the leading run (capped at 2) as control, 73 states, past
+    MAX_STATES, so the first reading takes it as data (41 states).  What b adds to the count
+    of long runs then depends on b's leading run in a way no sampled form says (a run of two
+    joined across the blocks is counted once); longer lists refute the forms, and the route
+    reads the loop again with it as control, where the combine is a table, and agrees with
+    the fold.  Before, the refuted candidate was the route's answer, and the loop "unknown"."""
+    loop = _loop("finite_pretokenizer_runs")
+    narrow = finite.determined_reading(loop, time.monotonic() + 10)
+    assert "lead" in narrow.names(narrow.data) and len(narrow.states) == 41
+    fn, how = finite.synthesize(loop, time.monotonic() + 40)
+    assert "73 reachable states" in how, how
+    _agrees_with_fold(loop, fn, lists=120)

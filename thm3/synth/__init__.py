@@ -371,7 +371,8 @@ def _control(loop: Loop) -> str | None:
     which function it is), None outside the class."""
     from thm3.synth import finite
     try:
-        m = finite.recognise(loop, time.monotonic() + 0.5)
+        # up to the states the finite route reads on its retry (a pretokenizer's runs: 73)
+        m = finite.recognise(loop, time.monotonic() + 0.5, most=finite.MAX_HINTED_STATES)
     except finite.Failed:
         return None
     return "composes" if m.determined()[1] is None else "lifted"

@@ -41,6 +41,7 @@ MAX_CHOICES = 20000     # sets of copies tried for the fewest that tell the func
 MAX_LIFT_MONOID = 4096  # ... where only a lift is read off them (a dwell thermostat's 8 states: 1,722)
 REFIT_ROUNDS = 6        # the data's forms fitted again on the lists that refuted them, at most
 REFUTING_SPLITS = 96    # splits of walked lists (each half up to 3 * the sampled lengths) a round
+RECHECKS = 3            # rounds more where a bounded field was read as data (`synthesize`)
 MIN_PER_END = 6         # sampled lists that end in each control state, at least, for the data's fits
 MAX_CELLS = 16          # cells of the element domain
 MAX_ATOMS = 5           # predicates Z3 cannot read (2**MAX_ATOMS sign vectors at most)
@@ -477,18 +478,30 @@ def synthesize(loop: Loop, deadline: float) -> tuple[Fn, str]:
     """The composition combine of a loop in the class, or `Failed` with the class it was
     recognised as and what failed.  Past MAX_STATES control states, read again up to
     MAX_HINTED_STATES where RETRY_SECONDS are left (a lifted loop analysed alone: the
-    copies lift of a base64 scanner has 93 reachable states)."""
+    copies lift of a base64 scanner has 93 reachable states).  Read again too where the
+    first reading made a bounded field data to stay within MAX_STATES and its combine is
+    refuted on longer lists (a pretokenizer's leading run, capped at 2: what b adds to the
+    count of long runs depends on it, and no form fitted on samples says how; as control,
+    73 states, it is a table)."""
     try:
-        return _composed(determined_reading(loop, deadline), deadline)
+        narrow = determined_reading(loop, deadline)
+        fn, how = _composed(narrow, deadline)
+        bounded = set(narrow.data) - _unbounded(loop)
+        if not bounded or not any(_refuting_lists(narrow, fn, deadline, seed=REFIT_ROUNDS + 1 + k)
+                                  for k in range(RECHECKS)):
+            return fn, how
+        failed = Failed(f"recognised as {narrow.describe()}; its data's forms are refuted on longer lists, "
+                        f"with {', '.join(loop.fields[i].name for i in sorted(bounded))} read as data")
+    except Failed as e:
+        failed = e
+    if deadline - time.monotonic() < RETRY_SECONDS:
+        raise failed
+    try:
+        wide = determined_reading(loop, deadline, most=MAX_HINTED_STATES)
     except Failed:
-        if deadline - time.monotonic() < RETRY_SECONDS:
-            raise
-        try:
-            wide = determined_reading(loop, deadline, most=MAX_HINTED_STATES)
-        except Failed:
-            wide = None
-        if wide is None or len(wide.states) <= MAX_STATES:
-            raise
+        wide = None
+    if wide is None or len(wide.states) <= MAX_STATES:
+        raise failed
     return _composed(wide, deadline)
 
 
@@ -533,6 +546,9 @@ def _composed(m: Machine, deadline: float) -> tuple[Fn, str]:
         if not refuting or time.monotonic() > deadline:
             break
         extra += refuting
+    if refuting:
+        raise Failed(f"recognised as {m.describe()}; the data's forms are refuted on lists after "
+                     f"{REFIT_ROUNDS} refits")
     return fn, how
 
 
