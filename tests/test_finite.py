@@ -1077,12 +1077,16 @@ def test_a_bounded_field_read_as_data_is_read_again_as_control_where_its_forms_a
     """A pretokenizer's runs: with the leading run (capped at 2) as control, 73 states, past
     MAX_STATES, so the first reading takes it as data (41 states).  What b adds to the count
     of long runs then depends on b's leading run in a way no sampled form says (a run of two
-    joined across the blocks is counted once); longer lists refute the forms, and the route
-    reads the loop again with it as control, where the combine is a table, and agrees with
-    the fold.  Before, the refuted candidate was the route's answer, and the loop "unknown"."""
+    joined across the blocks is counted once: that combine is refuted on longer lists).  The
+    route reads the loop with it as control first, where the combine is a table, and agrees
+    with the fold.  Before, the refuted candidate was the route's answer, and the loop
+    "unknown"."""
     loop = _loop("finite_pretokenizer_runs")
     narrow = finite.determined_reading(loop, time.monotonic() + 10)
     assert "lead" in narrow.names(narrow.data) and len(narrow.states) == 41
     fn, how = finite.synthesize(loop, time.monotonic() + 40)
     assert "73 reachable states" in how, how
     _agrees_with_fold(loop, fn, lists=120)
+    first, _ = finite._composed(narrow, time.monotonic() + 40)
+    assert any(finite._refuting_lists(narrow, first, time.monotonic() + 20, seed=finite.REFIT_ROUNDS + 1 + k)
+               for k in range(finite.RECHECKS))

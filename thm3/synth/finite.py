@@ -138,10 +138,15 @@ def element_features(loop: Loop, outputs, atoms: list[Expr]) -> list[Expr]:
     elements = {d.name for d in loop.elements}
     inside = {repr(a) for a in atoms}
 
+    def reads(e: Expr) -> bool:         # the element, past its predicates
+        if repr(e) in inside:
+            return False
+        return e.arg in elements if e.op is Op.VAR else any(reads(x) for x in e.src)
+
     def leaks(e: Expr, out: list):
         if repr(e) in inside:
             return
-        if e.type is Type.INT and free_vars([e]) & elements and _state_free(e):
+        if e.type is Type.INT and _state_free(e) and reads(e):
             out.append(e)
             return
         for x in e.src:
@@ -478,31 +483,45 @@ def synthesize(loop: Loop, deadline: float) -> tuple[Fn, str]:
     """The composition combine of a loop in the class, or `Failed` with the class it was
     recognised as and what failed.  Past MAX_STATES control states, read again up to
     MAX_HINTED_STATES where RETRY_SECONDS are left (a lifted loop analysed alone: the
-    copies lift of a base64 scanner has 93 reachable states).  Read again too where the
-    first reading made a bounded field data to stay within MAX_STATES and its combine is
-    refuted on longer lists (a pretokenizer's leading run, capped at 2: what b adds to the
-    count of long runs depends on it, and no form fitted on samples says how; as control,
-    73 states, it is a table)."""
+    copies lift of a base64 scanner has 93 reachable states).  Where the first reading
+    makes a bounded field data to stay within MAX_STATES, the wider reading with it as
+    control goes first (a pretokenizer's leading run, capped at 2: what b adds to the
+    count of long runs depends on it in no form fitted on samples; as control, 73 states,
+    the combine is a table), and the first reading's combine, where it is the answer, is
+    checked on longer lists once more."""
+    wide = None
     try:
         narrow = determined_reading(loop, deadline)
-        fn, how = _composed(narrow, deadline)
         bounded = set(narrow.data) - _unbounded(loop)
+        if bounded and deadline - time.monotonic() >= RETRY_SECONDS:
+            wide = _wider(loop, deadline, len(narrow.states))
+            if wide is not None:
+                try:
+                    return _composed(wide, deadline)
+                except Failed:
+                    pass
+        fn, how = _composed(narrow, deadline)
         if not bounded or not any(_refuting_lists(narrow, fn, deadline, seed=REFIT_ROUNDS + 1 + k)
                                   for k in range(RECHECKS)):
             return fn, how
-        failed = Failed(f"recognised as {narrow.describe()}; its data's forms are refuted on longer lists, "
-                        f"with {', '.join(loop.fields[i].name for i in sorted(bounded))} read as data")
-    except Failed as e:
-        failed = e
-    if deadline - time.monotonic() < RETRY_SECONDS:
-        raise failed
+        raise Failed(f"recognised as {narrow.describe()}; its data's forms are refuted on longer lists, "
+                     f"with {', '.join(loop.fields[i].name for i in sorted(bounded))} read as data")
+    except Failed:
+        if wide is not None or deadline - time.monotonic() < RETRY_SECONDS:
+            raise
+        wide = _wider(loop, deadline, MAX_STATES)
+        if wide is None:
+            raise
+    return _composed(wide, deadline)
+
+
+def _wider(loop: Loop, deadline: float, than: int) -> Machine | None:
+    """The reading up to MAX_HINTED_STATES, where it has more than `than` states."""
     try:
         wide = determined_reading(loop, deadline, most=MAX_HINTED_STATES)
     except Failed:
-        wide = None
-    if wide is None or len(wide.states) <= MAX_STATES:
-        raise failed
-    return _composed(wide, deadline)
+        return None
+    return wide if len(wide.states) > than else None
 
 
 def _composed(m: Machine, deadline: float) -> tuple[Fn, str]:
