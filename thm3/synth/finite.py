@@ -1244,14 +1244,7 @@ def _coefficients(m: Machine, step_matrix) -> dict:
     by_word = {(): (np.arange(nq), eye)}       # word -> (states it leads each q to, products)
     coef: dict[tuple, tuple] = {}
     for f, word in sorted(m.monoid.items(), key=lambda kv: len(kv[1])):
-        parent = word[:-1]
-        if parent not in by_word:               # (a shortest word's prefix is one too, but of another function)
-            s, mat = np.arange(nq), eye
-            for c in parent:
-                mat = np.einsum("qij,qjk->qik", steps[s, c], mat)
-                s = np.array(m.table[c])[s]
-            by_word[parent] = (s, mat)
-        s, mat = by_word[parent]
+        s, mat = by_word[word[:-1]]     # (`_monoid` writes each word as a shorter one's plus a cell)
         c = word[-1]
         out = np.einsum("qij,qjk->qik", steps[s, c], mat)
         by_word[word] = (np.array(m.table[c])[s], out)
