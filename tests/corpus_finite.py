@@ -18,6 +18,7 @@ FSM = "Mytkowicz, Musuvathi and Schulte, ASPLOS 2014 (data-parallel finite-state
 PATTERNS = "PLDI 2021 regular-pattern loops"
 COUNTERS = "saturating counters"
 LINEAR = "finite control with linear data (AutoLifter / Parsynt region counts)"
+TROPICAL = "finite control with (max, +) or (min, +) data (weighted automata over tropical semirings, Mohri 2009)"
 
 
 def _xor(a, b, p):
@@ -52,6 +53,14 @@ def _pretokenizer(a, b, p):
     long += b[5] + (join and trail == 1 and b[1] == 1) - (join and trail == 2 and b[1] == 2)
     return (first, min(lead + b[1], 2) if whole and join else lead, whole and b[2] and join, b[3],
             min(trail + b[4], 2) if b[2] and join else b[4], long, letters + b[6])
+
+
+def _reset_peak_total(a, b, p):
+    """Since the last reset: b's own where b saw one, else the peaks' max, the totals' sum
+    and the dips' min."""
+    if b[0]:
+        return tuple(b)
+    return (a[0], max(a[1], b[1]), a[2] + b[2], min(a[3], b[3]))
 
 
 def _mod3(a, b, p):
@@ -218,6 +227,20 @@ ENTRIES: list[Entry] = [
          "quoted byte", ([], [0], [34]), domain="int", klass="finite-linear", lift=None),
     _not("finite_wire_type_fields", LINEAR, "[0, 0] and [0, 1] both give (True, 0, 1, 1, 0, 0); after [0] the 1 is "
          "a key of wire type 1", ([0, 0], [0, 1], [0]), domain="int", klass="finite-linear", lift=None),
+    _hom("finite_reset_peak_total", TROPICAL, "b's fields where b saw a reset, else the peaks' max, the totals' "
+         "sum and the dips' min", _reset_peak_total, klass="finite-linear"),
+    _not("finite_armed_high_water", TROPICAL, "[] and [1] both give (False, -inf); after [0] the 1 is counted",
+         ([], [1.0], [0.0]), klass="finite-linear", lift=1),
+    _not("finite_hot_streak_min", TROPICAL, "[] and [0] both give (0, inf); after [51] the 0 is not counted but "
+         "after [51, 51] it is", ([], [0.0], [51.0, 51.0]), klass="finite-linear", lift=None),
+    _not("finite_phase_peaks", TROPICAL, "[0] and [0, 0, 1, 0] both give (1, 0); after [0] the 1 is at phase 0",
+         ([0.0], [0.0, 0.0, 1.0, 0.0], [0.0]), klass="finite-linear", lift=2),
+    _not("finite_outage_worst", TROPICAL, "[] and [1] both give (False, 0, 0); after [100] the 1 is logged",
+         ([], [1], [100]), domain="int", klass="finite-linear", lift=None),
+    _not("finite_toggled_peak_reset", TROPICAL, "[] and [1] both give (False, -inf); after [0] the 1 is "
+         "recorded", ([], [1.0], [0.0]), klass="finite-linear", lift=2),
+    _not("finite_phase_min_int", TROPICAL, "[0, 0] and [0, 1] both give (2, 1000, 2); after [0] the 1 is at slot "
+         "2", ([0, 0], [0, 1], [0]), domain="int", klass="finite-linear", lift=2),
     _not("finite_comment_scanner", LINEAR, "[42, 47] and [0, 47] both give (1, 1, 0); after [47] the 42 opens "
          "a comment", ([42, 47], [0, 47], [47]), domain="int", klass="finite-linear", lift=None),
 ]
@@ -243,6 +266,10 @@ COPY_LIFTS: dict[str, int] = {
     "finite_record_moments": 3,     # rec from "recording", both moments from there
     "finite_paused_ema": 3,         # ema from "paused", the slope lam ** (running steps) from each state
     "finite_gated_decay": 4,        # open and level from "open", the level's slope from each state
+    "finite_armed_high_water": 1,   # the mark from "armed" (armed from armed is not armed from disarmed)
+    "finite_phase_peaks": 2,        # the peak from phases 1 and 2 (the phase's copies are rotations)
+    "finite_toggled_peak_reset": 2,  # the peak from "recording" and whether a clear came (its slope, 0 or -inf)
+    "finite_phase_min_int": 2,      # the low from slots 1 and 2, each from 1000
 }
 
 # Composition lifts found and proved whose minimality is not worked out by hand (so no
@@ -266,6 +293,8 @@ UNCATALOGUED_COPY_LIFTS: dict[str, int] = {
     "finite_retry_breaker": 36,             # streak, open and cool-down from the five other states, the data from each (171 lifted states)
     "finite_csv_columns": 35,               # quoted and column from the five other states, the data from each (196 lifted states)
     "finite_wire_type_fields": 14,          # key flag and wire type from the other states, the data from each
+    "finite_hot_streak_min": 4,             # the streak from 1 and 2, the best from each (from inf)
+    "finite_outage_worst": 3,               # the mode, the worst level and the count from "in an outage"
     "finite_frame_checksum": 13,            # the mode from four modes, the data from two, ck's slope from three (64 states)
 }
 

@@ -924,7 +924,7 @@ def test_a_data_combine_whose_leaves_differ_by_constants_is_one_sum_and_a_tree()
     rows = [(q, r) for q in range(len(m.states)) for r in range(len(m.states))]
     offsets = {(q, r): (q + 2 * r) % 3 for q, r in rows}
     leaves = {row: (Expr(Op.ADD, t, (base, const(offsets[row], t))) if offsets[row] else base) for row in rows}
-    tree = finite._expr_tree(m, rows, leaves, a, b)
+    tree = finite.expr_tree(m, rows, leaves, a, b)
     assert tree.op is Op.ADD and repr(base) in repr(tree)
     assert repr(tree).count(repr(a[j])) == 1
     for q, r in rows:

@@ -532,8 +532,8 @@ def _composed(m: Machine, deadline: float) -> tuple[Fn, str]:
         f, g = clash
         raise Failed(f"recognised as {m.describe()}; but the state does not determine its transition "
                      f"function: lists {_word(m, f)} and {_word(m, g)} reach "
-                     f"{_show(m, m.states[f[0]])} from the start and differ from "
-                     f"{_show(m, m.states[_first_diff(f, g)])}: a lift is needed")
+                     f"{show_state(m, m.states[f[0]])} from the start and differ from "
+                     f"{show_state(m, m.states[_first_diff(f, g)])}: a lift is needed")
     fields = loop.fields
     a = {i: var(f"a.{fields[i].name}", fields[i].type) for i in range(len(fields))}
     b = {i: var(f"b.{fields[i].name}", fields[i].type) for i in range(len(fields))}
@@ -559,7 +559,7 @@ def _composed(m: Machine, deadline: float) -> tuple[Fn, str]:
     extra: list = []
     memo: dict = {}
     for round_ in range(REFIT_ROUNDS + 1):
-        outs.update(_data_combine(m, by_state, a, b, deadline, extra=extra, memo=memo))
+        outs.update(_data_parts(m, by_state, a, b, deadline, extra, memo))
         fn = Fn(names, tuple(outs[i] for i in range(len(fields))))
         refuting = _refuting_lists(m, fn, deadline, seed=round_)
         if not refuting or time.monotonic() > deadline:
@@ -568,12 +568,34 @@ def _composed(m: Machine, deadline: float) -> tuple[Fn, str]:
     if refuting:
         raise Failed(f"recognised as {m.describe()}; the data's forms are refuted on lists after "
                      f"{REFIT_ROUNDS} refits")
+    if memo.get("groups"):
+        how = how[:-1] + "; data over " + ", ".join(
+            f"{s.name}: {', '.join(m.names(idx))}" for s, idx in memo["groups"].items()) + ")"
     return fn, how
+
+
+def _data_parts(m: Machine, by_state: dict, a: dict, b: dict, deadline: float, extra, memo: dict) -> dict:
+    """The data fields of the combine: over (+, *) by `_data_combine`; where some are over
+    (max, +) or (min, +) (`thm3.synth.tropical`), each semiring's fields apart."""
+    from thm3.synth import tropical
+    if "groups" not in memo:
+        memo["groups"] = tropical.groups(m)
+    groups = memo["groups"]
+    if groups is None:
+        return _data_combine(m, by_state, a, b, deadline, extra=extra, memo=memo)
+    out = {}
+    for s, idx in groups.items():
+        sub, sub_memo = tropical.restricted(m, idx), memo.setdefault(s.name, {})
+        if s.plus is Op.ADD:
+            out.update(_data_combine(sub, by_state, a, b, deadline, extra=extra, memo=sub_memo))
+        else:
+            out.update(tropical.combine(s, sub, by_state, a, b, deadline, extra=extra, memo=sub_memo))
+    return out
 
 
 def _plus(form: Expr, own: Expr, terms: list) -> Expr:
     """form + own, as one linear form over `terms` where `form` is one (-own + 3 gives 3)."""
-    lin = _affine(form, {t.arg: n for n, t in enumerate(terms)})
+    lin = affine_form(form, {t.arg: n for n, t in enumerate(terms)})
     rest = None if lin is None else lin.get("")
     if lin is None or MODULUS in lin or any(symbolic(c) for k, c in lin.items() if k != "") or (
             rest is not None and rest.op is not Op.CONST):
@@ -669,7 +691,7 @@ def _cell_text(m: Machine, c: int) -> str:
                       else f"{a!r} == {cell[f'cell.{i}'].arg}" for i, a in enumerate(m.atoms))
 
 
-def _show(m: Machine, s: tuple) -> str:
+def show_state(m: Machine, s: tuple) -> str:
     return "(" + ", ".join(f"{n}={v}" for n, v in zip(m.names(m.control), s)) + ")"
 
 
@@ -824,28 +846,36 @@ def affine_rows(m: Machine) -> dict:
     """Per (control state, cell): each data field's update as {data field index ->
     coefficient, "": the rest}, a coefficient a float or a data-free expression
     (`symbolic`); `Failed` where it is not affine in the data."""
+    data_names = {f"acc.{m.loop.fields[i].name}": i for i in m.data}
+    out = {}
+    for key, exprs in data_steps(m).items():
+        rows = []
+        for e in exprs:
+            lin = affine_form(e, data_names)
+            if lin is None:
+                raise Failed(f"recognised control ({', '.join(m.names(m.control))}); the update "
+                             f"{e!r} is not affine in ({', '.join(m.names(m.data))})")
+            rows.append(lin)
+        out[key] = rows
+    return out
+
+
+def data_steps(m: Machine) -> dict:
+    """Per (control state, cell): the data fields' updates with the control fields and the
+    element's atoms replaced by their values there, simplified."""
     loop = m.loop
     fields = loop.fields
     outputs = list(_replace_atoms(list(loop.left.outputs), m.atoms,
                                   [f"cell.{i}" for i in range(len(m.atoms))])) if m.atoms else list(loop.left.outputs)
-    data_names = {f"acc.{fields[i].name}": i for i in m.data}
     out = {}
     for q, s in enumerate(m.states):
         env = {f"acc.{fields[j].name}": const(v, fields[j].type) for j, v in zip(m.control, s)}
         for c, cell in enumerate(m.cells):
-            exprs = [simplify(e) for e in substitute([outputs[i] for i in m.data], env | cell)]
-            rows = []
-            for e in exprs:
-                lin = _affine(e, data_names)
-                if lin is None:
-                    raise Failed(f"recognised control ({', '.join(m.names(m.control))}); the update "
-                                 f"{e!r} is not affine in ({', '.join(m.names(m.data))})")
-                rows.append(lin)
-            out[(q, c)] = rows
+            out[(q, c)] = [simplify(e) for e in substitute([outputs[i] for i in m.data], env | cell)]
     return out
 
 
-def _affine(e: Expr, names: dict) -> dict | None:
+def affine_form(e: Expr, names: dict) -> dict | None:
     """`e` as sum of coefficient * data field plus a data-free rest: {index: coefficient,
     "": rest expression or None}.  A coefficient is a float, or a data-free expression (a
     parameter, the element: `lam * s`), which `symbolic` tells apart.  An Int update
@@ -856,7 +886,7 @@ def _affine(e: Expr, names: dict) -> dict | None:
         case Op.VAR:
             return {names[e.arg]: 1.0, "": None}
         case Op.ADD | Op.SUB:
-            x, y = (_affine(s, names) for s in e.src)
+            x, y = (affine_form(s, names) for s in e.src)
             if x is None or y is None or MODULUS in x or MODULUS in y:
                 return None
             sign = 1.0 if e.op is Op.ADD else -1.0
@@ -873,7 +903,7 @@ def _affine(e: Expr, names: dict) -> dict | None:
                 out[""] = rest[0] if rest else None
             return out
         case Op.NEG:
-            x = _affine(e.src[0], names)
+            x = affine_form(e.src[0], names)
             if x is None or MODULUS in x:
                 return None
             out = {k: _coef_scale(-1.0, v) for k, v in x.items() if k != ""}
@@ -881,14 +911,14 @@ def _affine(e: Expr, names: dict) -> dict | None:
             return out
         case Op.MOD if e.type is Type.INT and isinstance(e.arg, int) and e.arg > 1:
             # an Int update reduced mod m: the affine form, read modulo m (`MODULUS`)
-            x = _affine(_unreduced(e.src[0], e.arg), names)
+            x = affine_form(_unreduced(e.src[0], e.arg), names)
             if x is None or MODULUS in x:
                 return None
             return x | {MODULUS: e.arg}
         case Op.MUL:
             for s, t in (e.src, e.src[::-1]):
                 if not (free_vars([t]) & set(names)) and not (t.op is Op.CONST and isinstance(t.arg, bool)):
-                    x = _affine(s, names)
+                    x = affine_form(s, names)
                     if x is None or MODULUS in x:
                         return None
                     k = float(t.arg) if t.op is Op.CONST else t
@@ -900,7 +930,7 @@ def _affine(e: Expr, names: dict) -> dict | None:
             return None
 
 
-MODULUS = "%"       # the key of an `_affine` form read modulo m
+MODULUS = "%"       # the key of an `affine_form` form read modulo m
 
 
 def _unreduced(e: Expr, mod: int) -> Expr:
@@ -915,7 +945,7 @@ def _unreduced(e: Expr, mod: int) -> Expr:
 
 
 def symbolic(c) -> bool:
-    """Whether an `_affine` coefficient is an expression (a parameter, the element), not a float."""
+    """Whether an `affine_form` coefficient is an expression (a parameter, the element), not a float."""
     return isinstance(c, Expr)
 
 
@@ -965,7 +995,7 @@ def _data_combine(m: Machine, by_state: dict, a: dict, b: dict, deadline: float,
     (A_q d_a + v_q), where A_q, the product of the step coefficients of b's list from
     q, is read off b's control state, and v_q, the data b's list adds from q (data 0),
     is fitted as a linear combination of b's data fields on folded lists (then proved)."""
-    from thm3.semantics.samples import Domain, fold_left
+    from thm3.semantics.samples import fold_left
     loop = m.loop
     fields = loop.fields
     nd = len(m.data)
@@ -980,41 +1010,9 @@ def _data_combine(m: Machine, by_state: dict, a: dict, b: dict, deadline: float,
         memo["determined"] = coefficients_determined(m, rows=rows)
         memo["modulus"] = moduli(m, rows)
         # the coefficient matrices of each transition function, from each control state
-        memo["coef"] = _coefficients(m, _step_matrices(m, rows)) if memo["determined"] else None
+        memo["coef"] = coefficient_products(m, _step_matrices(m, rows)) if memo["determined"] else None
     determined, modulus, coef = memo["determined"], memo["modulus"], memo["coef"]
-    rng = np.random.default_rng(0)
-    dom = Domain(loop)
-    samples = []
-    # lists long enough that each end state is reached by words of several lengths: a
-    # phase counter mod k reaches a state by one short word only below k + its index,
-    # where what b adds from another state may be 0 on every sample (and then fit as 0)
-    longest = min(16, max(6, 2 * len(m.states) + 2))
-    for i in range(48 if longest == 6 else 96):
-        params = dom.params(rng, small=True)
-        n = int(rng.integers(0, longest))
-        xs = dom.random_list(rng, params, n, small=i % 2 == 0)
-        samples.append((xs, params))
-    # each sampled list folded once from init: b's fields, and the control state it ends in
-    # (random lists, then walks over the control's moves, folded together)
-    lists = samples + walked_lists(m, dom, rng, 32, longest) + list(extra)
-    folded = []
-    for (xs, params), whole in zip(lists, fold_batched(loop, lists)):
-        r_state = tuple(_plain(whole[j], fields[j].type) for j in m.control)
-        if r_state in m.states:
-            folded.append((xs, params, [float(whole[j]) for j in m.data] + [1.0], m.states.index(r_state)))
-    reached: dict[int, int] = {}
-    for *_, r in folded:
-        reached[r] = reached.get(r, 0) + 1
-    if any(reached.get(r, 0) < MIN_PER_END for r in by_state):
-        # random lists miss a state that only a few words reach, or reach it by too few
-        # lists for b's data to vary there (a count of runs of five that every list ending
-        # in a state had at 0): lists steered to it, past random walks twice as long
-        # (fewer a target where there are many: 24 lists for each of 88 states made the
-        # fits' Python loops the half of the synthesis of a 4-mode lexer's lift)
-        steered = _steered_lists(m, dom, rng, [r for r in by_state], 2 * longest,
-                                 per_target=6 if len(by_state) <= 24 else 3)
-        for (xs, params, r), whole in zip(steered, fold_batched(loop, [(xs, p) for xs, p, _ in steered])):
-            folded.append((xs, params, [float(whole[j]) for j in m.data] + [1.0], r))
+    folded = sampled_ends(m, by_state, extra)
     out = {}
     slopes: dict = {}
     folds: dict = {}
@@ -1072,10 +1070,10 @@ def _data_combine(m: Machine, by_state: dict, a: dict, b: dict, deadline: float,
                 raise Failed(f"recognised as {m.describe()}; time ran out fitting the data's forms")
             from_q = folded_from(q)
             got: dict[int, list] = {r: [(data_rows[n], float(from_q[n][i])) for n in ns] for r, ns in by_end.items()}
-            what = f"the data b adds from {_show(m, m.states[q])}"
+            what = f"the data b adds from {show_state(m, m.states[q])}"
             for r in by_state:
                 if not got.get(r):
-                    raise Failed(f"recognised as {m.describe()}; no sampled list reaches {_show(m, m.states[r])}")
+                    raise Failed(f"recognised as {m.describe()}; no sampled list reaches {show_state(m, m.states[r])}")
             # one form for every end state where one fits: the combine then does not split
             # on b's control where b's data already is what it adds (0 on the lists that
             # never leave a state that adds nothing), and its laws hold on every state the
@@ -1109,7 +1107,7 @@ def _data_combine(m: Machine, by_state: dict, a: dict, b: dict, deadline: float,
                     else:
                         diffs = [float(hi[i]) - float(lo[i]) for lo, hi in zip(from_q, from_qj)]
                     got = {r: [(data_rows[n], diffs[n]) for n in ns] for r, ns in by_end.items()}
-                    what = f"the slope of {fields[i].name} in {fields[j].name} from {_show(m, m.states[q])}"
+                    what = f"the slope of {fields[i].name} in {fields[j].name} from {show_state(m, m.states[q])}"
                     joint = fitted(None, got, _fit_or_none, what, i, k)
                     for r in by_state:
                         try:
@@ -1141,8 +1139,51 @@ def _data_combine(m: Machine, by_state: dict, a: dict, b: dict, deadline: float,
                 leaves[(q, r)] = _add(lin, per_state[r][q])
                 if modulus[k]:
                     leaves[(q, r)] = Expr(Op.MOD, Type.INT, (leaves[(q, r)],), modulus[k])
-        out[i] = _expr_tree(m, list(leaves), leaves, a, b, deadline)
+        out[i] = expr_tree(m, list(leaves), leaves, a, b, deadline)
     return out
+
+
+def sampled_ends(m: Machine, by_state: dict, extra=()) -> list[tuple]:
+    """Sampled lists folded from init: (xs, params, the data fields' values and 1, the
+    control state the list ends in), each state of `by_state` reached by MIN_PER_END
+    lists at least where steering reaches it."""
+    from thm3.semantics.samples import Domain
+    loop = m.loop
+    fields = loop.fields
+    rng = np.random.default_rng(0)
+    dom = Domain(loop)
+    samples = []
+    # lists long enough that each end state is reached by words of several lengths: a
+    # phase counter mod k reaches a state by one short word only below k + its index,
+    # where what b adds from another state may be 0 on every sample (and then fit as 0)
+    longest = min(16, max(6, 2 * len(m.states) + 2))
+    for i in range(48 if longest == 6 else 96):
+        params = dom.params(rng, small=True)
+        n = int(rng.integers(0, longest))
+        xs = dom.random_list(rng, params, n, small=i % 2 == 0)
+        samples.append((xs, params))
+    # each sampled list folded once from init: b's fields, and the control state it ends in
+    # (random lists, then walks over the control's moves, folded together)
+    lists = samples + walked_lists(m, dom, rng, 32, longest) + list(extra)
+    folded = []
+    for (xs, params), whole in zip(lists, fold_batched(loop, lists)):
+        r_state = tuple(_plain(whole[j], fields[j].type) for j in m.control)
+        if r_state in m.states:
+            folded.append((xs, params, [float(whole[j]) for j in m.data] + [1.0], m.states.index(r_state)))
+    reached: dict[int, int] = {}
+    for *_, r in folded:
+        reached[r] = reached.get(r, 0) + 1
+    if any(reached.get(r, 0) < MIN_PER_END for r in by_state):
+        # random lists miss a state that only a few words reach, or reach it by too few
+        # lists for b's data to vary there (a count of runs of five that every list ending
+        # in a state had at 0): lists steered to it, past random walks twice as long
+        # (fewer a target where there are many: 24 lists for each of 88 states made the
+        # fits' Python loops the half of the synthesis of a 4-mode lexer's lift)
+        steered = _steered_lists(m, dom, rng, [r for r in by_state], 2 * longest,
+                                 per_target=6 if len(by_state) <= 24 else 3)
+        for (xs, params, r), whole in zip(steered, fold_batched(loop, [(xs, p) for xs, p, _ in steered])):
+            folded.append((xs, params, [float(whole[j]) for j in m.data] + [1.0], r))
+    return folded
 
 
 def coefficients_determined(m: Machine, rows: dict | None = None) -> bool:
@@ -1157,8 +1198,18 @@ def coefficients_determined(m: Machine, rows: dict | None = None) -> bool:
     if any(moduli(m, rows).values()):
         return False                # products mod m: slopes, read modulo m
     step_matrix = _step_matrices(m, rows)
-    coef = _coefficients(m, step_matrix)
-    eye = np.eye(len(m.data))
+    return composes(m, step_matrix, coefficient_products(m, step_matrix), np.eye(len(m.data)), _matmul)
+
+
+def _matmul(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Matrix products over the last two axes, (+, *)."""
+    return np.einsum("...ij,...jk->...ik", x, y)
+
+
+def composes(m: Machine, step_matrix, coef: dict, eye: np.ndarray, product) -> bool:
+    """Whether the coefficient matrices `coef` (of `coefficient_products`) are a function of the
+    transition function: the product (`product`, over the semiring) of the step's matrix
+    after each function's is the matrix of the function the step leads to."""
     # the empty list too: its function is the identity with the identity's coefficients, so
     # a nonempty list with the identity function (four steps of a phase mod 4) must have
     # them (a buffer flushed on the way has not), and one cell from it is that cell's step
@@ -1180,7 +1231,7 @@ def coefficients_determined(m: Machine, rows: dict | None = None) -> bool:
         then = [index.get(tuple(rowa[f])) for f in fa]
         if any(g is None for g in then):
             return False
-        lhs = np.einsum("fqij,fqjk->fqik", steps[fa, c], mats)
+        lhs = product(steps[fa, c], mats)
         if not np.allclose(lhs, mats[np.array(then)]):
             return False
     return True
@@ -1234,19 +1285,20 @@ def _step_matrices(m: Machine, rows: dict):
     return step_matrix
 
 
-def _coefficients(m: Machine, step_matrix) -> dict:
+def coefficient_products(m: Machine, step_matrix, product=None, unit: np.ndarray | None = None) -> dict:
     """Each transition function's product of the data's coefficient matrices along a
     shortest word of it, from each control state (breadth first: a word is its parent's
-    with one cell more)."""
+    with one cell more); over (+, *) unless `product` and its `unit` matrix say otherwise."""
+    product = _matmul if product is None else product
     nq = len(m.states)
     steps = np.array([[step_matrix(q, c) for c in range(len(m.cells))] for q in range(nq)])
-    eye = np.broadcast_to(np.eye(len(m.data)), (nq, len(m.data), len(m.data)))
+    eye = np.broadcast_to(np.eye(len(m.data)) if unit is None else unit, (nq, len(m.data), len(m.data)))
     by_word = {(): (np.arange(nq), eye)}       # word -> (states it leads each q to, products)
     coef: dict[tuple, tuple] = {}
     for f, word in sorted(m.monoid.items(), key=lambda kv: len(kv[1])):
         s, mat = by_word[word[:-1]]     # (`_monoid` writes each word as a shorter one's plus a cell)
         c = word[-1]
-        out = np.einsum("qij,qjk->qik", steps[s, c], mat)
+        out = product(steps[s, c], mat)
         by_word[word] = (np.array(m.table[c])[s], out)
         coef[f] = tuple(out)
     return coef
@@ -1622,7 +1674,7 @@ def _split_offset(e: Expr) -> tuple[Expr | None, object]:
     return e, 0
 
 
-def _expr_tree(m: Machine, rows, leaves: dict, a, b, deadline: float | None = None) -> Expr:
+def expr_tree(m: Machine, rows, leaves: dict, a, b, deadline: float | None = None) -> Expr:
     """A `where` chain over the control fields with expression leaves.  Where every
     leaf is one expression plus a constant (a count of runs joined across the blocks:
     a.long + b.long, less 1 where both ends counted the run they share), that
@@ -1722,13 +1774,15 @@ def lift_candidates(loop: Loop, deadline: float, limit: int = 3) -> list[LiftSet
 def _readings(loop: Loop, variants: list[frozenset], deadline: float, most: int = MAX_STATES,
               functions: int = MAX_MONOID):
     """The machines of `loop` with each variant's fields read as data, where that reading
-    is recognised and its data affine, while time is left."""
+    is recognised and its data affine (over (+, *), or (max, +) or (min, +)), while time
+    is left."""
+    from thm3.synth import tropical
     for variant in variants:
         if time.monotonic() > deadline:
             return
         try:
             m = recognise(loop, deadline, as_data=variant, most=most, functions=functions)
-            affine_rows(m)
+            tropical.groups(m)
         except Failed:
             continue
         yield m
@@ -1955,7 +2009,7 @@ def _lift_set(m: Machine, chosen, col, originals, deadline, full: bool = False) 
             return Expr(Op.NOT, Type.BOOL, (var(f"acc.{fields[m.control[originals[neg]]].name}", Type.BOOL),))
         got = _function_of(c, originals)
         if got is None:         # (a copy the chosen ones leave out: only the combine asks for it)
-            raise Failed(f"no field of the lift gives {fields[m.control[k]].name} from {_show(m, m.states[qi])}")
+            raise Failed(f"no field of the lift gives {fields[m.control[k]].name} from {show_state(m, m.states[qi])}")
         k0, table = got
         f0 = fields[m.control[k0]]
         items = sorted(table.items(), key=lambda kv: repr(kv[0]))
@@ -1976,24 +2030,26 @@ def _lift_set(m: Machine, chosen, col, originals, deadline, full: bool = False) 
                    if f"acc.{fields[j].name}" in reads}
         (update,) = substitute([loop.left.outputs[i]], mapping)
         c = col[(qi, k)]
-        state = _show(m, m.states[qi])
+        state = show_state(m, m.states[qi])
         if f.type is Type.BOOL and len(set(c[1:])) == 1 and c[0] != c[1]:
             hint, comment = "nonempty" if c[1] is True else "empty", "whether the list is not empty" \
                 if c[1] is True else "whether the list is empty"
         else:
             hint, comment = f"{f.name}_from{qi}", f"{f.name} of the state this list leads {state} to"
         added.append(Added(keys[(qi, k)], hint, f.type, m.states[qi][k], simplify(update), comment))
-    # data: each data field from each other control state, starting at 0
+    # data: each data field from each other control state, starting at 0 (at -inf, a Real,
+    # for a field over (max, +); at inf over (min, +): the semiring's zero)
+    zeros = _data_zeros(m)
     for qi in range(1, len(m.states)) if m.data else ():
         mapping = {f"acc.{fields[j].name}": expr_of(qi, kk) for kk, j in enumerate(m.control)}
-        mapping |= {f"acc.{fields[j].name}": var(f"acc.fsm{qi}_{fields[j].name}", fields[j].type) for j in m.data}
+        mapping |= {f"acc.{fields[j].name}": var(f"acc.fsm{qi}_{fields[j].name}", zeros[j][0]) for j in m.data}
         for jj, j in enumerate(m.data):
             f = fields[j]
             roles[f"fsm{qi}_{f.name}"] = ("data", qi, jj)
             (update,) = substitute([loop.left.outputs[j]], mapping)
-            zero = 0 if f.type is Type.INT else 0.0
-            added.append(Added(f"fsm{qi}_{f.name}", f"{f.name}_from{qi}", f.type, zero, simplify(update),
-                               f"{f.name} this list adds from {_show(m, m.states[qi])} (from 0)"))
+            type_, zero = zeros[j]
+            added.append(Added(f"fsm{qi}_{f.name}", f"{f.name}_from{qi}", type_, zero, simplify(update),
+                               f"{f.name} this list adds from {show_state(m, m.states[qi])} (from {zero})"))
     # slopes: where the data's coefficients are no function of the transition function
     # (2 * s in one mode, s in another), the product of the coefficients from each
     # control state, the initial one too, read by the combine as b's fields
@@ -2017,11 +2073,17 @@ def _lift_set(m: Machine, chosen, col, originals, deadline, full: bool = False) 
                     hint = f"pw_from{qi}" if len(m.data) == 1 else f"slope_{names[ii]}_{names[jj]}_from{qi}"
                     slopes.append(Added(f"fsm{qi}_d{ii}_{jj}", hint, dtype, one if dtype is Type.INT else float(one),
                                         simplify(update), f"how {names[ii]} scales the {names[jj]} before the list, "
-                                        f"from {_show(m, m.states[qi])} (the product of its coefficients)"))
+                                        f"from {show_state(m, m.states[qi])} (the product of its coefficients)"))
                 if slopes is None:
                     break
             if slopes is None:
                 break
+    elif m.data:
+        # over (max, +) or (min, +): where a reset the control does not hold (a negative
+        # reading clears the peak in every mode) makes the coefficients no function of the
+        # transition function, their products from each state, 0 or -inf (`tropical.slopes`)
+        from thm3.synth import tropical
+        slopes = tropical.slopes(m, expr_of, roles)
     added += slopes or []
     slope_keys = {a.key for a in slopes or []}
     replaced: dict[str, Expr] = {}
@@ -2033,6 +2095,26 @@ def _lift_set(m: Machine, chosen, col, originals, deadline, full: bool = False) 
     why = (f"{what}: {len(added)} fields, of the {size} of the full table ({len(m.states) - 1} other "
            f"reachable states x {len(m.control) + len(m.data)} fields); {m.describe()}")
     return LiftSet(tuple(added), why, full, combine)
+
+
+def _data_zeros(m: Machine) -> dict[int, tuple[Type, object]]:
+    """Per data field: the type and start of its copies, the zero of its semiring."""
+    from thm3.synth import tropical
+    fields = m.loop.fields
+    out = {j: (fields[j].type, 0 if fields[j].type is Type.INT else 0.0) for j in m.data}
+    try:
+        groups = tropical.groups(m) if m.data else None
+    except Failed:
+        return out
+    init = initial_state(m.loop)
+    for s, idx in (groups or {}).items():
+        if s.plus is not Op.ADD:
+            # from the field's own start where that is finite (a worst level from 0: the
+            # combine reads max(a's, b's copy) where the data never falls below it; the
+            # prover decides), else from the zero
+            out |= {j: (fields[j].type, init[j].arg) if math.isfinite(float(init[j].arg))
+                    else (Type.REAL, tropical.start_value(s)) for j in idx}
+    return out
 
 
 def _copies_combine(m: Machine, added: list[Added], roles: dict, replaced: dict, expr_of, slopes: bool) -> Fn | None:
@@ -2116,7 +2198,7 @@ def _homogeneous(e: Expr, data_index: dict, slope: dict) -> Expr | None:
     conditions, each branch affine in the data with constant coefficients), with data
     field l read as `slope[l]`: the update of the product of the coefficients.  A branch
     inside the arithmetic (total + (buf + 1 if x else buf)) is hoisted first."""
-    e = _hoisted(e, set(data_index))
+    e = hoisted(e, set(data_index))
     if e is None:
         return None
     if e.op is Op.WHERE:
@@ -2128,7 +2210,7 @@ def _homogeneous(e: Expr, data_index: dict, slope: dict) -> Expr | None:
             return None
         t = Type.REAL if Type.REAL in (hx.type, hy.type) else hx.type
         return Expr(Op.WHERE, t, (c, hx, hy))
-    lin = _affine(e, data_index)
+    lin = affine_form(e, data_index)
     if lin is None:
         return None
     out = None
@@ -2151,7 +2233,7 @@ def _homogeneous(e: Expr, data_index: dict, slope: dict) -> Expr | None:
     return out
 
 
-def _hoisted(e: Expr, data: set, budget: list | None = None) -> Expr | None:
+def hoisted(e: Expr, data: set, budget: list | None = None) -> Expr | None:
     """`e` with every where-branch on a data-free condition moved above the arithmetic
     around it: op(where(c, x, y), z) is where(c, op(x, z), op(y, z)).  None past
     HOIST_NODES built nodes (the branches multiply)."""
@@ -2161,17 +2243,17 @@ def _hoisted(e: Expr, data: set, budget: list | None = None) -> Expr | None:
         return None
     if e.op is Op.WHERE:
         c, x, y = e.src
-        hx, hy = _hoisted(x, data, budget), _hoisted(y, data, budget)
+        hx, hy = hoisted(x, data, budget), hoisted(y, data, budget)
         return None if hx is None or hy is None else Expr(Op.WHERE, e.type, (c, hx, hy))
-    if e.op not in (Op.ADD, Op.SUB, Op.MUL, Op.NEG, Op.MOD) or not (free_vars([e]) & data):
+    if e.op not in (Op.ADD, Op.SUB, Op.MUL, Op.NEG, Op.MOD, Op.MAX, Op.MIN) or not (free_vars([e]) & data):
         return e
-    src = [_hoisted(a, data, budget) for a in e.src]
+    src = [hoisted(a, data, budget) for a in e.src]
     if any(a is None for a in src):
         return None
     for n, a in enumerate(src):
         if a.op is Op.WHERE and not (free_vars([a.src[0]]) & data):
             c, x, y = a.src
-            return _hoisted(Expr(Op.WHERE, e.type, (c, Expr(e.op, e.type, tuple(src[:n] + [x] + src[n + 1:]), e.arg),
+            return hoisted(Expr(Op.WHERE, e.type, (c, Expr(e.op, e.type, tuple(src[:n] + [x] + src[n + 1:]), e.arg),
                                                   Expr(e.op, e.type, tuple(src[:n] + [y] + src[n + 1:]), e.arg))),
                             data, budget)
     return Expr(e.op, e.type, tuple(src), e.arg)
@@ -2284,6 +2366,8 @@ def _read_back(a: Added, c: np.ndarray, known: list, slope: bool) -> Expr | None
     zero = const(0 if a.type is Type.INT else 0.0, a.type)
     if np.allclose(c, 0):
         return zero
+    if isinstance(a.default, float) and math.isinf(a.default) and np.all(c == a.default):
+        return const(a.default, a.type)     # a tropical copy that stays at its zero
     if slope and np.allclose(c, c[0]):
         return const(int(round(float(c[0]))) if a.type is Type.INT else float(c[0]), a.type)
     for e, o in known:

@@ -167,7 +167,7 @@ def _row(s: Semiring, e: Expr, state: dict, type_: Type) -> dict | None:
         e = _strip_mod(e, s.modulus)
         if e is None:
             return None
-    return _form(s, e, state, type_)
+    return semiring_form(s, e, state, type_)
 
 
 def _fit(s: Semiring, names, types, outputs) -> Step | None:
@@ -218,7 +218,7 @@ def _strip_mod(e: Expr, m: int) -> Expr | None:
     return None if bad else out
 
 
-def _form(s: Semiring, e: Expr, state: dict, type_: Type) -> dict | None:
+def semiring_form(s: Semiring, e: Expr, state: dict, type_: Type) -> dict | None:
     """`e` as (+)_g coefficient_g (x) acc.g (+) constant ("" key), every coefficient free
     of state; None where `e` is not of that form over `s`."""
     if _state_free(e):
@@ -226,7 +226,7 @@ def _form(s: Semiring, e: Expr, state: dict, type_: Type) -> dict | None:
     if e.op is Op.VAR:
         return {state[e.arg]: _one(s, e.type)} if e.arg in state else None
     if e.op is Op.WHERE and _state_free(e.src[0]):
-        t, f = (_form(s, x, state, type_) for x in e.src[1:])
+        t, f = (semiring_form(s, x, state, type_) for x in e.src[1:])
         if t is None or f is None:
             return None
         zero = _zero(s, e.type)
@@ -241,7 +241,7 @@ def _form(s: Semiring, e: Expr, state: dict, type_: Type) -> dict | None:
 def _ring_form(s, e, state, type_):
     match e.op:
         case Op.ADD | Op.SUB:
-            a, b = (_form(s, x, state, type_) for x in e.src)
+            a, b = (semiring_form(s, x, state, type_) for x in e.src)
             if a is None or b is None:
                 return None
             out = dict(a)
@@ -250,12 +250,12 @@ def _ring_form(s, e, state, type_):
                 out[k] = _arith(Op.ADD, out[k], v) if k in out else v
             return out
         case Op.NEG:
-            a = _form(s, e.src[0], state, type_)
+            a = semiring_form(s, e.src[0], state, type_)
             return None if a is None else {k: _neg(v) for k, v in a.items()}
         case Op.MUL:
             return _scaled(s, e, state, type_, lambda c, v: _arith(Op.MUL, c, v))
         case Op.DIV if _state_free(e.src[1]) and s.modulus is None:
-            a = _form(s, e.src[0], state, type_)
+            a = semiring_form(s, e.src[0], state, type_)
             return None if a is None else {k: _arith(Op.DIV, v, e.src[1]) for k, v in a.items()}
     return None
 
@@ -270,7 +270,7 @@ def _tropical_form(s, e, state, type_):
                 x, y = y, x
             if not _state_free(y):
                 return None
-            a = _form(s, x, state, type_)
+            a = semiring_form(s, x, state, type_)
             if a is None:
                 return None
             return {k: _arith(e.op, v, y) for k, v in a.items()}
@@ -288,7 +288,7 @@ def _bool_form(s, e, state, type_):
 
 def _summed(s, e, state, type_, plus):
     """The semiring's sum of two forms: coefficients of the same state field added."""
-    a, b = (_form(s, x, state, type_) for x in e.src)
+    a, b = (semiring_form(s, x, state, type_) for x in e.src)
     if a is None or b is None:
         return None
     out = dict(a)
@@ -304,7 +304,7 @@ def _scaled(s, e, state, type_, times):
         x, y = y, x
     if not _state_free(x):
         return None
-    a = _form(s, y, state, type_)
+    a = semiring_form(s, y, state, type_)
     return None if a is None else {k: times(x, v) for k, v in a.items()}
 
 

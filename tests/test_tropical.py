@@ -1,0 +1,162 @@
+"""Finite control with (max, +) / (min, +) data (`thm3.synth.tropical`, issue 21): the
+fields' semirings, the residuation fit, the combine of the route alone, and the copies
+lift whose data copies start at the semiring's zero."""
+from __future__ import annotations
+
+import math
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import thm3  # noqa: E402
+from corpus import by_name  # noqa: E402
+from thm3.ir.normalize import normalize_loop  # noqa: E402
+from thm3.semantics.equality import states_close  # noqa: E402
+from thm3.semantics.evaluate import PYTHON, compiled  # noqa: E402
+from thm3.semantics.samples import Domain, fold_left  # noqa: E402
+from thm3.synth import finite, tropical  # noqa: E402
+from thm3.synth.semiring import MAX_PLUS, MIN_PLUS, RING  # noqa: E402
+
+
+def _loop(name: str):
+    return normalize_loop(thm3.parse_file(by_name(name).path))
+
+
+def _source(tmp_path, body: str, fields: str, name: str = "loop.py"):
+    p = tmp_path / name
+    p.write_text("from typing import NamedTuple\nfrom thm3.lang import Bool, Int, Real, inf\n\n\n"
+                 f"class State(NamedTuple):\n{fields}\n\n\ndef left(acc: State, x: Real) -> State:\n{body}\n")
+    return normalize_loop(thm3.parse_file(p))
+
+
+def _agrees(loop, fn, lists: int = 80):
+    rng = np.random.default_rng(5)
+    dom = Domain(loop)
+    run = compiled(fn.outputs, PYTHON)
+    names = [n for n, _ in fn.inputs]
+    for i in range(lists):
+        params = dom.params(rng, small=True)
+        xs = dom.random_list(rng, params, int(rng.integers(0, 12)), small=i % 2 == 0)
+        ys = dom.random_list(rng, params, int(rng.integers(0, 12)), small=i % 3 == 0)
+        ha, hb, want = (fold_left(loop, zs, params) for zs in (xs, ys, xs + ys))
+        got = run(dict(zip(names, list(ha) + list(hb) + [params[d.name] for d in loop.params])))
+        assert states_close(tuple(got), tuple(want)), (xs, ys, got, want)
+
+
+def test_each_data_field_is_read_over_its_own_semiring():
+    loop = _loop("finite_reset_peak_total")
+    m = finite.recognise(loop)
+    groups = tropical.groups(m)
+    names = {s: [loop.fields[i].name for i in idx] for s, idx in groups.items()}
+    assert names == {MAX_PLUS: ["peak"], RING: ["total"], MIN_PLUS: ["dip"]}
+    # a loop whose data is affine over (+, *) has no groups: the linear route reads it
+    assert tropical.groups(finite.recognise(_loop("finite_sum_after_marker"))) is None
+
+
+def test_a_max_field_that_reads_a_scaled_sum_is_in_no_semiring(tmp_path):
+    # best = max(best, the old total) is (max, +) in both, but 2 * total + x is (+, *) only,
+    # and a (+, *) field read by a max is in no one semiring with it
+    loop = _source(tmp_path, "    on = acc.on or x < 0\n    total = 2 * acc.total + x if acc.on else acc.total\n"
+                   "    return State(on, total, max(acc.best, acc.total))",
+                   "    on: Bool = False\n    total: Real = 0.0\n    best: Real = -inf")
+    with pytest.raises(finite.Failed, match=r"best is affine over \(max, \+\) but reads total"):
+        tropical.groups(finite.recognise(loop))
+
+
+def test_a_field_read_by_a_max_joins_its_semiring(tmp_path):
+    # total + 1 is (+, *) and (max, +) alike: read by best's max, it is read over (max, +)
+    loop = _source(tmp_path, "    on = acc.on or x < 0\n    total = acc.total + 1 if acc.on else acc.total\n"
+                   "    return State(on, total, max(acc.best, total))",
+                   "    on: Bool = False\n    total: Real = 0.0\n    best: Real = -inf")
+    groups = tropical.groups(finite.recognise(loop))
+    assert {s: [loop.fields[i].name for i in idx] for s, idx in groups.items()} == {MAX_PLUS: ["total", "best"]}
+
+
+def test_the_route_alone_composes_tropical_data_and_says_which_semirings():
+    loop = _loop("finite_reset_peak_total")
+    fn, how = finite.synthesize(loop, time.monotonic() + 20)
+    assert "(max, +): peak" in how and "(min, +): dip" in how and "(+, *): total" in how
+    _agrees(loop, fn)
+
+
+def test_the_route_alone_composes_a_lifted_tropical_loop():
+    # the armed high-water mark, lifted by its copy from "armed": the lifted loop's
+    # combine is composed by the route, over (max, +)
+    loop = _loop("finite_armed_high_water")
+    (first, *_) = finite.lift_candidates(loop, time.monotonic() + 10)
+    (copy,) = first.fields
+    assert copy.default == -math.inf and copy.type is thm3.ir.Type.REAL
+    lifted = normalize_loop(finite.with_added(loop, first.fields))
+    fn, how = finite.synthesize(lifted, time.monotonic() + 20)
+    assert "(max, +)" in how
+    _agrees(lifted, fn)
+
+
+def test_an_int_max_field_is_copied_from_its_own_start():
+    # worst: Int = 0 has no -inf: its copies start at 0, and the combine reads
+    # max(a's, b's copy), which holds since the level never falls below 0
+    loop = _loop("finite_outage_worst")
+    (first, *_) = finite.lift_candidates(loop, time.monotonic() + 10)
+    worst = [a for a in first.fields if a.key.endswith("_worst")]
+    assert len(worst) == 1 and worst[0].default == 0 and worst[0].type is thm3.ir.Type.INT
+    lifted = normalize_loop(finite.with_added(loop, first.fields))
+    fn, _ = finite.synthesize(lifted, time.monotonic() + 30)
+    _agrees(lifted, fn)
+
+
+@pytest.mark.parametrize("name,added", [("finite_armed_high_water", 1), ("finite_phase_peaks", 2),
+                                        ("finite_hot_streak_min", 4), ("finite_outage_worst", 3),
+                                        ("finite_toggled_peak_reset", 2), ("finite_phase_min_int", 2)])
+def test_tropical_lifts_are_found_and_proved(name, added):
+    a = thm3.analyze(by_name(name).path, lift=True, timeout=60)
+    assert a.verdict.value == "not-homomorphism"
+    la = a.lifted_analysis
+    assert la is not None and len(a.lift_added) == added
+    assert all(la.proofs[k] == "proved" for k in ("identity", "associativity", "homomorphism"))
+
+
+def test_a_clear_the_control_does_not_hold_is_a_slope():
+    # a negative reading clears the peak in both modes: the coefficient's product along a
+    # list (0, or -inf once cleared) is no function of the toggle's transition function, so
+    # the lift carries it, from 0, updated by the step's coefficient
+    loop = _loop("finite_toggled_peak_reset")
+    m = finite.recognise(loop)
+    assert not tropical.determined(MAX_PLUS, m)
+    (first, *_) = finite.lift_candidates(loop, time.monotonic() + 10)
+    slopes = [a for a in first.fields if "_d0_0" in a.key]
+    assert len(slopes) == 1 and slopes[0].default == 0.0
+    assert "-inf" in repr(slopes[0].update) and "x < 0" in repr(slopes[0].update)
+    lifted = normalize_loop(finite.with_added(loop, first.fields))
+    fn, _ = finite.synthesize(lifted, time.monotonic() + 20)
+    _agrees(lifted, fn)
+
+
+def test_the_fit_is_the_sparsest_greatest_subsolution():
+    rng = np.random.default_rng(0)
+    b = rng.normal(size=(40, 3))
+    b[::7, 1] = -math.inf                       # b's second field at the zero on some lists
+    v = np.maximum(b[:, 1] + 2.0, b[:, 2])      # max(b1 + 2, b2): the constant term is left out
+    got = tropical._fit(MAX_PLUS, b, v)
+    assert got == [-math.inf, 2.0, 0.0, -math.inf]
+    # over (min, +), the same read on negated values
+    assert tropical._fit(MIN_PLUS, -b, -v) == [math.inf, -2.0, 0.0, math.inf]
+    # a single field alone where it does
+    assert tropical._fit(MAX_PLUS, b, b[:, 0] - 0.5) == [-0.5, -math.inf, -math.inf, -math.inf]
+    # no form: a sum of two fields is not a max of shifts
+    assert tropical._fit(MAX_PLUS, np.nan_to_num(b, neginf=0.0), b[:, 0] + np.nan_to_num(b[:, 1], neginf=0.0)) is None
+
+
+def test_tropical_products_compose_resets():
+    # a reset (coefficient -inf) absorbs: kept then reset is reset, and the unit is neutral
+    prod = tropical._product(MAX_PLUS)
+    keep = np.array([[0.0]])
+    reset = np.array([[-math.inf]])
+    assert prod(reset, keep)[0, 0] == -math.inf and prod(keep, keep)[0, 0] == 0.0
+    unit = tropical._unit(MAX_PLUS, 2)
+    mat = np.array([[1.0, -math.inf], [3.0, 0.0]])
+    assert np.array_equal(prod(unit, mat), mat) and np.array_equal(prod(mat, unit), mat)

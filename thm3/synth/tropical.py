@@ -1,0 +1,415 @@
+"""Finite control with tropical data: the data fields of a machine (`thm3.synth.finite`)
+whose updates are affine over (max, +) or (min, +) rather than (+, *).
+
+In each control state and cell of the element, such a field's update is
+d' = max(c_1 + d_1, ..., c_k + d_k, e) with constants c_j (the tropical one, 0, where the
+field is kept; the zero, -inf, where it is reset) and a data-free rest e (the element, a
+constant).  A list's map of the data from control state q is then one such map too,
+T_q(d) = A_q (x) d (+) v_q with A_q the product of the step matrices over the semiring and
+v_q = T_q(zero), the data the list reaches from the zero (Mohri 2009, "Weighted automata
+algorithms": a weighted automaton over a semiring composes its transitions).  The combine
+of two states is, for a's control state q, T_q of b's list applied to a's data: A_q is read
+off b's transition function where the state determines it (as for linear data), and v_q is
+fitted on sampled lists as a tropical form of b's fields of the same semiring, by
+residuation (the greatest subsolution of max_j (c_j + b_j) <= v, Cuninghame-Green 1979,
+"Minimax algebra"), the sparsest form first.  The prover then decides the combine, as for
+any route.
+
+Fields over different semirings may sit side by side (a peak and a total since a reset) as
+long as no field reads a field of another semiring."""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import replace
+
+import numpy as np
+
+from thm3.ir import Expr, Op, Type, const
+from thm3.ir.simplify import simplify
+from thm3.synth.finite import (Failed, Machine, affine_form, affine_rows, coefficient_products, composes,
+                               data_steps, expr_tree, sampled_ends, show_state)
+from thm3.synth.semiring import MAX_PLUS, MIN_PLUS, RING, Semiring, semiring_form
+
+__all__ = ["combine", "groups", "restricted", "start_value"]
+
+
+def groups(m: Machine) -> dict[Semiring, tuple[int, ...]] | None:
+    """The data fields by the semiring their updates are affine over: None where every one
+    is affine over (+, *) (`affine_rows` holds), else {semiring: field indices}.  `Failed`
+    where a field is affine over none of them, or reads a field of another semiring."""
+    try:
+        affine_rows(m)
+        return None
+    except Failed as err:
+        first = err
+    loop = m.loop
+    fields = loop.fields
+    steps = data_steps(m)
+    names = {f"acc.{fields[i].name}": i for i in m.data}
+    by_name = {f"acc.{fields[i].name}": fields[i].name for i in m.data}
+    reads: dict[tuple[int, Semiring], set[int]] = {}
+    for k, i in enumerate(m.data):
+        for s in (RING, MAX_PLUS, MIN_PLUS):
+            got: set[int] = set()
+            for exprs in steps.values():
+                if s is RING:
+                    lin = affine_form(exprs[k], names)
+                    form = None if lin is None else {j: c for j, c in lin.items() if isinstance(j, int)}
+                else:
+                    form = _tropical_row(s, exprs[k], by_name)
+                    form = None if form is None else {names[f"acc.{n}"]: c for n, c in form.items() if n != ""}
+                if form is None:
+                    break
+                got |= set(form)
+            else:
+                reads[(i, s)] = got
+    # each field over the first semiring it is affine over, where what it reads is too;
+    # a field kept or set in every step (affine over all three) follows the fields that
+    # read it
+    of: dict[int, Semiring] = {}
+    for i in m.data:
+        options = [s for s in (RING, MAX_PLUS, MIN_PLUS) if (i, s) in reads]
+        if not options:
+            raise first
+        of[i] = options[0]
+    changed = True
+    while changed:
+        changed = False
+        for i in m.data:
+            for j in reads[(i, of[i])]:
+                if of[j] is not of[i]:
+                    if (j, of[i]) not in reads:
+                        raise Failed(f"recognised control ({', '.join(m.names(m.control))}); {fields[i].name} is "
+                                     f"affine over {of[i].name} but reads {fields[j].name}, affine over "
+                                     f"{of[j].name} only")
+                    of[j] = of[i]
+                    changed = True
+    if all(s is RING for s in of.values()):
+        raise first
+    out: dict[Semiring, tuple[int, ...]] = {}
+    for i in m.data:
+        out[of[i]] = out.get(of[i], ()) + (i,)
+    return out
+
+
+def _tropical_row(s: Semiring, e: Expr, names: dict) -> dict | None:
+    """`e` over `s` as {field name: its constant coefficient, "": the data-free rest or
+    None}; None where it is no such form or a coefficient is not a constant."""
+    from thm3.ir.normalize import normalize
+    (e,) = normalize([e])
+    form = semiring_form(s, e, dict(names), e.type)
+    if form is None:
+        return None
+    out = {}
+    for k, c in form.items():
+        c = simplify(c)
+        if k == "":
+            out[k] = None if _is(c, s.zero) else c
+            continue
+        if c.op is not Op.CONST or isinstance(c.arg, bool):
+            return None
+        if not _is(c, s.zero):
+            out[k] = float(c.arg)
+    out.setdefault("", None)
+    return out
+
+
+def _is(c: Expr, v) -> bool:
+    return c.op is Op.CONST and not isinstance(c.arg, bool) and float(c.arg) == float(v)
+
+
+def start_value(s: Semiring) -> float:
+    """Where a copy of a field over `s` starts: the semiring's zero (-inf for (max, +)),
+    a Real's (an Int field has no infinity, so its copy is Real)."""
+    return float(s.zero)
+
+
+# --- the combine ------------------------------------------------------------------------
+
+def _product(s: Semiring):
+    """The matrix product over `s` on the last two axes."""
+    pick = np.max if s is MAX_PLUS else np.min
+
+    def product(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        return pick(x[..., :, :, None] + y[..., None, :, :], axis=-2)
+    return product
+
+
+def _unit(s: Semiring, n: int) -> np.ndarray:
+    out = np.full((n, n), float(s.zero))
+    np.fill_diagonal(out, 0.0)
+    return out
+
+
+def combine(s: Semiring, m: Machine, by_state: dict, a: dict, b: dict, deadline: float, extra=(),
+            memo: dict | None = None) -> dict:
+    """Each data field of `m` (all over `s`) in the combine: over a's control state q and
+    b's end state r, A_r[q] (x) a's data (+) v_q, v_q fitted on b's fields."""
+    loop = m.loop
+    fields = loop.fields
+    nd = len(m.data)
+    memo = {} if memo is None else memo
+    if "coef" not in memo:
+        names = {f"acc.{fields[i].name}": fields[i].name for i in m.data}
+        index = {fields[i].name: k for k, i in enumerate(m.data)}
+        rows = {}
+        for key, exprs in data_steps(m).items():
+            rows[key] = []
+            for e in exprs:
+                row = _tropical_row(s, e, names)
+                if row is None:
+                    raise Failed(f"recognised as {m.describe()}; {e!r} is not affine over {s.name}")
+                rows[key].append({index[n]: c for n, c in row.items() if n != ""})
+        built = {key: np.array([[row[k].get(j, float(s.zero)) for j in range(nd)] for k in range(nd)])
+                 for key, row in rows.items()}
+
+        def step_matrix(q, c):
+            return built[(q, c)]
+        product, unit = _product(s), _unit(s, nd)
+        coef = coefficient_products(m, step_matrix, product, unit)
+        if not composes(m, step_matrix, coef, unit, product):
+            raise Failed(f"recognised as {m.describe()}, data over {s.name}; the data's coefficients are no "
+                         f"function of the transition function (a lift is needed)")
+        memo["coef"] = coef
+    coef = memo["coef"]
+    folded = sampled_ends(m, by_state, extra)
+    by_end: dict[int, list[int]] = {}
+    for n, (*_, r) in enumerate(folded):
+        by_end.setdefault(r, []).append(n)
+    for r in by_state:
+        if not by_end.get(r):
+            raise Failed(f"recognised as {m.describe()}; no sampled list reaches {show_state(m, m.states[r])}")
+    bdata = np.array([row[:-1] for _, _, row, _ in folded], dtype=float).reshape(len(folded), nd)
+    # each sampled list folded from each control state with the data at the zero, and
+    # with the data at its initial value (`_ends`)
+    ends = {start: _ends(m, s, folded, deadline, start) for start in ("zero", "init")}
+    out = {}
+    terms = [b[i] for i in m.data]
+    for k, i in enumerate(m.data):
+        leaves: dict[tuple, Expr] = {}
+        for q in range(len(m.states)):
+            vs = [ends[start][:, q, k] for start in ("zero", "init")]
+            joint = _fit(s, bdata, vs[0]) or _fit(s, bdata, vs[1])
+            for r, f in by_state.items():
+                fit = joint
+                if fit is None:
+                    ns = by_end[r]
+                    fit = _fit(s, bdata[ns], vs[0][ns]) or _fit(s, bdata[ns], vs[1][ns])
+                    if fit is None:
+                        raise Failed(f"recognised as {m.describe()}, data over {s.name}; what b adds to "
+                                     f"{fields[i].name} from {show_state(m, m.states[q])} is no form over {s.name} "
+                                     f"in b's fields: a lift is needed")
+                arow = coef[f][q][k] if f in coef else _unit(s, nd)[k]
+                pieces = [_shifted(a[j], c) for j, c in zip(m.data, arow) if math.isfinite(c)]
+                pieces += [_shifted(t, c) for t, c in zip(terms, fit[:-1]) if math.isfinite(c)]
+                if math.isfinite(fit[-1]):
+                    pieces.append(const(_number(fit[-1], fields[i].type), fields[i].type
+                                        if float(fit[-1]).is_integer() else Type.REAL))
+                leaves[(q, r)] = _joined(s, pieces, fields[i].type)
+        out[i] = expr_tree(m, list(leaves), leaves, a, b, deadline)
+    return out
+
+
+def _ends(m: Machine, s: Semiring, folded: list, deadline: float, start: str) -> np.ndarray:
+    """(list, control state q, data field) -> the field after the list, folded from q with
+    the data at the semiring's zero (`start` "zero": T_q(zero), what the list adds), or at
+    the fields' initial values ("init": T_q(init), which the combine may read instead where
+    the data never falls below its start: a worst level that starts at 0), every q at once."""
+    from thm3.semantics.samples import fold_left
+    loop = m.loop
+    fields = loop.fields
+    init = [e.arg for e in _initial(loop)]
+    starts = []
+    for q in range(len(m.states)):
+        st = list(init)
+        for j, v in zip(m.control, m.states[q]):
+            st[j] = v
+        for j in m.data:
+            st[j] = float(s.zero) if start == "zero" else float(init[j])
+        starts.append(st)
+    batch = tuple(np.array([st[f] for st in starts], dtype=float if f in m.data else None)
+                  for f in range(len(fields)))
+    out = np.empty((len(folded), len(m.states), len(m.data)))
+    for n, (xs, params, _, _) in enumerate(folded):
+        if time.monotonic() > deadline:
+            raise Failed(f"recognised as {m.describe()}; time ran out fitting the data's forms")
+        end = fold_left(loop, xs, params, state=batch, dim=1)
+        for k, i in enumerate(m.data):
+            out[n, :, k] = np.broadcast_to(np.asarray(end[i], dtype=float), (len(m.states),))
+    return out
+
+
+def _initial(loop):
+    from thm3.ir import initial_state
+    return initial_state(loop)
+
+
+def _number(c: float, type_: Type):
+    return int(c) if type_ is Type.INT and float(c).is_integer() else float(c)
+
+
+def _shifted(t: Expr, c: float) -> Expr:
+    if c == 0.0:
+        return t
+    k = _number(c, t.type) if float(c).is_integer() else float(c)
+    type_ = t.type if isinstance(k, int) else Type.REAL
+    return simplify(Expr(Op.ADD, type_, (t, const(k, type_))))
+
+
+def _joined(s: Semiring, pieces: list[Expr], type_: Type) -> Expr:
+    if not pieces:
+        if type_ is Type.INT:
+            raise Failed(f"an Int field over {s.name} reaches its zero, which it cannot hold")
+        return const(float(s.zero), Type.REAL)
+    out = pieces[0]
+    for p in pieces[1:]:
+        out = Expr(s.plus, out.type if out.type is p.type else Type.REAL, (out, p))
+    return out
+
+
+def _fit(s: Semiring, bdata: np.ndarray, v: np.ndarray) -> list[float] | None:
+    """A sparse tropical form (+)_j (c_j + b_j) (+) c_0 equal to `v` on every row of
+    `bdata`: [c_1, ..., c_k, c_0], the zero for a term left out; None where none is.  The
+    greatest subsolution over every term is a solution where any form is (residuation);
+    then each term whose removal keeps it one is removed, the constant first.  (min, +)
+    is read as (max, +) of the negated values."""
+    sign = 1.0 if s is MAX_PLUS else -1.0
+    bd, vv = sign * bdata, sign * v
+    n, k = bd.shape
+    if np.any(np.isnan(vv)) or np.any(vv == math.inf) or np.any(np.isnan(bd)) or np.any(bd == math.inf):
+        return None
+    coefs = np.full(k + 1, -math.inf)
+    for j in range(k):
+        live = np.isfinite(bd[:, j])
+        if live.any():
+            # c_j <= v - b_j on every row where b_j is finite (-inf where v is)
+            coefs[j] = _nice(float(np.min(np.where(np.isfinite(vv[live]), vv[live] - bd[live, j], -math.inf))))
+    coefs[k] = _nice(float(np.min(vv))) if n else -math.inf
+    if not _matches(bd, vv, coefs):
+        return None
+    for j in [k] + list(range(k - 1, -1, -1)):
+        if math.isfinite(coefs[j]):
+            kept = coefs[j]
+            coefs[j] = -math.inf
+            if not _matches(bd, vv, coefs):
+                coefs[j] = kept
+    return [sign * c if math.isfinite(c) else float(s.zero) for c in coefs]
+
+
+def _matches(bd: np.ndarray, vv: np.ndarray, coefs: np.ndarray) -> bool:
+    k = bd.shape[1]
+    pred = np.full(len(vv), coefs[k])
+    for j in range(k):
+        if math.isfinite(coefs[j]):
+            pred = np.maximum(pred, coefs[j] + bd[:, j])
+    return bool(np.array_equal(pred == -math.inf, vv == -math.inf) and np.allclose(
+        np.where(np.isfinite(pred), pred, 0.0), np.where(np.isfinite(vv), vv, 0.0), rtol=1e-12, atol=1e-9))
+
+
+def _nice(c: float) -> float:
+    """A coefficient as the small rational it is up to rounding (2.0000000000000004 is 2),
+    else as it is."""
+    from fractions import Fraction
+    if not math.isfinite(c):
+        return c
+    near = float(Fraction(c).limit_denominator(1000))
+    return near if abs(near - c) <= 1e-9 * max(1.0, abs(c)) else c
+
+
+def restricted(m: Machine, idx: tuple[int, ...]) -> Machine:
+    """`m` with only the data fields `idx` (no field reads one outside them)."""
+    return replace(m, data=tuple(idx))
+
+
+# --- slopes: the products of the coefficients, where no transition function holds them ---
+
+def determined(s: Semiring, m: Machine) -> bool:
+    """Whether the coefficients of `m`'s data (all over `s`) are a function of the
+    transition function (`finite.composes` over `s`)."""
+    return _coefficient_matrices(s, m)[1]
+
+
+def _coefficient_matrices(s: Semiring, m: Machine) -> tuple[dict, bool]:
+    fields = m.loop.fields
+    nd = len(m.data)
+    names = {f"acc.{fields[i].name}": fields[i].name for i in m.data}
+    index = {fields[i].name: k for k, i in enumerate(m.data)}
+    built = {}
+    for key, exprs in data_steps(m).items():
+        rows = []
+        for e in exprs:
+            row = _tropical_row(s, e, names)
+            if row is None:
+                raise Failed(f"recognised as {m.describe()}; {e!r} is not affine over {s.name}")
+            rows.append({index[n]: c for n, c in row.items() if n != ""})
+        built[key] = np.array([[rows[k].get(j, float(s.zero)) for j in range(nd)] for k in range(nd)])
+
+    def step_matrix(q, c):
+        return built[(q, c)]
+    product, unit = _product(s), _unit(s, nd)
+    coef = coefficient_products(m, step_matrix, product, unit)
+    return coef, composes(m, step_matrix, coef, unit, product)
+
+
+def slopes(m: Machine, expr_of, roles: dict) -> list:
+    """For a copies lift (`finite._lift_set`): the product of the data's coefficients from
+    each control state, over (max, +) or (min, +), for each group whose coefficients the
+    transition function does not determine: `fsm{q}_d{i}_{j}`, starting at the semiring's
+    one on the diagonal and its zero off it, updated by the step's coefficients (the
+    copies of the control read from state q).  [] where none is needed or one has no such
+    update."""
+    from thm3.synth.finite import Added, hoisted
+    from thm3.ir import substitute
+    loop = m.loop
+    fields = loop.fields
+    try:
+        got = groups(m)
+    except Failed:
+        return []
+    out = []
+    for s, idx in (got or {}).items():
+        if s.plus is Op.ADD:
+            continue
+        try:
+            if determined(s, restricted(m, idx)):
+                continue
+        except Failed:
+            return []
+        pos = {i: m.data.index(i) for i in idx}
+        names = {f"acc.{fields[i].name}": fields[i].name for i in idx}
+        for qi in range(len(m.states)):
+            control = {f"acc.{fields[j].name}": expr_of(qi, kk) for kk, j in enumerate(m.control)}
+            for j in idx:
+                slope = {fields[ll].name: Expr(Op.VAR, Type.REAL, (), f"acc.fsm{qi}_d{pos[ll]}_{pos[j]}") for ll in idx}
+                for i in idx:
+                    (stepped,) = substitute([loop.left.outputs[i]], control)
+                    stepped = hoisted(simplify(stepped), set(names))
+                    update = None if stepped is None else _homogeneous(s, stepped, names, slope)
+                    if update is None:
+                        return []
+                    key = f"fsm{qi}_d{pos[i]}_{pos[j]}"
+                    roles[key] = ("slope", qi, pos[i], pos[j])
+                    one = 0.0 if i == j else float(s.zero)
+                    out.append(Added(key, f"slope_{fields[i].name}_{fields[j].name}_from{qi}", Type.REAL, one,
+                                     simplify(update), f"what {fields[i].name} adds to the {fields[j].name} before "
+                                     f"the list, over {s.name}, from {show_state(m, m.states[qi])} (the product of "
+                                     f"its coefficients: -inf where a reset clears it)"))
+    return out
+
+
+def _homogeneous(s: Semiring, e: Expr, names: dict, slope: dict) -> Expr | None:
+    """The homogeneous part of a data update over `s` (where-branches on data-free
+    conditions kept), with data field l read as `slope[l]`."""
+    from thm3.ir import free_vars
+    if e.op is Op.WHERE:
+        c, x, y = e.src
+        if free_vars([c]) & set(names):
+            return None
+        hx, hy = _homogeneous(s, x, names, slope), _homogeneous(s, y, names, slope)
+        return None if hx is None or hy is None else Expr(Op.WHERE, Type.REAL, (c, hx, hy))
+    row = _tropical_row(s, e, names)
+    if row is None:
+        return None
+    pieces = [_shifted(slope[n], c) for n, c in row.items() if n != ""]
+    return _joined(s, pieces, Type.REAL)
