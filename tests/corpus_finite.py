@@ -241,6 +241,8 @@ ENTRIES: list[Entry] = [
          "recorded", ([], [1.0], [0.0]), klass="finite-linear", lift=2),
     _not("finite_phase_min_int", TROPICAL, "[0, 0] and [0, 1] both give (2, 1000, 2); after [0] the 1 is at slot "
          "2", ([0, 0], [0, 1], [0]), domain="int", klass="finite-linear", lift=2),
+    _not("finite_armed_mps", TROPICAL, "[] and [1] both give (False, 0, 0); after [0] the 1 is gained",
+         ([], [1.0], [0.0]), klass="finite-linear", lift=None),
     _not("finite_comment_scanner", LINEAR, "[42, 47] and [0, 47] both give (1, 1, 0); after [47] the 42 opens "
          "a comment", ([42, 47], [0, 47], [47]), domain="int", klass="finite-linear", lift=None),
 ]
@@ -295,6 +297,7 @@ UNCATALOGUED_COPY_LIFTS: dict[str, int] = {
     "finite_wire_type_fields": 14,          # key flag and wire type from the other states, the data from each
     "finite_hot_streak_min": 4,             # the streak from 1 and 2, the best from each (from inf)
     "finite_outage_worst": 3,               # the mode, the worst level and the count from "in an outage"
+    "finite_armed_mps": 4,                  # total and best from "open", the best's slope in the total from each
     "finite_frame_checksum": 13,            # the mode from four modes, the data from two, ck's slope from three (64 states)
 }
 

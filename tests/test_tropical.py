@@ -64,7 +64,7 @@ def test_a_max_field_that_reads_a_scaled_sum_is_in_no_semiring(tmp_path):
     loop = _source(tmp_path, "    on = acc.on or x < 0\n    total = 2 * acc.total + x if acc.on else acc.total\n"
                    "    return State(on, total, max(acc.best, acc.total))",
                    "    on: Bool = False\n    total: Real = 0.0\n    best: Real = -inf")
-    with pytest.raises(finite.Failed, match=r"best is affine over \(max, \+\) but reads total"):
+    with pytest.raises(finite.Failed, match=r"total, best read each other but are affine over no one semiring"):
         tropical.groups(finite.recognise(loop))
 
 
@@ -111,7 +111,8 @@ def test_an_int_max_field_is_copied_from_its_own_start():
 
 @pytest.mark.parametrize("name,added", [("finite_armed_high_water", 1), ("finite_phase_peaks", 2),
                                         ("finite_hot_streak_min", 4), ("finite_outage_worst", 3),
-                                        ("finite_toggled_peak_reset", 2), ("finite_phase_min_int", 2)])
+                                        ("finite_toggled_peak_reset", 2), ("finite_phase_min_int", 2),
+                                        ("finite_armed_mps", 4)])
 def test_tropical_lifts_are_found_and_proved(name, added):
     a = thm3.analyze(by_name(name).path, lift=True, timeout=60)
     assert a.verdict.value == "not-homomorphism"
@@ -133,6 +134,20 @@ def test_a_clear_the_control_does_not_hold_is_a_slope():
     assert "-inf" in repr(slopes[0].update) and "x < 0" in repr(slopes[0].update)
     lifted = normalize_loop(finite.with_added(loop, first.fields))
     fn, _ = finite.synthesize(lifted, time.monotonic() + 20)
+    _agrees(lifted, fn)
+
+
+def test_a_coefficient_that_reads_the_element_is_a_slope_fitted_on_bs_fields():
+    # a max prefix sum while open: best's coefficient in the total is the element, so its
+    # product along a list (the largest prefix sum from a state) is a slope; the slope of
+    # the total in itself is the total (and its copy), so those are read as the fields
+    loop = _loop("finite_armed_mps")
+    (first, *_) = finite.lift_candidates(loop, time.monotonic() + 10)
+    keys = sorted(a.key for a in first.fields)
+    assert len(keys) == 4 and sum(k.endswith("_d1_0") for k in keys) == 2, keys
+    lifted = normalize_loop(finite.with_added(loop, first.fields))
+    fn, how = finite.synthesize(lifted, time.monotonic() + 30)
+    assert "(max, +)" in how
     _agrees(lifted, fn)
 
 

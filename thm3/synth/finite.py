@@ -2328,20 +2328,26 @@ def _drop_copied_data(m: Machine, added: list[Added], deadline: float, slopes=fr
         known = [(var(f"acc.{f.name}", f.type), cols[i]) for i, f in enumerate(loop.fields)
                  if f.type in (Type.INT, Type.REAL)]
         drop = set()
+        swap: dict[str, Expr] = {}
         for n, a in enumerate(added):
             if a.key in dropped:
                 continue
             c = cols[k + n]
-            if a.key in data_keys and a.key not in needed:
+            if a.key in data_keys:
                 equal = _read_back(a, c, known, a.key in slopes)
-                if equal is not None:
+                if equal is not None and (a.key not in needed or (equal.op is Op.VAR and equal.type is a.type)):
+                    # one the others read goes too where it equals a field before it: they
+                    # read that field instead (a slope of a sum that is the sum itself)
                     drop.add(a.key)
                     replaced.setdefault(f"acc.{a.key}", equal)
+                    if a.key in needed:
+                        swap[f"acc.{a.key}"] = equal
                     continue
-            if a.key in data_keys:
                 known.append((var(f"acc.{a.key}", a.type), c))
         if not drop:
             return [a for a in added if a.key not in dropped], _resolved(replaced)
+        if swap:
+            added = [dc_replace(a, update=simplify(substitute([a.update], swap)[0])) for a in added]
         dropped |= drop
 
 

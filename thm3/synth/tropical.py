@@ -2,14 +2,15 @@
 whose updates are affine over (max, +) or (min, +) rather than (+, *).
 
 In each control state and cell of the element, such a field's update is
-d' = max(c_1 + d_1, ..., c_k + d_k, e) with constants c_j (the tropical one, 0, where the
-field is kept; the zero, -inf, where it is reset) and a data-free rest e (the element, a
-constant).  A list's map of the data from control state q is then one such map too,
+d' = max(c_1 + d_1, ..., c_k + d_k, e) with coefficients c_j (the tropical one, 0, where
+the field is kept; the zero, -inf, where it is reset; the element, in Kadane's
+`acc.cur + x`) and a data-free rest e (the element, a constant).  A list's map of the data from control state q is then one such map too,
 T_q(d) = A_q (x) d (+) v_q with A_q the product of the step matrices over the semiring and
 v_q = T_q(zero), the data the list reaches from the zero (Mohri 2009, "Weighted automata
 algorithms": a weighted automaton over a semiring composes its transitions).  The combine
 of two states is, for a's control state q, T_q of b's list applied to a's data: A_q is read
-off b's transition function where the state determines it (as for linear data), and v_q is
+off b's transition function where the state determines it (as for linear data), else each
+entry is fitted on b's fields as v_q is (a lift carries them: `slopes`), and v_q is
 fitted on sampled lists as a tropical form of b's fields of the same semiring, by
 residuation (the greatest subsolution of max_j (c_j + b_j) <= v, Cuninghame-Green 1979,
 "Minimax algebra"), the sparsest form first.  The prover then decides the combine, as for
@@ -64,27 +65,31 @@ def groups(m: Machine) -> dict[Semiring, tuple[int, ...]] | None:
                 got |= set(form)
             else:
                 reads[(i, s)] = got
-    # each field over the first semiring it is affine over, where what it reads is too;
-    # a field kept or set in every step (affine over all three) follows the fields that
-    # read it
+    # fields that read each other share a semiring: each component of the reads (in either
+    # direction) over the first semiring every field of it is affine over, reading only
+    # fields of the component (a field kept or set in every step, affine over all three,
+    # goes with the fields that read it)
+    component = {i: i for i in m.data}
+
+    def root(i):
+        while component[i] != i:
+            i = component[i]
+        return i
+    for (i, _s), js in reads.items():
+        for j in js:
+            component[root(i)] = root(j)
     of: dict[int, Semiring] = {}
-    for i in m.data:
-        options = [s for s in (RING, MAX_PLUS, MIN_PLUS) if (i, s) in reads]
+    for c in {root(i) for i in m.data}:
+        members = [i for i in m.data if root(i) == c]
+        options = [s for s in (RING, MAX_PLUS, MIN_PLUS) if all((i, s) in reads for i in members)]
         if not options:
-            raise first
-        of[i] = options[0]
-    changed = True
-    while changed:
-        changed = False
-        for i in m.data:
-            for j in reads[(i, of[i])]:
-                if of[j] is not of[i]:
-                    if (j, of[i]) not in reads:
-                        raise Failed(f"recognised control ({', '.join(m.names(m.control))}); {fields[i].name} is "
-                                     f"affine over {of[i].name} but reads {fields[j].name}, affine over "
-                                     f"{of[j].name} only")
-                    of[j] = of[i]
-                    changed = True
+            lone = [i for i in members if not any((i, s) in reads for s in (RING, MAX_PLUS, MIN_PLUS))]
+            if lone or len(members) == 1:
+                raise first
+            raise Failed(f"recognised control ({', '.join(m.names(m.control))}); "
+                         f"{', '.join(fields[i].name for i in members)} read each other but are affine over no "
+                         f"one semiring together")
+        of |= {i: options[0] for i in members}
     if all(s is RING for s in of.values()):
         raise first
     out: dict[Semiring, tuple[int, ...]] = {}
@@ -93,9 +98,10 @@ def groups(m: Machine) -> dict[Semiring, tuple[int, ...]] | None:
     return out
 
 
-def _tropical_row(s: Semiring, e: Expr, names: dict) -> dict | None:
-    """`e` over `s` as {field name: its constant coefficient, "": the data-free rest or
-    None}; None where it is no such form or a coefficient is not a constant."""
+def _tropical_row(s: Semiring, e: Expr, names: dict, symbolic: bool = True) -> dict | None:
+    """`e` over `s` as {field name: its coefficient, "": the data-free rest or None}: a
+    coefficient a float, or (where `symbolic`) a data-free expression (the element:
+    Kadane's `acc.cur + x`); None where `e` is no such form."""
     from thm3.ir.normalize import normalize
     (e,) = normalize([e])
     form = semiring_form(s, e, dict(names), e.type)
@@ -106,13 +112,20 @@ def _tropical_row(s: Semiring, e: Expr, names: dict) -> dict | None:
         c = simplify(c)
         if k == "":
             out[k] = None if _is(c, s.zero) else c
-            continue
-        if c.op is not Op.CONST or isinstance(c.arg, bool):
+        elif c.op is Op.CONST and not isinstance(c.arg, bool):
+            if not _is(c, s.zero):
+                out[k] = float(c.arg)
+        elif symbolic and not any(n.startswith("acc.") for n in _free(c)):
+            out[k] = c
+        else:
             return None
-        if not _is(c, s.zero):
-            out[k] = float(c.arg)
     out.setdefault("", None)
     return out
+
+
+def _free(e: Expr) -> set:
+    from thm3.ir import free_vars
+    return free_vars([e])
 
 
 def _is(c: Expr, v) -> bool:
@@ -151,27 +164,8 @@ def combine(s: Semiring, m: Machine, by_state: dict, a: dict, b: dict, deadline:
     nd = len(m.data)
     memo = {} if memo is None else memo
     if "coef" not in memo:
-        names = {f"acc.{fields[i].name}": fields[i].name for i in m.data}
-        index = {fields[i].name: k for k, i in enumerate(m.data)}
-        rows = {}
-        for key, exprs in data_steps(m).items():
-            rows[key] = []
-            for e in exprs:
-                row = _tropical_row(s, e, names)
-                if row is None:
-                    raise Failed(f"recognised as {m.describe()}; {e!r} is not affine over {s.name}")
-                rows[key].append({index[n]: c for n, c in row.items() if n != ""})
-        built = {key: np.array([[row[k].get(j, float(s.zero)) for j in range(nd)] for k in range(nd)])
-                 for key, row in rows.items()}
-
-        def step_matrix(q, c):
-            return built[(q, c)]
-        product, unit = _product(s), _unit(s, nd)
-        coef = coefficient_products(m, step_matrix, product, unit)
-        if not composes(m, step_matrix, coef, unit, product):
-            raise Failed(f"recognised as {m.describe()}, data over {s.name}; the data's coefficients are no "
-                         f"function of the transition function (a lift is needed)")
-        memo["coef"] = coef
+        coef, det = _coefficient_matrices(s, m)
+        memo["coef"] = coef if det else None
     coef = memo["coef"]
     folded = sampled_ends(m, by_state, extra)
     by_end: dict[int, list[int]] = {}
@@ -184,6 +178,10 @@ def combine(s: Semiring, m: Machine, by_state: dict, a: dict, b: dict, deadline:
     # each sampled list folded from each control state with the data at the zero, and
     # with the data at its initial value (`_ends`)
     ends = {start: _ends(m, s, folded, deadline, start) for start in ("zero", "init")}
+    # where the transition function does not determine the coefficients (a clear the
+    # control does not hold, a coefficient that reads the element), each list's products
+    # from each state, read off folds from a large start in one field (`_slopes_of`)
+    slopes = _slopes_of(m, s, folded, deadline) if coef is None else None
     out = {}
     terms = [b[i] for i in m.data]
     for k, i in enumerate(m.data):
@@ -200,8 +198,15 @@ def combine(s: Semiring, m: Machine, by_state: dict, a: dict, b: dict, deadline:
                         raise Failed(f"recognised as {m.describe()}, data over {s.name}; what b adds to "
                                      f"{fields[i].name} from {show_state(m, m.states[q])} is no form over {s.name} "
                                      f"in b's fields: a lift is needed")
-                arow = coef[f][q][k] if f in coef else _unit(s, nd)[k]
-                pieces = [_shifted(a[j], c) for j, c in zip(m.data, arow) if math.isfinite(c)]
+                if coef is not None:
+                    arow = coef[f][q][k] if f in coef else _unit(s, nd)[k]
+                    pieces = [_shifted(a[j], c) for j, c in zip(m.data, arow) if math.isfinite(c)]
+                else:
+                    pieces = []
+                    for jj, j in enumerate(m.data):
+                        pieces += _slope_terms(s, m, slopes[:, q, k, jj], bdata, by_end[r], a[j], terms,
+                                               f"the slope of {fields[i].name} in {fields[j].name} from "
+                                               f"{show_state(m, m.states[q])}")
                 pieces += [_shifted(t, c) for t, c in zip(terms, fit[:-1]) if math.isfinite(c)]
                 if math.isfinite(fit[-1]):
                     pieces.append(const(_number(fit[-1], fields[i].type), fields[i].type
@@ -211,7 +216,43 @@ def combine(s: Semiring, m: Machine, by_state: dict, a: dict, b: dict, deadline:
     return out
 
 
-def _ends(m: Machine, s: Semiring, folded: list, deadline: float, start: str) -> np.ndarray:
+BIG = 2.0 ** 20     # the start of one field in `_slopes_of`: far above what sampled lists reach
+
+
+def _slopes_of(m: Machine, s: Semiring, folded: list, deadline: float) -> np.ndarray:
+    """(list, control state q, field k, field j) -> the product of the coefficients of k
+    in j along the list from q (the semiring's zero where j never reaches k): the fold
+    from q with j at BIG and the rest at the zero, less BIG, where it is past BIG / 2."""
+    sign = 1.0 if s is MAX_PLUS else -1.0
+    nd = len(m.data)
+    out = np.full((len(folded), len(m.states), nd, nd), float(s.zero))
+    for jj in range(nd):
+        got = _ends(m, s, folded, deadline, ("big", jj))
+        high = sign * got >= BIG / 2
+        out[:, :, :, jj] = np.where(high, got - sign * BIG, float(s.zero))
+    return out
+
+
+def _slope_terms(s: Semiring, m: Machine, col: np.ndarray, bdata: np.ndarray, ns: list, aj: Expr, terms: list,
+                 what: str) -> list[Expr]:
+    """The pieces (x) a's field j: the slope `col`, fitted as a form over `s` in b's
+    fields (on every list, else on those that end in b's state), each term shifted by
+    a's field."""
+    fit = _fit(s, bdata, col) or _fit(s, bdata[ns], col[ns])
+    if fit is None:
+        raise Failed(f"recognised as {m.describe()}, data over {s.name}; {what} is no form over {s.name} in b's "
+                     f"fields: a lift is needed")
+    out = [_shifted(_plus_field(aj, t), c) for t, c in zip(terms, fit[:-1]) if math.isfinite(c)]
+    if math.isfinite(fit[-1]):
+        out.append(_shifted(aj, fit[-1]))
+    return out
+
+
+def _plus_field(x: Expr, y: Expr) -> Expr:
+    return Expr(Op.ADD, x.type if x.type is y.type else Type.REAL, (x, y))
+
+
+def _ends(m: Machine, s: Semiring, folded: list, deadline: float, start) -> np.ndarray:
     """(list, control state q, data field) -> the field after the list, folded from q with
     the data at the semiring's zero (`start` "zero": T_q(zero), what the list adds), or at
     the fields' initial values ("init": T_q(init), which the combine may read instead where
@@ -225,8 +266,13 @@ def _ends(m: Machine, s: Semiring, folded: list, deadline: float, start: str) ->
         st = list(init)
         for j, v in zip(m.control, m.states[q]):
             st[j] = v
-        for j in m.data:
-            st[j] = float(s.zero) if start == "zero" else float(init[j])
+        for jj, j in enumerate(m.data):
+            if start == "init":
+                st[j] = float(init[j])
+            elif start == "zero" or start[1] != jj:
+                st[j] = float(s.zero)
+            else:                               # ("big", jj): field jj far above the rest
+                st[j] = (1.0 if s is MAX_PLUS else -1.0) * BIG
         starts.append(st)
     batch = tuple(np.array([st[f] for st in starts], dtype=float if f in m.data else None)
                   for f in range(len(fields)))
@@ -330,7 +376,10 @@ def determined(s: Semiring, m: Machine) -> bool:
     return _coefficient_matrices(s, m)[1]
 
 
-def _coefficient_matrices(s: Semiring, m: Machine) -> tuple[dict, bool]:
+def _coefficient_matrices(s: Semiring, m: Machine) -> tuple[dict | None, bool]:
+    """The coefficient matrices of each transition function from each control state (None
+    where a coefficient reads the element: its products are slopes), and whether they are
+    a function of the transition function."""
     fields = m.loop.fields
     nd = len(m.data)
     names = {f"acc.{fields[i].name}": fields[i].name for i in m.data}
@@ -342,6 +391,8 @@ def _coefficient_matrices(s: Semiring, m: Machine) -> tuple[dict, bool]:
             row = _tropical_row(s, e, names)
             if row is None:
                 raise Failed(f"recognised as {m.describe()}; {e!r} is not affine over {s.name}")
+            if any(isinstance(c, Expr) for n, c in row.items() if n != ""):
+                return None, False
             rows.append({index[n]: c for n, c in row.items() if n != ""})
         built[key] = np.array([[rows[k].get(j, float(s.zero)) for j in range(nd)] for k in range(nd)])
 
@@ -411,5 +462,6 @@ def _homogeneous(s: Semiring, e: Expr, names: dict, slope: dict) -> Expr | None:
     row = _tropical_row(s, e, names)
     if row is None:
         return None
-    pieces = [_shifted(slope[n], c) for n, c in row.items() if n != ""]
+    pieces = [_shifted(slope[n], c) if not isinstance(c, Expr) else simplify(_plus_field(slope[n], c))
+              for n, c in row.items() if n != ""]
     return _joined(s, pieces, Type.REAL)
