@@ -63,6 +63,12 @@ def _reset_peak_total(a, b, p):
     return (a[0], max(a[1], b[1]), a[2] + b[2], min(a[3], b[3]))
 
 
+def _up_streaks(a, b, p):
+    """a's trailing streak joins b's leading one."""
+    return (a[0] and b[0], a[1] + b[1] if a[0] else a[1], a[2] + b[1] if b[0] else b[2],
+            max(a[3], b[3], a[2] + b[1]))
+
+
 def _mod3(a, b, p):
     return ((a[0] + b[0]) % 3,)
 
@@ -229,6 +235,9 @@ ENTRIES: list[Entry] = [
          "a key of wire type 1", ([0, 0], [0, 1], [0]), domain="int", klass="finite-linear", lift=None),
     _hom("finite_reset_peak_total", TROPICAL, "b's fields where b saw a reset, else the peaks' max, the totals' "
          "sum and the dips' min", _reset_peak_total, klass="finite-linear"),
+    _hom("finite_up_streaks", TROPICAL, "the leading streaks added while a is all up, the trailing ones while "
+         "b is, and the longest of both and of a's trailing streak joined to b's leading one", _up_streaks,
+         klass="finite-linear"),
     _not("finite_armed_high_water", TROPICAL, "[] and [1] both give (False, -inf); after [0] the 1 is counted",
          ([], [1.0], [0.0]), klass="finite-linear", lift=1),
     _not("finite_hot_streak_min", TROPICAL, "[] and [0] both give (0, inf); after [51] the 0 is not counted but "

@@ -84,6 +84,19 @@ def test_the_route_alone_composes_tropical_data_and_says_which_semirings():
     _agrees(loop, fn)
 
 
+@pytest.mark.parametrize("name", ["finite_reset_peak_total", "finite_up_streaks"])
+def test_the_route_alone_proves_a_tropical_homomorphism(name):
+    # the streaks: b's leading streak is the slope of b's trailing one only where it is not
+    # 0, so that leaf is fitted on pairs of lists whole (a's trailing streak never above
+    # its longest one drops out of the max)
+    from test_finite import _alone, _proved
+    loop = thm3.parse_file(by_name(name).path)
+    got = _alone("finite", loop, 30)
+    assert _proved(got), got.tried()
+    assert "(max, +)" in next(iter(got.methods.values()))
+    _agrees(normalize_loop(loop), got.combine)
+
+
 def test_the_route_alone_composes_a_lifted_tropical_loop():
     # the armed high-water mark, lifted by its copy from "armed": the lifted loop's
     # combine is composed by the route, over (max, +)

@@ -589,7 +589,7 @@ def _data_parts(m: Machine, by_state: dict, a: dict, b: dict, deadline: float, e
         if s.plus is Op.ADD:
             out.update(_data_combine(sub, by_state, a, b, deadline, extra=extra, memo=sub_memo))
         else:
-            out.update(tropical.combine(s, sub, by_state, a, b, deadline, extra=extra, memo=sub_memo))
+            out.update(tropical.combine(s, sub, by_state, a, b, deadline, extra=extra, memo=sub_memo, whole=m))
     return out
 
 

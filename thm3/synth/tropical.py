@@ -156,9 +156,12 @@ def _unit(s: Semiring, n: int) -> np.ndarray:
 
 
 def combine(s: Semiring, m: Machine, by_state: dict, a: dict, b: dict, deadline: float, extra=(),
-            memo: dict | None = None) -> dict:
+            memo: dict | None = None, whole: Machine | None = None) -> dict:
     """Each data field of `m` (all over `s`) in the combine: over a's control state q and
-    b's end state r, A_r[q] (x) a's data (+) v_q, v_q fitted on b's fields."""
+    b's end state r, A_r[q] (x) a's data (+) v_q, v_q fitted on b's fields: those of every
+    data field of `whole` (the machine `m` is a group of: b's streak of ones, a sum, is the
+    slope of its trailing streak, over (max, +), where b is all ones)."""
+    whole = m if whole is None else whole
     loop = m.loop
     fields = loop.fields
     nd = len(m.data)
@@ -167,14 +170,14 @@ def combine(s: Semiring, m: Machine, by_state: dict, a: dict, b: dict, deadline:
         coef, det = _coefficient_matrices(s, m)
         memo["coef"] = coef if det else None
     coef = memo["coef"]
-    folded = sampled_ends(m, by_state, extra)
+    folded = sampled_ends(whole, by_state, extra)
     by_end: dict[int, list[int]] = {}
     for n, (*_, r) in enumerate(folded):
         by_end.setdefault(r, []).append(n)
     for r in by_state:
         if not by_end.get(r):
             raise Failed(f"recognised as {m.describe()}; no sampled list reaches {show_state(m, m.states[r])}")
-    bdata = np.array([row[:-1] for _, _, row, _ in folded], dtype=float).reshape(len(folded), nd)
+    bdata = np.array([row[:-1] for _, _, row, _ in folded], dtype=float).reshape(len(folded), len(whole.data))
     # each sampled list folded from each control state with the data at the zero, and
     # with the data at its initial value (`_ends`)
     ends = {start: _ends(m, s, folded, deadline, start) for start in ("zero", "init")}
@@ -183,37 +186,114 @@ def combine(s: Semiring, m: Machine, by_state: dict, a: dict, b: dict, deadline:
     # from each state, read off folds from a large start in one field (`_slopes_of`)
     slopes = _slopes_of(m, s, folded, deadline) if coef is None else None
     out = {}
-    terms = [b[i] for i in m.data]
+    terms = [b[i] for i in whole.data]
+    pairs: dict = {}
     for k, i in enumerate(m.data):
         leaves: dict[tuple, Expr] = {}
         for q in range(len(m.states)):
             vs = [ends[start][:, q, k] for start in ("zero", "init")]
             joint = _fit(s, bdata, vs[0]) or _fit(s, bdata, vs[1])
             for r, f in by_state.items():
-                fit = joint
-                if fit is None:
-                    ns = by_end[r]
-                    fit = _fit(s, bdata[ns], vs[0][ns]) or _fit(s, bdata[ns], vs[1][ns])
-                    if fit is None:
-                        raise Failed(f"recognised as {m.describe()}, data over {s.name}; what b adds to "
-                                     f"{fields[i].name} from {show_state(m, m.states[q])} is no form over {s.name} "
-                                     f"in b's fields: a lift is needed")
-                if coef is not None:
-                    arow = coef[f][q][k] if f in coef else _unit(s, nd)[k]
-                    pieces = [_shifted(a[j], c) for j, c in zip(m.data, arow) if math.isfinite(c)]
-                else:
-                    pieces = []
-                    for jj, j in enumerate(m.data):
-                        pieces += _slope_terms(s, m, slopes[:, q, k, jj], bdata, by_end[r], a[j], terms,
-                                               f"the slope of {fields[i].name} in {fields[j].name} from "
-                                               f"{show_state(m, m.states[q])}")
-                pieces += [_shifted(t, c) for t, c in zip(terms, fit[:-1]) if math.isfinite(c)]
-                if math.isfinite(fit[-1]):
-                    pieces.append(const(_number(fit[-1], fields[i].type), fields[i].type
-                                        if float(fit[-1]).is_integer() else Type.REAL))
-                leaves[(q, r)] = _joined(s, pieces, fields[i].type)
+                try:
+                    leaves[(q, r)] = _structured_leaf(s, m, k, q, r, f, joint, vs, coef, slopes, bdata, by_end, a,
+                                                      terms)
+                except Failed:
+                    # the map's parts are no forms of b's fields where a term the others
+                    # dominate on every reachable state differs (b's leading streak is the
+                    # slope of its trailing one only where it is not 0): the leaf itself,
+                    # fitted on pairs of lists that end in q and r (`_direct_leaf`)
+                    got = _direct_leaf(s, whole, m, k, q, r, folded, by_end, a, terms, pairs)
+                    if got is None:
+                        raise
+                    leaves[(q, r)] = got
         out[i] = expr_tree(m, list(leaves), leaves, a, b, deadline)
     return out
+
+
+def _structured_leaf(s: Semiring, m: Machine, k: int, q: int, r: int, f, joint, vs, coef, slopes, bdata, by_end,
+                     a: dict, terms: list) -> Expr:
+    """A_r[q] row k (x) a's data (+) v_q: A read off b's transition function `f` (`coef`)
+    or fitted (`slopes`), v fitted (`joint`, else on the lists that end in r)."""
+    fields = m.loop.fields
+    i = m.data[k]
+    fit = joint
+    if fit is None:
+        ns = by_end[r]
+        fit = _fit(s, bdata[ns], vs[0][ns]) or _fit(s, bdata[ns], vs[1][ns])
+        if fit is None:
+            raise Failed(f"recognised as {m.describe()}, data over {s.name}; what b adds to "
+                         f"{fields[i].name} from {show_state(m, m.states[q])} is no form over {s.name} "
+                         f"in b's fields: a lift is needed")
+    if coef is not None:
+        arow = coef[f][q][k] if f in coef else _unit(s, len(m.data))[k]
+        pieces = [_shifted(a[j], c) for j, c in zip(m.data, arow) if math.isfinite(c)]
+    else:
+        pieces = []
+        for jj, j in enumerate(m.data):
+            pieces += _slope_terms(s, m, slopes[:, q, k, jj], bdata, by_end[r], a[j], terms,
+                                   f"the slope of {fields[i].name} in {fields[j].name} from "
+                                   f"{show_state(m, m.states[q])}")
+    pieces += [_shifted(t, c) for t, c in zip(terms, fit[:-1]) if math.isfinite(c)]
+    if math.isfinite(fit[-1]):
+        pieces.append(const(_number(fit[-1], fields[i].type), fields[i].type
+                            if float(fit[-1]).is_integer() else Type.REAL))
+    return _joined(s, pieces, fields[i].type)
+
+
+PAIRS = 16      # lists a side for `_direct_leaf`: up to PAIRS ** 2 pairs a leaf
+
+
+def _ends_of(ns) -> list[int]:
+    ns = list(ns)
+    return ns if len(ns) <= PAIRS else ns[:PAIRS // 2] + ns[-(PAIRS - PAIRS // 2):]
+
+
+def _direct_leaf(s: Semiring, whole: Machine, m: Machine, k: int, q: int, r: int, folded: list, by_end: dict,
+                 a: dict, terms: list, pairs: dict) -> Expr | None:
+    """Field k of the combine where a ends in q and b in r, fitted as a form over `s` in
+    a's fields of the group plus b's fields, a's alone, b's alone and a constant, on
+    pairs of sampled lists (their concatenation folded); None where none fits."""
+    from thm3.synth.finite import fold_batched
+    loop = m.loop
+    fields = loop.fields
+    if (q, r) not in pairs:
+        # the first lists and the last (those that refuted an earlier fit come last)
+        xs = _ends_of(by_end.get(q, ()))
+        ys = _ends_of(by_end.get(r, ()))
+        both = [(n1, n2) for n1 in xs for n2 in ys if folded[n1][1] == folded[n2][1]]
+        if not both:
+            pairs[(q, r)] = None
+        else:
+            wholes = fold_batched(loop, [(folded[n1][0] + folded[n2][0], folded[n1][1]) for n1, n2 in both])
+            rows = np.array([folded[n][2][:-1] for n in range(len(folded))], dtype=float)
+            where = [whole.data.index(j) for j in m.data]
+            pairs[(q, r)] = (rows[[n1 for n1, _ in both]][:, where], rows[[n2 for _, n2 in both]],
+                             np.array([[float(w[j]) for j in m.data] for w in wholes]))
+    if pairs[(q, r)] is None:
+        return None
+    av, bv, target = pairs[(q, r)]
+    na, nb = av.shape[1], bv.shape[1]
+    feats, exprs = [], []
+    for jj, j in enumerate(m.data):
+        for ll in range(nb):
+            feats.append(av[:, jj] + bv[:, ll])
+            exprs.append(_plus_field(a[j], terms[ll]))
+        feats.append(av[:, jj])
+        exprs.append(a[j])
+    for ll in range(nb):
+        feats.append(bv[:, ll])
+        exprs.append(terms[ll])
+    with np.errstate(invalid="ignore"):
+        fm = np.array(feats).T.reshape(len(target), len(feats))
+    fit = _fit(s, fm, target[:, k])
+    if fit is None:
+        return None
+    i = m.data[k]
+    pieces = [_shifted(e, c) for e, c in zip(exprs, fit[:-1]) if math.isfinite(c)]
+    if math.isfinite(fit[-1]):
+        pieces.append(const(_number(fit[-1], fields[i].type), fields[i].type
+                            if float(fit[-1]).is_integer() else Type.REAL))
+    return _joined(s, pieces, fields[i].type)
 
 
 BIG = 2.0 ** 20     # the start of one field in `_slopes_of`: far above what sampled lists reach
@@ -323,8 +403,12 @@ def _fit(s: Semiring, bdata: np.ndarray, v: np.ndarray) -> list[float] | None:
     sign = 1.0 if s is MAX_PLUS else -1.0
     bd, vv = sign * bdata, sign * v
     n, k = bd.shape
-    if np.any(np.isnan(vv)) or np.any(vv == math.inf) or np.any(np.isnan(bd)) or np.any(bd == math.inf):
+    if np.any(np.isnan(vv)) or np.any(vv == math.inf):
         return None
+    # a field of b that is ever the other infinity (a (min, +) field beside) is no term
+    bad = np.any(np.isnan(bd) | (bd == math.inf), axis=0)
+    if bad.any():
+        bd = np.where(bad[None, :], -math.inf, bd)
     coefs = np.full(k + 1, -math.inf)
     for j in range(k):
         live = np.isfinite(bd[:, j])
@@ -334,7 +418,13 @@ def _fit(s: Semiring, bdata: np.ndarray, v: np.ndarray) -> list[float] | None:
     coefs[k] = _nice(float(np.min(vv))) if n else -math.inf
     if not _matches(bd, vv, coefs):
         return None
-    for j in [k] + list(range(k - 1, -1, -1)):
+    # the terms that attain the value on the fewest rows go first (b's trailing streak,
+    # never above its longest one, before the longest: of two that explain the samples
+    # the one that explains more stays), the constant first among equals
+    with np.errstate(invalid="ignore"):
+        tight = [int(np.sum(np.isclose(coefs[j] + bd[:, j], vv, rtol=1e-12, atol=1e-9) & np.isfinite(vv)))
+                 if j < k else int(np.sum(np.isclose(coefs[k], vv))) for j in range(k + 1)]
+    for j in sorted(range(k + 1), key=lambda j: (tight[j], j != k, -j)):
         if math.isfinite(coefs[j]):
             kept = coefs[j]
             coefs[j] = -math.inf
