@@ -201,3 +201,37 @@ def test_the_steps_after_the_verdict_keep_their_bounds(monkeypatch):
     assert a.verdict == "homomorphism", a.reason
     took = {s.name: s.seconds for s in a.steps}
     assert took["transport"] < 1.5 and took["commutativity"] < 1.5, took
+
+
+NESTED_PHASES = '''
+from typing import NamedTuple
+from thm3.lang import Int
+
+
+class State(NamedTuple):
+    phase: Int = 0
+
+
+def left(acc: State, x: Int) -> State:
+''' + "".join(f"    if acc.phase == {k} and x == {k}:\n        return State({k + 1})\n" for k in range(20)) + \
+    "    return State(0)\n"
+
+
+def test_critical_values_keep_to_their_deadline():
+    """20 nested phases: 2 ** 20 rewrites list the arms of the phase's update; past the
+    deadline the values found so far come back (a JSON number lexer's lifted loop spent
+    13 s here inside a witness search of 3)."""
+    from thm3.semantics import critical
+    loop = thm3.parse_source(NESTED_PHASES)
+    t0 = time.monotonic()
+    critical.exact_roots(loop, {}, t0 + 0.2)
+    assert time.monotonic() - t0 < 0.6         # 1 s with no deadline
+
+
+def test_the_lift_prover_takes_no_time_past_its_deadline():
+    from thm3.errors import SolverTimeout
+    prove = pipeline.lift_prover(time.monotonic() + 0.05)
+    t0 = time.monotonic()
+    with pytest.raises(SolverTimeout):
+        prove(thm3.parse_source(NESTED_PHASES), seconds=5.0)
+    assert time.monotonic() - t0 < 0.5

@@ -333,13 +333,17 @@ def lift_prover(deadline: float):
     def prove(lifted: Loop, seconds: float | None = None) -> Analysis | None:
         # on Linux in a child process, so that an analysis that overruns its own budget
         # cannot carry the lifting search past the deadline (`SolverTimeout` then);
-        # `seconds`: at most that long (the search's share for this lifted loop)
+        # `seconds`: at most that long (the search's share for this lifted loop), and never
+        # past `deadline`: the child's answer comes back within its GRACE of its timeout
+        from thm3.errors import SolverTimeout
         now = time.monotonic()
-        timeout = max(1.0, min(10.0 if seconds is None else seconds, deadline - now))
+        timeout = min(10.0 if seconds is None else seconds, (deadline - now) / (1 + GRACE))
+        if timeout < 0.1:
+            raise SolverTimeout("no time left to prove the lifted loop")
         if sys.platform.startswith("linux"):
             from functools import partial
             from thm3.prove.budget import within
-            b = within(min(now + timeout + 1.0, max(deadline, now + 1.0)),
+            b = within(min(now + timeout * (1 + GRACE) + 0.5, deadline),
                        partial(analyze_loop, lifted, timeout=timeout, lift=False), daemon=False)
         else:
             b = analyze_loop(lifted, timeout=timeout, lift=False)
@@ -352,7 +356,7 @@ def lift_prover(deadline: float):
 def lift_state(ctx: Context, a: Analysis) -> Done:
     """The lifting search with this analyzer as prover; the lifted loop gets the right
     fold its proved combine gives, and its text is rendered once, here."""
-    return _lift_done(lift(ctx.loop, timeout=max(1.0, ctx.deadline - time.monotonic()),
+    return _lift_done(lift(ctx.loop, timeout=max(0.0, ctx.deadline - time.monotonic()),
                            prove=lift_prover(ctx.deadline), without_witness=ctx.lift_unknown))
 
 
@@ -377,7 +381,7 @@ def lift_by_theorem(ctx: Context, a: Analysis) -> Done:
             finite.recognise(ctx.loop, min(ctx.deadline, time.monotonic() + 1.0))
         except finite.Failed:
             return Done(Status.NONE, "no lift a theorem gives: the step is neither semiring-affine nor finite-state")
-    return _lift_done(lift(ctx.loop, timeout=max(1.0, ctx.deadline - time.monotonic()),
+    return _lift_done(lift(ctx.loop, timeout=max(0.0, ctx.deadline - time.monotonic()),
                            prove=lift_prover(ctx.deadline), theorem_only=True))
 
 

@@ -75,7 +75,7 @@ def growth_family(loop: Loop, *, timeout: float = 3.0, max_len: int = 5) -> Grow
     rng = np.random.default_rng(0)
     params = parameter_settings(loop, 1, rng)[0]
     try:
-        hints = exact_hints(critical.exact_element_values(loop, params))
+        hints = exact_hints(critical.exact_element_values(loop, params, deadline))
     except (TypeError, ValueError, NotImplementedError, RecursionError):
         hints = {}
     counts: list[int] = []

@@ -183,7 +183,7 @@ def _lift(loop: Loop, t0: float, timeout: float, prove, without_witness: bool, d
         if witness is not None and not search.unrefuted:
             # (a growth family counts values, not fields: it says nothing against the
             # copies a theorem gives that no list refuted)
-            growth = growth_family(loop, timeout=max(0.5, min(3.0, deadline - time.monotonic())))
+            growth = growth_family(loop, timeout=max(0.0, min(3.0, deadline - time.monotonic())))
             if growth is not None and growth.grows:
                 reason = f"{growth.describe(loop)}; {reason}"
         return done(None, [], reason, witness)
@@ -631,7 +631,7 @@ class _LiftSearch:
     # --- checks
 
     def random_lists(self, count: int = 40):
-        dom = Domain(self.loop)
+        dom = Domain(self.loop, deadline=self.deadline)
         for i in range(count):
             params = dom.params(self.rng, small=i % 2 == 0)
             n = int(self.rng.integers(0, 9))

@@ -44,9 +44,11 @@ def _values(loop: Loop, params: dict) -> tuple[Memo, dict]:
     return memo, symbols
 
 
-def _switches(loop: Loop, memo: Memo) -> list:
+def _switches(loop: Loop, memo: Memo, deadline: float | None = None) -> list:
     """Differences whose zeros switch something: comparison sides, max/min operands,
-    and each arm of a new field value against the field's initial value."""
+    and each arm of a new field value against the field's initial value; past `deadline`
+    no more arms (a lexer's 16 nested phases: 2 ** 16 rewrites a field, a lifted loop
+    with 40 such fields took 13 s)."""
     out = []
     for e in walk(tuple(loop.left.outputs) + tuple(loop.preconditions)):
         if e.op in COMPARISONS + (Op.MAX, Op.MIN) and len(e.src) == 2:
@@ -57,7 +59,9 @@ def _switches(loop: Loop, memo: Memo) -> list:
         init = sympy_const(f.default, f.type) if f.type in (Type.REAL, Type.INT) else None
         if init is None:
             continue
-        for arm in dict.fromkeys([out_e] + arms(out_e)):     # out_e once (it is its own arm)
+        if deadline is not None and time.monotonic() > deadline:
+            break
+        for arm in dict.fromkeys([out_e] + arms(out_e, deadline)):     # out_e once (it is its own arm)
             v = memo.value(arm)
             if v is not None:
                 out.append(v - init)
@@ -68,10 +72,11 @@ _SELECTIONS = (Op.WHERE, Op.MAX, Op.MIN, Op.ABS, Op.MOD)
 _MAX_ARMS = 16
 
 
-def arms(e) -> list:
+def arms(e, deadline: float | None = None) -> list:
     """The terms that `e` equals on some inputs: each selection inside it (WHERE, MAX,
     MIN, ABS, at any depth: `min(x, 0) + 3` is `x + 3` or `3`) replaced by one of its
-    operands, and a remainder `t % m` by t - k m for small k, at most `_MAX_ARMS` of them."""
+    operands, and a remainder `t % m` by t - k m for small k, at most `_MAX_ARMS` of them;
+    past `deadline` (a `time.monotonic()` value), those found so far."""
     sel = next((x for x in walk([e]) if x.op in _SELECTIONS), None)
     if sel is None:
         return [e]
@@ -90,8 +95,8 @@ def arms(e) -> list:
     out: list = []
     for o in options:
         replaced = transform([e], lambda x, go, _s=sel, _o=o: _o if x is _s else None)[0]
-        out += arms(replaced)
-        if len(out) >= _MAX_ARMS:
+        out += arms(replaced, deadline)
+        if len(out) >= _MAX_ARMS or (deadline is not None and time.monotonic() > deadline):
             break
     return list(dict.fromkeys(out))[:_MAX_ARMS]
 
@@ -135,7 +140,7 @@ def exact_roots(loop: Loop, params: dict | None = None, deadline: float | None =
     appearance; the compared constants as the rationals they denote.  Past `deadline`
     (a `time.monotonic()` value) no more differences are solved: the roots found so far."""
     memo, symbols = _values(loop, params or {})
-    diffs = list(dict.fromkeys(_switches(loop, memo)))      # each difference solved once
+    diffs = list(dict.fromkeys(_switches(loop, memo, deadline)))      # each difference solved once
     out: dict[str, list] = {}
     for d in loop.elements:
         if d.type not in (Type.REAL, Type.INT) or d.index:
@@ -187,9 +192,9 @@ def exact_element_values(loop: Loop, params: dict | None = None, deadline: float
     return {name: around_exact(vals, types[name] is Type.INT) for name, vals in by_name.items()}
 
 
-def element_values(loop: Loop, params: dict | None = None) -> dict[str, list[float]]:
+def element_values(loop: Loop, params: dict | None = None, deadline: float | None = None) -> dict[str, list[float]]:
     """`exact_element_values` as floats."""
-    return as_floats(exact_element_values(loop, params))
+    return as_floats(exact_element_values(loop, params, deadline))
 
 
 def as_floats(values: dict[str, list]) -> dict[str, list[float]]:

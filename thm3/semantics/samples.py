@@ -24,6 +24,7 @@ class Domain:
     cannot meet them, from Z3's models of the asserts (`solver_models`)."""
     loop: Loop
     dim: int = 3
+    deadline: float | None = None   # a `time.monotonic()` value: past it, the critical values found so far
     _rejection_futile: bool = field(default=False, init=False, repr=False)   # no element ever accepted
     _models: dict = field(default_factory=dict, init=False, repr=False)      # Z3's models: params, elements by params
 
@@ -97,7 +98,7 @@ class Domain:
         from thm3.semantics import critical
         return {name: tuple(int(v) if type_ is Type.INT else v for v in vals
                             if type_ is not Type.INT or float(v).is_integer())
-                for name, vals in critical.element_values(self.loop).items()
+                for name, vals in critical.element_values(self.loop, deadline=self.deadline).items()
                 for type_ in [next(d.type for d in self.loop.elements if d.name == name)]}
 
     def _pool(self, type_: Type) -> tuple:

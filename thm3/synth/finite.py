@@ -1958,12 +1958,18 @@ def _copies_lifts(m: Machine, deadline: float, limit: int) -> list[LiftSet]:
                     break
         if found:
             break
+    # each set read within the deadline (the full table of a lexer's 40 copies: seconds);
+    # one past it, or whose data copies read a control copy it leaves out, is not offered
     out = []
-    for chosen in found:
-        out.append(_lift_set(m, chosen, col, originals, deadline))
-    full = _lift_set(m, tuple(copies), col, originals, deadline, full=True)
-    if all(len(full.fields) > len(s.fields) for s in out):
-        out.append(full)
+    for chosen, full in [(chosen, False) for chosen in found] + [(tuple(copies), True)]:
+        if time.monotonic() > deadline:
+            break
+        try:
+            got = _lift_set(m, chosen, col, originals, deadline, full=full)
+        except Failed:
+            continue
+        if not full or all(len(got.fields) > len(s.fields) for s in out):
+            out.append(got)
     return [s for s in out if s.fields]
 
 
@@ -2059,6 +2065,8 @@ def _lift_set(m: Machine, chosen, col, originals, deadline, full: bool = False) 
         names = [fields[j].name for j in m.data]
         dtype = Type.INT if all(fields[j].type is Type.INT for j in m.data) else Type.REAL
         for qi in range(len(m.states)):
+            if time.monotonic() > deadline:
+                raise Failed("time ran out reading the copies lift's slopes")
             control = {f"acc.{fields[j].name}": expr_of(qi, kk) for kk, j in enumerate(m.control)}
             for jj in range(len(m.data)):
                 for ii, i in enumerate(m.data):
@@ -2087,6 +2095,8 @@ def _lift_set(m: Machine, chosen, col, originals, deadline, full: bool = False) 
     added += slopes or []
     slope_keys = {a.key for a in slopes or []}
     replaced: dict[str, Expr] = {}
+    if time.monotonic() > deadline:
+        raise Failed("time ran out reading the copies lift")
     if m.data:
         added, replaced = _drop_copied_data(m, added, deadline, slope_keys)
     combine = _copies_combine(m, added, roles, replaced, expr_of, bool(slopes))
@@ -2294,7 +2304,7 @@ def _drop_copied_data(m: Machine, added: list[Added], deadline: float, slopes=fr
     loop = m.loop
     mega = with_added(loop, added)
     rng = np.random.default_rng(1)
-    dom = Domain(loop)
+    dom = Domain(loop, deadline=deadline)
     lists = []
     for i in range(40):
         params = dom.params(rng, small=True)
@@ -2303,6 +2313,8 @@ def _drop_copied_data(m: Machine, added: list[Added], deadline: float, slopes=fr
     # (x == 92), or only where a start state's phase survives three steps, is no copy of
     # a field (many and long walks: folded together, length by length)
     lists += walked_lists(m, dom, rng, DROP_WALKS, min(16, max(8, 2 * len(m.states) + 2)))
+    if time.monotonic() > deadline:         # (folding them with 40 copies: seconds)
+        raise Failed("time ran out reading the copies lift")
     cols = np.array(fold_batched(mega, lists), dtype=float).T
     k = len(loop.fields)
     data_keys = {f"fsm{qi}_{loop.fields[j].name}" for qi in range(1, len(m.states)) for j in m.data}
