@@ -129,7 +129,7 @@ def prove_composed(loop: Loop, setting: Setting, combine: Fn, deadline: float) -
     # (I): E(init) is the identity, read off the constants; D(init) is the zero
     for (f, g), e in reading.items():
         value = _at(e, init)
-        if value is None or not semiring._is_value(value, s.one if f == g else s.zero):
+        if value is None or not semiring.is_value(value, s.one if f == g else s.zero):
             return Outcome("unproved", f"E(init) is not the identity at ({f}, {g})")
     at_init = {f"b.{f.name}": f.default for f in loop.fields}
     for f, d in offset.items():

@@ -2045,7 +2045,8 @@ def _lift_set(m: Machine, chosen, col, originals, deadline, full: bool = False) 
         added.append(Added(keys[(qi, k)], hint, f.type, m.states[qi][k], simplify(update), comment))
     # data: each data field from each other control state, starting at 0 (at -inf, a Real,
     # for a field over (max, +); at inf over (min, +): the semiring's zero)
-    zeros = _data_zeros(m)
+    groups = _groups_or_none(m)
+    zeros = _data_zeros(m, groups)
     for qi in range(1, len(m.states)) if m.data else ():
         mapping = {f"acc.{fields[j].name}": expr_of(qi, kk) for kk, j in enumerate(m.control)}
         mapping |= {f"acc.{fields[j].name}": var(f"acc.fsm{qi}_{fields[j].name}", zeros[j][0]) for j in m.data}
@@ -2091,7 +2092,7 @@ def _lift_set(m: Machine, chosen, col, originals, deadline, full: bool = False) 
         # reading clears the peak in every mode) makes the coefficients no function of the
         # transition function, their products from each state, 0 or -inf (`tropical.slopes`)
         from thm3.synth import tropical
-        slopes = tropical.slopes(m, expr_of, roles)
+        slopes = tropical.slopes(m, expr_of, roles, groups)
     added += slopes or []
     slope_keys = {a.key for a in slopes or []}
     replaced: dict[str, Expr] = {}
@@ -2107,23 +2108,28 @@ def _lift_set(m: Machine, chosen, col, originals, deadline, full: bool = False) 
     return LiftSet(tuple(added), why, full, combine)
 
 
-def _data_zeros(m: Machine) -> dict[int, tuple[Type, object]]:
-    """Per data field: the type and start of its copies, the zero of its semiring."""
+def _groups_or_none(m: Machine) -> dict | None:
+    """`tropical.groups`, None where the data is in no semiring (or there is none)."""
     from thm3.synth import tropical
+    try:
+        return tropical.groups(m) if m.data else None
+    except Failed:
+        return None
+
+
+def _data_zeros(m: Machine, groups: dict | None) -> dict[int, tuple[Type, object]]:
+    """Per data field: the type and start of its copies, the zero of its semiring
+    (`groups`: the fields' semirings, None where all are (+, *))."""
     fields = m.loop.fields
     out = {j: (fields[j].type, 0 if fields[j].type is Type.INT else 0.0) for j in m.data}
-    try:
-        groups = tropical.groups(m) if m.data else None
-    except Failed:
-        return out
     init = initial_state(m.loop)
     for s, idx in (groups or {}).items():
         if s.plus is not Op.ADD:
             # from the field's own start where that is finite (a worst level from 0: the
             # combine reads max(a's, b's copy) where the data never falls below it; the
-            # prover decides), else from the zero
+            # prover decides), else from the zero, a Real (an Int has no infinity)
             out |= {j: (fields[j].type, init[j].arg) if math.isfinite(float(init[j].arg))
-                    else (Type.REAL, tropical.start_value(s)) for j in idx}
+                    else (Type.REAL, float(s.zero)) for j in idx}
     return out
 
 

@@ -67,7 +67,7 @@ class Step:
     reduced: frozenset = frozenset()
 
     def homogeneous(self) -> bool:
-        return all(self.offset.get(f) is None or _is_value(self.offset[f], self.semiring.zero)
+        return all(self.offset.get(f) is None or is_value(self.offset[f], self.semiring.zero)
                    for f in self.block)
 
 
@@ -156,7 +156,7 @@ def constant_ring_step(loop: Loop) -> Step | None:
     rows = {(f, g): step.matrix[f].get(g, _zero(RING, step.types[f])) for f in block for g in block}
     if any(not free_vars([e]) <= params for e in rows.values()):
         return None
-    if all(_is_value(e, 1 if f == g else 0) for (f, g), e in rows.items()):
+    if all(is_value(e, 1 if f == g else 0) for (f, g), e in rows.items()):
         return None
     return step
 
@@ -342,7 +342,7 @@ def _one(s: Semiring, type_: Type) -> Expr:
     return const(s.one, Type.BOOL if s is BOOLEAN else type_)
 
 
-def _is_value(e: Expr, v) -> bool:
+def is_value(e: Expr, v) -> bool:
     if e.op is not Op.CONST:
         return False
     if isinstance(v, bool) or isinstance(e.arg, bool):
@@ -351,9 +351,9 @@ def _is_value(e: Expr, v) -> bool:
 
 
 def _plus(s: Semiring, a: Expr, b: Expr) -> Expr:
-    if _is_value(a, s.zero):
+    if is_value(a, s.zero):
         return b
-    if _is_value(b, s.zero):
+    if is_value(b, s.zero):
         return a
     if s is BOOLEAN:
         return Expr(Op.OR, Type.BOOL, (a, b))
@@ -361,9 +361,9 @@ def _plus(s: Semiring, a: Expr, b: Expr) -> Expr:
 
 
 def _times(s: Semiring, a: Expr, b: Expr) -> Expr:
-    if _is_value(a, s.one):
+    if is_value(a, s.one):
         return b
-    if _is_value(b, s.one):
+    if is_value(b, s.one):
         return a
     if s is BOOLEAN:
         return Expr(Op.AND, Type.BOOL, (a, b))
@@ -524,7 +524,7 @@ def composition(loop: Loop, step: Step) -> tuple[Fn, dict, dict]:
             d = var(f"b.{f}", step.types[f])
             for g in step.block:
                 e = reading[(f, g)]
-                if not _is_value(e, 0) and not _is_value(init[g], 0):
+                if not is_value(e, 0) and not is_value(init[g], 0):
                     d = _arith(Op.SUB, d, _times(s, e, init[g]))
             offset[f] = d
         else:
@@ -542,10 +542,10 @@ def composition(loop: Loop, step: Step) -> tuple[Fn, dict, dict]:
         out = _zero(s, step.types[f])
         for g in step.block:
             e = reading[(f, g)]
-            if _is_value(e, s.zero):
+            if is_value(e, s.zero):
                 continue
             ag = var(f"a.{g}", step.types[g])
-            if ring and not _is_value(init[g], 0):
+            if ring and not is_value(init[g], 0):
                 ag = _arith(Op.SUB, ag, init[g])
             out = _plus(s, out, _times(s, e, ag))
         if offset[f] is not None:
@@ -579,7 +579,7 @@ def _count_fields(step: Step) -> list[str]:
     out = []
     for f in step.block:
         row, off = step.matrix[f], step.offset.get(f)
-        if set(row) == {f} and _is_value(row[f], 1) and off is not None and off.op is Op.CONST \
+        if set(row) == {f} and is_value(row[f], 1) and off is not None and off.op is Op.CONST \
                 and not isinstance(off.arg, bool) and off.arg != 0:
             out.append(f)
     return out
@@ -863,7 +863,7 @@ def _cayley_hamilton(loop: Loop, step: Step, key_of, dtype: Type) -> Unit | None
     updates, defaults, names, comments = {}, {}, {}, {}
     for i, key in enumerate(keys):
         out = None if i == 0 else var(f"acc.{fields[keys[i - 1]]}", dtype)
-        if not _is_value(factors[i], 0):
+        if not is_value(factors[i], 0):
             term = _times(RING, factors[i], last)
             out = term if out is None else _plus(RING, out, term)
         updates[key] = simplify(out) if out is not None else _zero(RING, dtype)
@@ -964,7 +964,7 @@ def _entry_update(step: Step, f: str, g: str, value, dtype: Type) -> Expr:
     out = _zero(s, dtype)
     for k in step.block:
         a = step.matrix[f].get(k)
-        if a is None or _is_value(a, s.zero):
+        if a is None or is_value(a, s.zero):
             continue
         out = _plus(s, out, _times(s, a, value((k, g))))
     if not g and step.offset[f] is not None:
@@ -1021,7 +1021,7 @@ def _moving_block(loop: Loop) -> Step | None:
     if step is None:
         return None
     s, block = step.semiring, step.block
-    if all(_is_value(step.matrix[f].get(g, _zero(s, step.types[f])), s.one if f == g else s.zero)
+    if all(is_value(step.matrix[f].get(g, _zero(s, step.types[f])), s.one if f == g else s.zero)
            for f in block for g in block):
         return None
     return step
@@ -1034,7 +1034,7 @@ def _columns(loop: Loop, step: Step) -> list[str]:
     s, block = step.semiring, step.block
     init = dict(zip(loop.field_names, initial_state(loop)))
     columns = list(block)
-    if s.plus is not Op.ADD and not step.homogeneous() and not all(_is_value(init[f], s.zero) for f in block):
+    if s.plus is not Op.ADD and not step.homogeneous() and not all(is_value(init[f], s.zero) for f in block):
         columns.append("")
     return columns
 

@@ -4,20 +4,21 @@ whose updates are affine over (max, +) or (min, +) rather than (+, *).
 In each control state and cell of the element, such a field's update is
 d' = max(c_1 + d_1, ..., c_k + d_k, e) with coefficients c_j (the tropical one, 0, where
 the field is kept; the zero, -inf, where it is reset; the element, in Kadane's
-`acc.cur + x`) and a data-free rest e (the element, a constant).  A list's map of the data from control state q is then one such map too,
-T_q(d) = A_q (x) d (+) v_q with A_q the product of the step matrices over the semiring and
-v_q = T_q(zero), the data the list reaches from the zero (Mohri 2009, "Weighted automata
-algorithms": a weighted automaton over a semiring composes its transitions).  The combine
-of two states is, for a's control state q, T_q of b's list applied to a's data: A_q is read
-off b's transition function where the state determines it (as for linear data), else each
-entry is fitted on b's fields as v_q is (a lift carries them: `slopes`), and v_q is
-fitted on sampled lists as a tropical form of b's fields of the same semiring, by
-residuation (the greatest subsolution of max_j (c_j + b_j) <= v, Cuninghame-Green 1979,
-"Minimax algebra"), the sparsest form first.  The prover then decides the combine, as for
-any route.
+`acc.cur + x`) and a data-free rest e (the element, a constant).  A list's map of the
+data from control state q is then one such map too, T_q(d) = A_q (x) d (+) v_q, with A_q
+the product of the step matrices over the semiring and v_q = T_q(zero), the data the
+list reaches from the zero (Mohri 2009, "Weighted automata algorithms": a weighted
+automaton over a semiring composes its transitions).  The combine of two states is, for
+a's control state q, T_q of b's list applied to a's data: A_q is read off b's transition
+function where the state determines it (as for linear data), else each entry is fitted
+on b's fields (a lift carries them: `slopes`); v_q is fitted on sampled lists as a
+tropical form of b's fields by residuation (the greatest subsolution of
+max_j (c_j + b_j) <= v, Cuninghame-Green 1979, "Minimax algebra"), its needless terms
+dropped.  A leaf whose parts are no such forms is fitted whole on pairs of lists
+(`_direct_leaf`).  The prover then decides the combine, as for any route.
 
-Fields over different semirings may sit side by side (a peak and a total since a reset) as
-long as no field reads a field of another semiring."""
+Fields over different semirings may sit side by side (a peak and a total since a reset);
+fields that read each other share one."""
 from __future__ import annotations
 
 import math
@@ -26,19 +27,20 @@ from dataclasses import replace
 
 import numpy as np
 
-from thm3.ir import Expr, Op, Type, const
+from thm3.ir import Expr, Op, Type, const, free_vars, initial_state, substitute
 from thm3.ir.simplify import simplify
 from thm3.synth.finite import (Failed, Machine, affine_form, affine_rows, coefficient_products, composes,
                                data_steps, expr_tree, sampled_ends, show_state)
-from thm3.synth.semiring import MAX_PLUS, MIN_PLUS, RING, Semiring, semiring_form
+from thm3.synth.semiring import MAX_PLUS, MIN_PLUS, RING, Semiring, is_value, semiring_form
 
-__all__ = ["combine", "groups", "restricted", "start_value"]
+__all__ = ["combine", "determined", "groups", "restricted", "slopes"]
 
 
 def groups(m: Machine) -> dict[Semiring, tuple[int, ...]] | None:
     """The data fields by the semiring their updates are affine over: None where every one
     is affine over (+, *) (`affine_rows` holds), else {semiring: field indices}.  `Failed`
-    where a field is affine over none of them, or reads a field of another semiring."""
+    where a field is affine over none of them, or fields that read each other are affine
+    over no one semiring together."""
     try:
         affine_rows(m)
         return None
@@ -98,10 +100,10 @@ def groups(m: Machine) -> dict[Semiring, tuple[int, ...]] | None:
     return out
 
 
-def _tropical_row(s: Semiring, e: Expr, names: dict, symbolic: bool = True) -> dict | None:
+def _tropical_row(s: Semiring, e: Expr, names: dict) -> dict | None:
     """`e` over `s` as {field name: its coefficient, "": the data-free rest or None}: a
-    coefficient a float, or (where `symbolic`) a data-free expression (the element:
-    Kadane's `acc.cur + x`); None where `e` is no such form."""
+    coefficient a float, or a data-free expression (the element: Kadane's `acc.cur + x`);
+    None where `e` is no such form."""
     from thm3.ir.normalize import normalize
     (e,) = normalize([e])
     form = semiring_form(s, e, dict(names), e.type)
@@ -111,31 +113,16 @@ def _tropical_row(s: Semiring, e: Expr, names: dict, symbolic: bool = True) -> d
     for k, c in form.items():
         c = simplify(c)
         if k == "":
-            out[k] = None if _is(c, s.zero) else c
+            out[k] = None if is_value(c, s.zero) else c
         elif c.op is Op.CONST and not isinstance(c.arg, bool):
-            if not _is(c, s.zero):
+            if not is_value(c, s.zero):
                 out[k] = float(c.arg)
-        elif symbolic and not any(n.startswith("acc.") for n in _free(c)):
+        elif not any(n.startswith("acc.") for n in free_vars([c])):
             out[k] = c
         else:
             return None
     out.setdefault("", None)
     return out
-
-
-def _free(e: Expr) -> set:
-    from thm3.ir import free_vars
-    return free_vars([e])
-
-
-def _is(c: Expr, v) -> bool:
-    return c.op is Op.CONST and not isinstance(c.arg, bool) and float(c.arg) == float(v)
-
-
-def start_value(s: Semiring) -> float:
-    """Where a copy of a field over `s` starts: the semiring's zero (-inf for (max, +)),
-    a Real's (an Int field has no infinity, so its copy is Real)."""
-    return float(s.zero)
 
 
 # --- the combine ------------------------------------------------------------------------
@@ -179,8 +166,13 @@ def combine(s: Semiring, m: Machine, by_state: dict, a: dict, b: dict, deadline:
             raise Failed(f"recognised as {m.describe()}; no sampled list reaches {show_state(m, m.states[r])}")
     bdata = np.array([row[:-1] for _, _, row, _ in folded], dtype=float).reshape(len(folded), len(whole.data))
     # each sampled list folded from each control state with the data at the zero, and
-    # with the data at its initial value (`_ends`)
-    ends = {start: _ends(m, s, folded, deadline, start) for start in ("zero", "init")}
+    # (where no form fits those) with the data at its initial value (`_ends`)
+    ends: dict = {}
+
+    def ended(start: str) -> np.ndarray:
+        if start not in ends:
+            ends[start] = _ends(m, s, folded, deadline, start)
+        return ends[start]
     # where the transition function does not determine the coefficients (a clear the
     # control does not hold, a coefficient that reads the element), each list's products
     # from each state, read off folds from a large start in one field (`_slopes_of`)
@@ -191,8 +183,9 @@ def combine(s: Semiring, m: Machine, by_state: dict, a: dict, b: dict, deadline:
     for k, i in enumerate(m.data):
         leaves: dict[tuple, Expr] = {}
         for q in range(len(m.states)):
-            vs = [ends[start][:, q, k] for start in ("zero", "init")]
-            joint = _fit(s, bdata, vs[0]) or _fit(s, bdata, vs[1])
+            def vs(start, q=q, k=k):
+                return ended(start)[:, q, k]
+            joint = _fit(s, bdata, vs("zero")) or _fit(s, bdata, vs("init"))
             for r, f in by_state.items():
                 try:
                     leaves[(q, r)] = _structured_leaf(s, m, k, q, r, f, joint, vs, coef, slopes, bdata, by_end, a,
@@ -213,13 +206,14 @@ def combine(s: Semiring, m: Machine, by_state: dict, a: dict, b: dict, deadline:
 def _structured_leaf(s: Semiring, m: Machine, k: int, q: int, r: int, f, joint, vs, coef, slopes, bdata, by_end,
                      a: dict, terms: list) -> Expr:
     """A_r[q] row k (x) a's data (+) v_q: A read off b's transition function `f` (`coef`)
-    or fitted (`slopes`), v fitted (`joint`, else on the lists that end in r)."""
+    or fitted (`slopes`), v fitted (`joint`, else on the lists that end in r; `vs(start)`:
+    the values v is fitted to, from the zero or the initial data)."""
     fields = m.loop.fields
     i = m.data[k]
     fit = joint
     if fit is None:
         ns = by_end[r]
-        fit = _fit(s, bdata[ns], vs[0][ns]) or _fit(s, bdata[ns], vs[1][ns])
+        fit = _fit(s, bdata[ns], vs("zero")[ns]) or _fit(s, bdata[ns], vs("init")[ns])
         if fit is None:
             raise Failed(f"recognised as {m.describe()}, data over {s.name}; what b adds to "
                          f"{fields[i].name} from {show_state(m, m.states[q])} is no form over {s.name} "
@@ -272,7 +266,7 @@ def _direct_leaf(s: Semiring, whole: Machine, m: Machine, k: int, q: int, r: int
     if pairs[(q, r)] is None:
         return None
     av, bv, target = pairs[(q, r)]
-    na, nb = av.shape[1], bv.shape[1]
+    nb = bv.shape[1]
     feats, exprs = [], []
     for jj, j in enumerate(m.data):
         for ll in range(nb):
@@ -340,7 +334,7 @@ def _ends(m: Machine, s: Semiring, folded: list, deadline: float, start) -> np.n
     from thm3.semantics.samples import fold_left
     loop = m.loop
     fields = loop.fields
-    init = [e.arg for e in _initial(loop)]
+    init = [e.arg for e in initial_state(loop)]
     starts = []
     for q in range(len(m.states)):
         st = list(init)
@@ -364,11 +358,6 @@ def _ends(m: Machine, s: Semiring, folded: list, deadline: float, start) -> np.n
         for k, i in enumerate(m.data):
             out[n, :, k] = np.broadcast_to(np.asarray(end[i], dtype=float), (len(m.states),))
     return out
-
-
-def _initial(loop):
-    from thm3.ir import initial_state
-    return initial_state(loop)
 
 
 def _number(c: float, type_: Type):
@@ -493,21 +482,16 @@ def _coefficient_matrices(s: Semiring, m: Machine) -> tuple[dict | None, bool]:
     return coef, composes(m, step_matrix, coef, unit, product)
 
 
-def slopes(m: Machine, expr_of, roles: dict) -> list:
+def slopes(m: Machine, expr_of, roles: dict, got: dict | None) -> list:
     """For a copies lift (`finite._lift_set`): the product of the data's coefficients from
     each control state, over (max, +) or (min, +), for each group whose coefficients the
     transition function does not determine: `fsm{q}_d{i}_{j}`, starting at the semiring's
     one on the diagonal and its zero off it, updated by the step's coefficients (the
-    copies of the control read from state q).  [] where none is needed or one has no such
-    update."""
+    copies of the control read from state q).  `got`: the fields' `groups`.  [] where none
+    is needed or one has no such update."""
     from thm3.synth.finite import Added, hoisted
-    from thm3.ir import substitute
     loop = m.loop
     fields = loop.fields
-    try:
-        got = groups(m)
-    except Failed:
-        return []
     out = []
     for s, idx in (got or {}).items():
         if s.plus is Op.ADD:
@@ -542,7 +526,6 @@ def slopes(m: Machine, expr_of, roles: dict) -> list:
 def _homogeneous(s: Semiring, e: Expr, names: dict, slope: dict) -> Expr | None:
     """The homogeneous part of a data update over `s` (where-branches on data-free
     conditions kept), with data field l read as `slope[l]`."""
-    from thm3.ir import free_vars
     if e.op is Op.WHERE:
         c, x, y = e.src
         if free_vars([c]) & set(names):
