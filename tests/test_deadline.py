@@ -235,3 +235,32 @@ def test_the_lift_prover_takes_no_time_past_its_deadline():
     with pytest.raises(SolverTimeout):
         prove(thm3.parse_source(NESTED_PHASES), seconds=5.0)
     assert time.monotonic() - t0 < 0.5
+
+
+def test_no_full_collection_within_an_analysis(tmp_path):
+    """A full collection is one C call the alarm cannot interrupt: on the 150-field state
+    they came every 0.3 s in the invariants step, 0.1-0.25 s each here, and a deadline in one
+    waited for it.  Within the analysis only the young generations run; after it the
+    threshold is as it was."""
+    import gc
+    from thm3.prove.budget import young_collections_only
+    before = gc.get_threshold()
+    full = []
+    gc.collect()
+
+    def seen(phase, info):
+        if phase == "start" and info["generation"] == 2:
+            full.append(time.monotonic())
+    gc.callbacks.append(seen)
+    try:
+        a = thm3.analyze_source(_wide_state(150), timeout=6, lift=False)
+    finally:
+        gc.callbacks.remove(seen)
+    assert a.verdict == "unknown"
+    assert full == [], f"{len(full)} full collections within the analysis"
+    assert gc.get_threshold() == before
+    with young_collections_only():
+        with young_collections_only():
+            assert gc.get_threshold()[2] > 10 ** 6
+        assert gc.get_threshold()[2] > 10 ** 6
+    assert gc.get_threshold() == before

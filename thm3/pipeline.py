@@ -20,7 +20,7 @@ from thm3.errors import BackendUnavailable, UsageError
 from thm3.analysis.invariants import infer
 from thm3.analysis.stability import stability
 from thm3.ir import Fn, Loop, Type
-from thm3.prove.budget import GRACE, PastDeadline, hard_deadline
+from thm3.prove.budget import GRACE, PastDeadline, hard_deadline, young_collections_only
 from thm3.prove.laws import Setting
 from thm3.semantics.critical import division_guards
 from thm3.prove.combine import LAWS, commutativity, prove_combine, verdict_of
@@ -522,7 +522,7 @@ def analyze_loop(loop: Loop, *, timeout: float = 60.0, lift: bool = True, accept
     a = Analysis(loop)
     current, t0 = None, t_start
     try:
-        with hard_deadline(t_start + timeout):
+        with hard_deadline(t_start + timeout), young_collections_only():
             for step in STEPS:
                 if not step.applies(ctx, a):
                     continue

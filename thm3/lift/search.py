@@ -33,7 +33,7 @@ from thm3.ir.simplify import simplify
 from thm3.syntax.loopfile import expression_text as to_text, loop_text
 from thm3.syntax.names import fresh
 from thm3.semantics.equality import close, states_close
-from thm3.prove.budget import GRACE, PastDeadline, hard_deadline
+from thm3.prove.budget import GRACE, PastDeadline, hard_deadline, young_collections_only
 from thm3.semantics.samples import Domain
 from thm3.lift.growth import growth_family
 from thm3.synth.finite import monoid_witnesses as composition_witnesses
@@ -143,7 +143,7 @@ def lift(loop: Loop, *, timeout: float = 10.0, prove=None, without_witness: bool
 
     so_far: dict = {}       # the witnesses and the search, for the answer of a search stopped
     try:            # each stage keeps to the deadline; the alarm bounds a call that does not
-        with hard_deadline(t0 + timeout):
+        with hard_deadline(t0 + timeout), young_collections_only():
             return _lift(loop, t0, timeout, prove, without_witness, done, so_far, theorem_only)
     except PastDeadline:
         witness = so_far["first"][0] if so_far.get("first") else None
