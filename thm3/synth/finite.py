@@ -732,7 +732,8 @@ def _split(m: Machine, rows, values, keys, a, b, type_, deadline: float | None =
     q = np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows))
     r = np.fromiter((row[1] for row in rows), dtype=np.int64, count=len(rows))
     v = np.array([float(values[row]) for row in rows])
-    return _split_at(m, _Table(rows, values, states, q, r, v), np.arange(len(rows)), keys, a, b, type_, deadline)
+    return _split_at(m, _Table(rows, values, states, q, r, v, {}), np.arange(len(rows)), keys, a, b, type_,
+                     deadline)
 
 
 @dataclass(frozen=True)
@@ -743,6 +744,7 @@ class _Table:
     q: np.ndarray       # a's state index, a row
     r: np.ndarray       # b's state index, a row
     v: np.ndarray       # the value, a row, as a float
+    memo: dict          # `simplify`'s, shared by the tree's `_where`s: each branch is simplified once
 
     def column(self, key, idx: np.ndarray) -> np.ndarray:
         side, k = key
@@ -771,13 +773,13 @@ def _split_at(m: Machine, t: _Table, idx: np.ndarray, keys, a, b, type_, deadlin
         rest = keys[:n] + keys[n + 1:]
         if ref.type is Type.BOOL:
             return _where(ref, _split_at(m, t, idx[col != 0], rest, a, b, type_, deadline),
-                          _split_at(m, t, idx[col == 0], rest, a, b, type_, deadline))
+                          _split_at(m, t, idx[col == 0], rest, a, b, type_, deadline), t.memo)
         seen = np.unique(col)
         plain = [_plain(int(x) if fields[m.control[key[1]]].type is Type.INT else float(x), ref.type) for x in seen]
         out = _split_at(m, t, idx[col == seen[-1]], rest, a, b, type_, deadline)
         for x, p in zip(reversed(seen[:-1]), reversed(plain[:-1])):
             test = Expr(Op.EQ, Type.BOOL, (ref, const(p, ref.type)))
-            out = _where(test, _split_at(m, t, idx[col == x], rest, a, b, type_, deadline), out)
+            out = _where(test, _split_at(m, t, idx[col == x], rest, a, b, type_, deadline), out, t.memo)
         return out
     raise Failed("the table is not a function of the control fields")
 
