@@ -1090,3 +1090,20 @@ def test_a_bounded_field_read_as_data_is_read_again_as_control_where_its_forms_a
     first, _ = finite._composed(narrow, time.monotonic() + 40)
     assert any(finite._refuting_lists(narrow, first, time.monotonic() + 20, seed=finite.REFIT_ROUNDS + 1 + k)
                for k in range(finite.RECHECKS))
+
+
+def test_a_fit_on_an_overflowed_sample_fails_honestly():
+    """A gain compounded past the float range on a sampled list (inf in the points) is a
+    `Failed` naming it, not a NaN ratio (a RuntimeWarning, then `Fraction(nan)`'s
+    ValueError) nor a least-squares fit of inf."""
+    from types import SimpleNamespace
+    from thm3.ir import Type, var
+    m = SimpleNamespace(describe=lambda: "finite control with linear data")
+    terms = [var("b.v", Type.REAL)]
+    ok = [((2.0, 1.0), 6.0), ((3.0, 1.0), 9.0)]
+    assert "3" in repr(finite._fit_linear(m, ok, terms, Type.REAL, "the slope"))
+    for bad in ([((float("inf"), 1.0), 6.0), ((3.0, 1.0), 9.0)],
+                [((2.0, 1.0), float("inf")), ((3.0, 1.0), 9.0)],
+                [((10 ** 400, 1), 6), ((3, 1), 9)]):
+        with pytest.raises(finite.Failed, match="infinite value"):
+            finite._fit_linear(m, bad, terms, Type.REAL, "the slope")

@@ -1325,6 +1325,13 @@ def independent_columns(mat: np.ndarray, tol: float = 1e-8) -> list[int]:
     return kept
 
 
+def _all_finite(values) -> bool:
+    try:
+        return bool(np.all(np.isfinite(np.asarray(values, dtype=float))))
+    except OverflowError:           # an exact Int past the float range
+        return False
+
+
 def _fit_linear(m: Machine, pts: list, terms: list, type_: Type, what: str, modulus: int | None = None,
                 integral: bool = False) -> Expr:
     """The value of `pts` ((b's data fields and 1, value) pairs) as an exact linear form in
@@ -1336,6 +1343,10 @@ def _fit_linear(m: Machine, pts: list, terms: list, type_: Type, what: str, modu
         raise Failed(f"recognised as {m.describe()}; no sampled list for {what}")
     mat = np.array([p for p, _ in pts])
     rhs = np.array([v for _, v in pts])
+    if not (_all_finite(mat) and _all_finite(rhs)):
+        # a value that overflowed on the sampled lists (a gain compounded past 1e308): no
+        # ratio or least-squares fit reads anything from it
+        raise Failed(f"recognised as {m.describe()}; {what} reaches an infinite value on the sampled lists")
     if modulus is not None:
         try:
             # an exact form with integer coefficients holds modulo m too (no value wrapped);
