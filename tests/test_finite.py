@@ -199,9 +199,9 @@ def test_the_lifted_loop_is_proved_by_the_finite_route_alone(name):
     loop = _loop(name)
     (first, *_) = finite.lift_candidates(loop, time.monotonic() + 10)
     lifted = thm3.parse_source(loop_text(finite.with_added(loop, first.fields)))
-    # the route's proof of base64_quanta's lifted loop ran out of 60 s after 47 s of proving,
-    # on a quiet clean-clone CI run (2026-12-06) and again beside one: the proof is what is
-    # tested here, not its seconds (bench/lift.py times the lifts), so the budget is doubled
+    # the proof is what is tested here, not its seconds (bench/lift.py times the lifts):
+    # 120 s, where base64_quanta's takes 21-27 s.  (It failed in CI on 2026-12-06 with
+    # any budget: an earlier deadline had left exact_rows' stream half-drawn, fixed since.)
     assert _proved(_alone("finite", lifted, 120))
     a = analyze_loop(lifted, timeout=120, lift=False)
     assert a.verdict.value == "homomorphism", a.reason

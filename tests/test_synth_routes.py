@@ -288,6 +288,33 @@ def test_exact_rows_are_folds():
         assert m >= 0 and m >= s
 
 
+def test_rows_stopped_by_the_deadline_are_drawn_again_as_a_fresh_run_draws_them(monkeypatch):
+    """The deadline's alarm (`PastDeadline`, a BaseException) between a draw and its row
+    left the loop's remembered stream half-drawn, and the next request read rows a fresh
+    run does not give: a route fitted on them failed to prove base64_quanta's lifted loop
+    for the rest of the process (CI, 2026-12-06)."""
+    from thm3.prove.budget import PastDeadline
+    from thm3.synth import exact
+    loop = _loop(SAMPLES / "mps.py")
+    exact._STREAMS.clear()
+    fresh = exact_rows(loop, count=40)
+    exact._STREAMS.clear()
+    exact_rows(loop, count=10)
+    draw, calls = exact._Stream._draw_one, []
+
+    def stopped(self):
+        calls.append(1)
+        if len(calls) == 5:
+            self.rng.random()           # the draw made, its row not yet kept
+            raise PastDeadline()
+        return draw(self)
+    monkeypatch.setattr(exact._Stream, "_draw_one", stopped)
+    with pytest.raises(PastDeadline):
+        exact_rows(loop, count=40)
+    monkeypatch.setattr(exact._Stream, "_draw_one", draw)
+    assert [r.c for r in exact_rows(loop, count=40)] == [r.c for r in fresh]
+
+
 # -- branch normalisation -------------------------------------------------------------
 
 IF_MAX = '''

@@ -151,8 +151,10 @@ def exact_rows(loop: Loop, count: int = 400, max_len: int = 5, seed: int = 0,
         return stream.take(count)
     except NotRational:
         raise
-    except Exception:
-        _STREAMS.pop(key, None)         # left half-drawn: not reused
+    except BaseException:
+        # left half-drawn (an error, or the deadline's alarm, `PastDeadline`, a
+        # BaseException, between a draw and its row): not reused
+        _STREAMS.pop(key, None)
         raise
 
 
