@@ -237,7 +237,7 @@ def test_the_lift_prover_takes_no_time_past_its_deadline():
     assert time.monotonic() - t0 < 0.5
 
 
-def test_no_full_collection_within_an_analysis(tmp_path):
+def test_no_full_collection_within_an_analysis():
     """A full collection is one C call the alarm cannot interrupt: on the 150-field state
     they came every 0.3 s in the invariants step, 0.1-0.25 s each here, and a deadline in one
     waited for it.  Within the analysis only the young generations run; after it the
