@@ -52,5 +52,29 @@ def prepared(name: str):
     return loop, triples, Setting(loop, inv)
 
 
+def route_alone(loop, routes, seconds: float):
+    """Synthesis by `routes` only (a tuple of routes), with its candidates proved in
+    `seconds`, as the pipeline runs it: the invariants first, with a budget of their own
+    (they must end: a Houdini run cut short keeps no invariant, and the laws then fail for
+    want of one, which is not what a route test is about), and the collector's full
+    collections held back as in an analysis."""
+    import thm3.synth as synth
+    from thm3.prove.budget import young_collections_only
+    from thm3.prove.combine import prove_combine
+    with young_collections_only():
+        triples = make_triples(loop)
+        inv, timed_out = infer(loop, triples, time.monotonic() + 120)
+        assert not timed_out, f"the invariants of {loop.name} took more than 120 s"
+        setting = Setting(loop, inv)
+        deadline = time.monotonic() + seconds
+        return synth.synthesize(loop, triples, deadline=deadline, routes=routes,
+                                prove=lambda c: prove_combine(loop, setting, c, triples, deadline))
+
+
+def proved(got) -> bool:
+    """Whether a synthesis gave a combine with all its laws proved."""
+    return got.combine is not None and all(s == "proved" for s in got.statuses.values())
+
+
 def later(seconds: float = 30.0) -> float:
     return time.monotonic() + seconds

@@ -17,10 +17,10 @@ import thm3  # noqa: E402
 import thm3.synth as synth  # noqa: E402
 from corpus import CORPUS, by_name  # noqa: E402
 from corpus_finite import COPY_LIFTS, NAMED_LIFTS, UNCATALOGUED_COPY_LIFTS  # noqa: E402
+from stages import proved, route_alone  # noqa: E402
 from thm3.analysis.invariants import infer  # noqa: E402
 from thm3.ir import Op, free_vars, walk  # noqa: E402
 from thm3.ir.normalize import normalize_loop  # noqa: E402
-from thm3.prove.combine import prove_combine  # noqa: E402
 from thm3.prove.laws import Setting  # noqa: E402
 from thm3.semantics.equality import states_close  # noqa: E402
 from thm3.semantics.evaluate import NUMPY, evaluate  # noqa: E402
@@ -38,16 +38,10 @@ def _loop(name: str):
 
 
 def _alone(route: str, loop, seconds: float):
-    triples = make_triples(loop)
-    inv, _ = infer(loop, triples, time.monotonic() + 10)
-    setting = Setting(loop, inv)
-    deadline = time.monotonic() + seconds
-    return synth.synthesize(loop, triples, deadline=deadline, routes=(synth.route_named(route),),
-                            prove=lambda c: prove_combine(loop, setting, c, triples, deadline))
+    return route_alone(loop, (synth.route_named(route),), seconds)
 
 
-def _proved(got) -> bool:
-    return got.combine is not None and all(s == "proved" for s in got.statuses.values())
+_proved = proved
 
 
 def _agrees_with_fold(loop, fn, lists: int = 60) -> None:

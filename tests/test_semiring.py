@@ -14,6 +14,7 @@ import thm3
 import thm3.synth as synth
 from corpus import by_name
 from corpus_semiring import ENTRIES
+from stages import proved, route_alone
 from thm3.analysis.invariants import infer
 from thm3.ir import Expr, Fn, Op, Type, const, substitute, var, walk
 from thm3.ir.normalize import normalize_loop
@@ -140,17 +141,10 @@ def test_not_carried_says_which_entry():
 
 
 def _alone(routes, path: Path, seconds: float = 40.0):
-    loop = thm3.parse_file(path)
-    triples = make_triples(loop)
-    inv, _ = infer(loop, triples, time.monotonic() + 10)
-    setting = Setting(loop, inv)
-    deadline = time.monotonic() + seconds
-    return synth.synthesize(loop, triples, deadline=deadline, routes=routes,
-                            prove=lambda c: prove_combine(loop, setting, c, triples, deadline))
+    return route_alone(thm3.parse_file(path), routes, seconds)
 
 
-def _proved(got) -> bool:
-    return got.combine is not None and all(s == "proved" for s in got.statuses.values())
+_proved = proved
 
 
 def test_only_the_semiring_route_proves_the_boolean_relation_product():

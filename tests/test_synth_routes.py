@@ -11,14 +11,12 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from stages import proved, route_alone
 
 import thm3
 import thm3.synth as synth
-from thm3.analysis.invariants import infer
 from thm3.ir import Op, walk
 from thm3.ir.normalize import normalize_loop
-from thm3.prove.combine import prove_combine
-from thm3.prove.laws import Setting
 from thm3.semantics.equality import LAW, states_close
 from thm3.semantics.samples import fold_left, make_triples
 from thm3.synth import interpolation, inverse, transport
@@ -36,17 +34,10 @@ def _loop(path: Path):
 
 def _alone(route: str, path: Path, seconds: float = 60.0):
     """One route by itself, with its candidates proved."""
-    loop = _loop(path)
-    triples = make_triples(loop)
-    inv, _ = infer(loop, triples, time.monotonic() + 10)
-    setting = Setting(loop, inv)
-    deadline = time.monotonic() + seconds
-    return synth.synthesize(loop, triples, deadline=deadline, routes=(synth.route_named(route),),
-                            prove=lambda c: prove_combine(loop, setting, c, triples, deadline))
+    return route_alone(_loop(path), (synth.route_named(route),), seconds)
 
 
-def _proved(got) -> bool:
-    return got.combine is not None and all(s == "proved" for s in got.statuses.values())
+_proved = proved
 
 
 # -- each route by itself: cheap checks (no proofs) ----------------------------------
