@@ -70,6 +70,22 @@ def _discounted(a, b, p):               # (g, d)
     return (a[0] + a[1] * b[0], a[1] * b[1])
 
 
+def _decay_count(c):
+    def combine(a, b, p):               # (n, v)
+        return (a[0] + b[0], c ** b[0] * a[1] + b[1])
+    return combine
+
+
+def _discount_forward(a, b, p):         # (t, g)
+    return (a[0] + b[0], a[1] + 0.99 ** a[0] * b[1])
+
+
+def _two_modes(a, b, p):                # (mode, a, b, n0, n1); b's list from a's mode
+    if a[0] == 0:
+        return (b[0], 0.5 ** b[3] * a[1] + b[1], 0.5 ** b[4] * a[2] + b[2], a[3] + b[3], a[4] + b[4])
+    return (1 - b[0], 0.5 ** b[4] * a[1] + b[2], 0.5 ** b[3] * a[2] + b[1], a[3] + b[4], a[4] + b[3])
+
+
 def _harmonic(a, b, p):                 # (n, h)
     if a[0] == 0:
         return b
@@ -162,6 +178,19 @@ ENTRIES: list[Entry] = [
     _hom("powers_halving_lifted", SEMIRING, "s = s1 w2 + s2, w = w1 w2", _ema_decay, klass="powers"),
     _hom("powers_discounted_return", SEMIRING, "G = G1 + d1 G2, d = d1 d2", _discounted,
          params=({"gamma": 0.5}, {"gamma": -2.0}), klass="powers"),
+    _hom("powers_decay_count", SEMIRING, "v = 0.9 ** n2 v1 + v2: the decay over b's list from b's count",
+         _decay_count(0.9), klass="powers"),
+    _hom("powers_ema_count", SEMIRING, "s = (1 - alpha) ** n2 s1 + s2: a parameter's power of b's count",
+         lambda a, b, p: (a[0] + b[0], (1 - p["alpha"]) ** b[0] * a[1] + b[1]),
+         params=({"alpha": 0.5}, {"alpha": 0.25}), klass="powers"),
+    _hom("powers_gated_halving", SEMIRING, "v = 0.5 ** k2 v1 + v2, k counting the positive elements",
+         _decay_count(0.5), klass="powers"),
+    _hom("powers_discount_forward", SEMIRING, "G = G1 + 0.99 ** t1 G2", _discount_forward, klass="powers"),
+    _hom("powers_two_mode_decay", SEMIRING, "per mode of a: b's sums decayed by 0.5 ** (b's count in that "
+         "mode), swapped where a ends in mode 1", _two_modes, klass="finite-linear"),
+    _not("powers_two_mode_skewed", SEMIRING, "[(0, 0), (0, 0.5)] and [(0, 1), (0, 0)] both give (0, 0.5, 0, 2, 0); "
+         "after a flip they decay by 0.8 and differ", ([(0, 0.0), (0, 0.5)], [(0, 1.0), (0, 0.0)], [(1, 0.0)]),
+         klass="finite-linear"),
     _hom("powers_harmonic_mean", SEMIRING, "n / h adds up: h = (n1 + n2) / (n1 / h1 + n2 / h2)",
          _harmonic, domain="digits", klass="powers"),
     _hom("powers_weighted_harmonic", SEMIRING, "w and w / h add up: h = (w1 + w2) / (w1 / h1 + w2 / h2)",

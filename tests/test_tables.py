@@ -39,7 +39,7 @@ def test_python_table_covers_every_op():
 VALUES = [0.0, -0.0, 1.0, -2.5, 3.0, 1e308, -1e308, float("inf"), float("-inf"), float("nan"), 700.0, -800.0]
 
 
-@pytest.mark.parametrize("op", sorted(set(Op) - {Op.VAR, Op.CONST, Op.DOT, Op.POW, Op.MOD, Op.WHERE, Op.AND, Op.OR,
+@pytest.mark.parametrize("op", sorted(set(Op) - {Op.VAR, Op.CONST, Op.DOT, Op.POW, Op.POWN, Op.MOD, Op.WHERE, Op.AND, Op.OR,
                                                  Op.NOT}, key=lambda o: o.name))
 def test_python_table_means_what_numpy_table_means(op):
     """The sequential reference (Python floats) and the NumPy table agree on every
@@ -64,6 +64,25 @@ def test_python_table_pow():
                 want = np.float64(NUMPY[Op.POW](np.float64(a), n))
                 got = np.float64(PYTHON[Op.POW](a, n))
             assert got == want or (np.isnan(got) and np.isnan(want)), (a, n, got, want)
+
+
+def test_python_table_power_of_an_int():
+    """`c ** n` with an Int n: the sequential reference, NumPy and the proofs' reals
+    agree, overflow, underflow, 0 ** -k and odd powers of negatives included."""
+    import numpy as np
+    from fractions import Fraction
+    from thm3.semantics.evaluate import NUMPY, NUMPY_REALS, PYTHON, quiet
+    from thm3.semantics.reals import REALS, UNDEFINED
+    for a in VALUES + [0.75, -0.5]:
+        for n in (-3, -1, 0, 1, 2, 5, 2000, -2000, 1 << 40):
+            with quiet():
+                want = np.float64(NUMPY[Op.POWN](np.float64(a), np.int64(n)))
+                got = np.float64(PYTHON[Op.POWN](a, n))
+            assert got == want or (np.isnan(got) and np.isnan(want)), (a, n, got, want)
+    assert PYTHON[Op.POWN](0.75, 3) == 0.421875 and PYTHON[Op.POWN](-2.0, -3) == -0.125
+    assert np.isnan(NUMPY_REALS[Op.POWN](np.float64(0.0), np.int64(-1)))
+    assert REALS[Op.POWN](Fraction(3, 4), 3) == Fraction(27, 64)
+    assert REALS[Op.POWN](Fraction(0), -2) is UNDEFINED
 
 
 def test_exact_reals_table_covers_every_op():

@@ -26,7 +26,7 @@ from thm3.semantics.fold import Fold
 
 # Operations whose Real result must be rounded to the working precision; the others
 # (max, min, abs, negation, comparisons) return one of their operands exactly.
-_ROUNDED = (Op.ADD, Op.SUB, Op.MUL, Op.DIV, Op.POW, Op.EXP, Op.EXP2, Op.LOG, Op.LOG2, Op.SQRT, Op.DOT)
+_ROUNDED = (Op.ADD, Op.SUB, Op.MUL, Op.DIV, Op.POW, Op.POWN, Op.EXP, Op.EXP2, Op.LOG, Op.LOG2, Op.SQRT, Op.DOT)
 
 
 def _rounding(f, real):

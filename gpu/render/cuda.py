@@ -141,6 +141,12 @@ def _pow(p, e, args):
     return Operand(f"{one} / thm3_powi({args[0].text}, {-e.arg})", _MULTIPLICATIVE, e.type)
 
 
+def _pown(p, e, args):
+    # c ** n with n an Int: pow with the exponent converted (exact for |n| < 2**24 in
+    # float, 2**53 in double), IEEE as NumPy's power: 0 ** -k is inf
+    return Operand(f"pow{p.real.fn}({args[0].text}, ({p.real.ctype})({args[1].text}))", _ATOM, e.type)
+
+
 def _mod(p, e, args):
     # C's % truncates toward zero; the IR's remainder is floored, in [0, m).  For an Int
     # and m a power of two the low bits of the two's complement are that remainder.
@@ -191,6 +197,7 @@ CUDA: dict = {
     Op.MUL: _Infix("*", _MULTIPLICATIVE),
     Op.DIV: _Infix("/", _MULTIPLICATIVE),
     Op.POW: _pow,
+    Op.POWN: _pown,
     Op.MOD: _mod,
     Op.MAX: _Helper("thm3_max"),
     Op.MIN: _Helper("thm3_min"),

@@ -54,6 +54,7 @@ NUMPY_OPS = {
     Op.EXP: "np.exp({0})", Op.EXP2: "np.exp2({0})", Op.LOG: "np.log({0})", Op.LOG2: "np.log2({0})",
     Op.SQRT: "np.sqrt({0})", Op.ADD: "({0} + {1})", Op.SUB: "({0} - {1})", Op.MUL: "({0} * {1})",
     Op.DIV: "np.true_divide({0}, {1})", Op.MAX: "_max({0}, {1})", Op.MIN: "_min({0}, {1})",
+    Op.POWN: "_pown({0}, {1})",
     Op.LT: "({0} < {1})", Op.LE: "({0} <= {1})", Op.GT: "({0} > {1})", Op.GE: "({0} >= {1})",
     Op.EQ: "({0} == {1})", Op.NE: "({0} != {1})", Op.AND: "np.logical_and({0}, {1})",
     Op.OR: "np.logical_or({0}, {1})", Op.WHERE: "np.where({0}, {1}, {2})",
@@ -61,7 +62,8 @@ NUMPY_OPS = {
 }
 # The attention module's states are float32 or float64 by the inputs (no DTYPE): untyped
 # literals, and NumPy's own maximum and minimum (NaN propagates there too).
-ATTENTION_OPS = {**NUMPY_OPS, Op.MAX: "np.maximum({0}, {1})", Op.MIN: "np.minimum({0}, {1})"}
+ATTENTION_OPS = {**NUMPY_OPS, Op.MAX: "np.maximum({0}, {1})", Op.MIN: "np.minimum({0}, {1})",
+                 Op.POWN: "np.power({0}, np.asarray({1}, dtype=np.float64))"}
 
 
 # An Int operation that int64 can overflow (`cuda.int_checks`, the rule the kernels follow)

@@ -208,6 +208,13 @@ def _min(a, b):
     return np.where((a < b) | (a != a), a, b)
 
 
+def _pown(a, n):
+    # c ** n, n an Int: IEEE pow in the base's float type
+    a = np.asarray(a)
+    with np.errstate(all="ignore"):
+        return np.power(a, np.asarray(n).astype(a.dtype if a.dtype.kind == "f" else np.float64))
+
+
 # Int arithmetic in int64, checked, as the library's NumPy backend does: a sum, difference,
 # product, negation, abs or power of Ints in `_left` or `_combine` that int64 can overflow
 # is a call of one of these (`code`: 1 + the index of the field whose new value reads it),

@@ -90,7 +90,11 @@ def _is_exp(e: Expr) -> bool:
 
 
 def _divides(e: Expr) -> bool:
-    """A division, or a power with a negative exponent (a division in disguise)."""
+    """A division, or a power with a negative exponent (a division in disguise): c ** n
+    with n an Int expression may have one, unless c is a nonzero constant."""
+    if e.op is Op.POWN:
+        base = e.src[0]
+        return not (base.op is Op.CONST and float(base.arg) != 0.0)
     return e.op is Op.DIV or (e.op is Op.POW and e.arg < 0)
 
 

@@ -219,7 +219,7 @@ _SCALAR = {
     Op.EXP: "math.exp({0})", Op.EXP2: "np.exp2({0})", Op.LOG: "_log({0})",
     Op.LOG2: "_log2({0})", Op.SQRT: "_sqrt({0})",
     Op.ADD: "({0} + {1})", Op.SUB: "({0} - {1})", Op.MUL: "({0} * {1})",
-    Op.DIV: "({0} / {1})", Op.MAX: "_max({0}, {1})", Op.MIN: "_min({0}, {1})",
+    Op.DIV: "({0} / {1})", Op.POWN: "_pown({0}, {1})", Op.MAX: "_max({0}, {1})", Op.MIN: "_min({0}, {1})",
     Op.LT: "({0} < {1})", Op.LE: "({0} <= {1})", Op.GT: "({0} > {1})", Op.GE: "({0} >= {1})",
     Op.EQ: "({0} == {1})", Op.NE: "({0} != {1})",
     Op.AND: "({0} and {1})", Op.OR: "({0} or {1})",
@@ -236,6 +236,11 @@ _VECTOR = {
 }
 
 _MATH = '''
+
+@njit(inline="always", **JIT)
+def _pown(a, n):
+    return np.power(np.float64(a), np.float64(n))
+
 
 @njit(inline="always", **JIT)
 def _log(a):

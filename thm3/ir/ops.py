@@ -32,6 +32,7 @@ class Op(Enum):
     MUL = auto()
     DIV = auto()
     POW = auto()        # src: (base,), arg: the constant integer exponent
+    POWN = auto()       # src: (base, exponent): a Real to the power of an Int expression (c ** n)
     MOD = auto()        # src: (an Int or Real,), arg: the constant modulus m > 0; floored: in [0, m)
     MAX = auto()
     MIN = auto()
@@ -49,7 +50,7 @@ class Op(Enum):
 
 
 UNARY = (Op.NEG, Op.NOT, Op.ABS, Op.EXP, Op.EXP2, Op.LOG, Op.LOG2, Op.SQRT)
-BINARY = (Op.ADD, Op.SUB, Op.MUL, Op.DIV, Op.MAX, Op.MIN, Op.LT, Op.LE, Op.GT, Op.GE,
+BINARY = (Op.ADD, Op.SUB, Op.MUL, Op.DIV, Op.POWN, Op.MAX, Op.MIN, Op.LT, Op.LE, Op.GT, Op.GE,
           Op.EQ, Op.NE, Op.AND, Op.OR, Op.DOT)
 COMPARISONS = (Op.LT, Op.LE, Op.GT, Op.GE, Op.EQ, Op.NE)
 # Ops with one operand and a constant integer in `arg` (the exponent, the modulus).

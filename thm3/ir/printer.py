@@ -34,6 +34,7 @@ SYNTAX: dict[Op, tuple[str, str | None, int]] = {
     Op.MUL: ("infix", "*", _PRODUCT),
     Op.DIV: ("infix", "/", _PRODUCT),
     Op.POW: ("power", "**", _POWER),
+    Op.POWN: ("power of", "**", _POWER),
     Op.MOD: ("modulo", "%", _PRODUCT),
     Op.MAX: ("call", "max", _ATOM),
     Op.MIN: ("call", "min", _ATOM),
@@ -95,6 +96,10 @@ def _render_node(e: Expr) -> tuple[str, int]:
             return f"{_operand(e.src[0], strength + 1)} {token} {_operand(e.src[1], strength + 1)}", strength
         case "power":
             return f"{_operand(e.src[0], _ATOM)} ** {e.arg}", strength
+        case "power of":
+            # `**` binds to the right: a power or a negation as the exponent reads back
+            # unparenthesised, a sum or a product needs its parentheses
+            return f"{_operand(e.src[0], _ATOM)} ** {_operand(e.src[1], _UNARY)}", strength
         case "modulo":
             return f"{_operand(e.src[0], _PRODUCT)} % {e.arg}", strength
         case "where":

@@ -70,6 +70,13 @@ def _pow(a, n):
     return np.power(np.asarray(a, dtype=np.float64), n) if n < 0 else a ** n
 
 
+def _pown(a, n):
+    # a Real to an Int power (`c ** n`): IEEE pow, so 0 ** -k is inf and a huge power
+    # overflows to inf or underflows to 0, as the sequential loop's float arithmetic does
+    with quiet():
+        return np.power(np.asarray(a, dtype=np.float64), np.asarray(n, dtype=np.float64))
+
+
 def _mod(a, m):
     # floored, as Python's %: the value lies in [0, m) for every integer a
     return np.mod(a, m)
@@ -96,6 +103,7 @@ NUMPY: dict = {
     Op.MUL: np.multiply,
     Op.DIV: _div,
     Op.POW: _pow,
+    Op.POWN: _pown,
     Op.MOD: _mod,
     Op.MAX: _max,
     Op.MIN: _min,
@@ -131,7 +139,12 @@ def _real_pow(a, n):
 # stand for the proofs' semantics use it: the witness search, the synthesis samples and
 # the lists that refute an unproved law, so that a combine correct in the reals is not
 # rejected because IEEE's 1 / 0 = inf collides with an infinite default.
-NUMPY_REALS: dict = NUMPY | {Op.DIV: _real_div, Op.POW: _real_pow}
+def _real_pown(a, n):
+    with quiet():
+        return np.where((np.asarray(a) == 0) & (np.asarray(n) < 0), np.nan, _pown(a, n))
+
+
+NUMPY_REALS: dict = NUMPY | {Op.DIV: _real_div, Op.POW: _real_pow, Op.POWN: _real_pown}
 
 
 # Comparisons mean the same on every kind of value that has them (Python and NumPy
@@ -193,6 +206,14 @@ def _py_pow(a, n):
             return float(_pow(np.float64(a), n))
 
 
+def _py_pown(a, n):
+    # NumPy's power, not Python's float ** int: the two differ in the last bit on some
+    # arguments (700.0 ** -3), and the reference must mean what the NumPy table means
+    if isinstance(a, np.ndarray) or isinstance(n, np.ndarray):
+        return _pown(a, n)
+    return float(_pown(np.float64(a), n))
+
+
 def _py_max(a, b):
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
         return _max(a, b)
@@ -234,6 +255,7 @@ PYTHON: dict = {
     Op.MUL: operator.mul,
     Op.DIV: _py_div,
     Op.POW: _py_pow,
+    Op.POWN: _py_pown,
     Op.MOD: lambda a, m: _mod(a, m) if isinstance(a, np.ndarray) else a % m,
     Op.MAX: _py_max,
     Op.MIN: _py_min,

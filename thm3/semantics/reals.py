@@ -188,6 +188,13 @@ def _pow(a, n):
     return _arith(lambda u, _: u ** n, a, a)
 
 
+def _pown(a, n):
+    # `c ** n`, n an Int: the integer power, as POW with that exponent
+    if _is_inf(n) or not isinstance(n, (int, Fraction)) or int(n) != n:
+        return UNDEFINED
+    return _pow(a, int(n))
+
+
 def _mod(a, m):
     # the floored remainder, in [0, m); an infinity has none
     if isinstance(a, Hole):
@@ -306,6 +313,7 @@ REALS: dict = {
     Op.MUL: _holes(_mul),
     Op.DIV: _holes(_div),
     Op.POW: _pow,
+    Op.POWN: _holes(_pown),
     Op.MOD: _mod,
     Op.MAX: _holes(_maxmin(True)),
     Op.MIN: _holes(_maxmin(False)),

@@ -10,6 +10,7 @@ max, min, conditionals, exp, log and -inf are proved (see `thm3/prove/laws.py`).
 from __future__ import annotations
 
 import time
+from fractions import Fraction
 from dataclasses import dataclass, field
 
 import sympy as sp
@@ -354,6 +355,41 @@ def _fin_num(x: Fin):
     return None
 
 
+def _integer_linear(t):
+    """(k0, [(x, k), ...]): t as k0 + sum k * x with integer k0 and k, x Real terms that
+    are not sums (an Int variable, a product of two); t itself (k 1) where a
+    coefficient is not an integer."""
+    parts: dict = {}
+    total = [0]
+
+    def go(u, k):
+        u = u.arg(0) if z3.is_to_real(u) else u
+        if z3.is_rational_value(u) or z3.is_int_value(u):
+            v = Fraction(u.as_fraction()) if z3.is_rational_value(u) else Fraction(u.as_long())
+            total[0] += k * v
+        elif z3.is_add(u):
+            for child in u.children():
+                go(child, k)
+        elif z3.is_sub(u):
+            first, *rest = u.children()
+            go(first, k)
+            for child in rest:
+                go(child, -k)
+        elif u.decl().kind() == z3.Z3_OP_UMINUS:
+            go(u.arg(0), -k)
+        elif z3.is_mul(u) and u.num_args() == 2 and (z3.is_rational_value(u.arg(0)) or z3.is_int_value(u.arg(0))):
+            v = u.arg(0)
+            go(u.arg(1), k * (Fraction(v.as_fraction()) if z3.is_rational_value(v) else Fraction(v.as_long())))
+        else:
+            x = z3.ToReal(u) if u.sort() == z3.IntSort() else u
+            key = x.get_id()
+            parts[key] = (x, parts.get(key, (x, 0))[1] + k)
+    go(t, Fraction(1))
+    if total[0].denominator != 1 or any(Fraction(k).denominator != 1 for _, k in parts.values()):
+        return 0, [(t, 1)]
+    return int(total[0]), [(x, int(k)) for x, k in parts.values() if k != 0]
+
+
 def S(f, *xs):
     """A SymPy result, or None in lazy (Z3-only) evaluation."""
     return None if any(x is None for x in xs) else f(*xs)
@@ -478,6 +514,55 @@ class SymbolicTable(dict):
         for _ in range(n - 1):
             z = z * a.z3
         return Fin(S(lambda x: x ** n, a.sp), z)
+
+    def op_pown(self, a, n):
+        """`c ** n` for an Int n.  A constant n is POW's; otherwise, for c != 0, the
+        exponent is split into its integer linear form k0 + sum k_i x_i and the power is
+        c ** k0 times the product of P(c, x_i) ** k_i, with P an uninterpreted function
+        that holds what is true of every integer power (positive for c > 0, nonzero for
+        c != 0, 1 at x = 0, c at x = 1, on the side of 1 that c and x say): so
+        c ** (x + y) == c ** x * c ** y holds by construction, as for integers it does."""
+        if isnan(a) or isnan(n):
+            return a if isnan(a) else n
+        k = _fin_num(n)
+        if k is not None:
+            return self.op_pow(a, int(k))
+        sym = S(lambda x, y: x ** y, a.sp if isinstance(a, Fin) else None, n.sp)
+        if isinstance(a, Inf):
+            if self.ex.decide(n.z3 == 0):
+                return constant(1.0, Type.REAL)
+            if self.ex.decide(n.z3 < 0):
+                return constant(0.0, Type.REAL)
+            even = self.ex.decide(z3.ToInt(n.z3) % 2 == 0) if a.sign < 0 else True
+            return Inf(1 if even else -1)
+        c = _fin_num(a)
+        if c is not None and c == 0 or c is None and self.ex.decide(a.z3 == 0):
+            if self.ex.decide(n.z3 > 0):
+                return constant(0.0, Type.REAL)
+            if self.ex.decide(n.z3 == 0):
+                return constant(1.0, Type.REAL)
+            return NaN("division")
+        k0, parts = _integer_linear(n.z3)
+        z = self.op_pow(Fin(None, a.z3), k0).z3 if k0 else z3.RealVal(1)
+        for x, kx in parts:
+            t = self._power_instance(a.z3, x)
+            for _ in range(abs(kx)):
+                z = z * t if kx > 0 else z / t
+        return Fin(sym, z)
+
+    def _power_instance(self, c, x):
+        t = self._uf("pown", 2)(c, x)
+        key = ("pown", t.get_id())
+        if key not in self._axiomatised:
+            self._axiomatised.add(key)
+            for fact in (z3.Implies(c > 0, t > 0), z3.Implies(c != 0, t != 0),
+                         z3.Implies(x == 0, t == 1), z3.Implies(x == 1, t == c),
+                         z3.Implies(z3.And(c > 0, c <= 1, x >= 0), t <= 1),
+                         z3.Implies(z3.And(c > 0, c <= 1, x <= 0), t >= 1),
+                         z3.Implies(z3.And(c >= 1, x >= 0), t >= 1),
+                         z3.Implies(z3.And(c >= 1, x <= 0), t <= 1)):
+                self.ex.add_side(fact)
+        return t
 
     def op_mod(self, a, m):
         # the floored remainder a - m * floor(a / m), in [0, m); Z3's to_int is the floor

@@ -59,6 +59,7 @@ SYMPY = {
     Op.MUL: _binary(lambda a, b: a * b),
     Op.DIV: _binary(lambda a, b: a / b),
     Op.POW: lambda a, n: None if a is None else a ** n,
+    Op.POWN: _binary(lambda a, n: a ** n),
     Op.MOD: lambda a, m: None if a is None else sp.Mod(a, m),
     Op.MAX: _binary(sp.Max),
     Op.MIN: _binary(sp.Min),

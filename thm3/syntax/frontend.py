@@ -1026,11 +1026,23 @@ class _Body(ast.NodeVisitor):
     def power(self, node: ast.AST, base: Expr, exponent: ast.expr) -> Expr:
         n = self.module.literal(exponent) if not isinstance(exponent, ast.Name) else None
         if not isinstance(n, int) or isinstance(n, bool):
-            raise self.error(exponent, "`**` needs a constant integer exponent",
-                             "x ** 2; for other powers exp(y * log(x))")
+            return self.power_of_int(node, base, exponent)
         self.numeric(base, node, "**")
         type_ = base.type if base.type is Type.VEC or (base.type is Type.INT and n >= 0) else Type.REAL
         return Expr(Op.POW, type_, (as_real(base) if type_ is not Type.INT else base,), n)
+
+    def power_of_int(self, node: ast.AST, base: Expr, exponent: ast.expr) -> Expr:
+        """`c ** n` with n an Int expression (a count, a field): a Real."""
+        allowed = ("x ** 2 (a constant integer exponent), c ** n with c a Real and n an Int (0.5 ** acc.n); "
+                   "other powers: exp(y * log(x))")
+        n = self.visit(exponent)
+        if n.type is not Type.INT:
+            raise self.error(exponent, "`**` needs an integer exponent: a constant, or an Int expression", allowed)
+        if base.type is not Type.REAL:
+            article = "an" if base.type is Type.INT else "a"
+            raise self.error(node, f"`c ** n` with an Int exponent takes a Real base, not {article} {base.type.value}",
+                             "0.5 ** acc.n, or 2.0 ** acc.n for a power of two as a Real")
+        return Expr(Op.POWN, Type.REAL, (base, n))
 
     def modulo(self, node: ast.AST, a: Expr, modulus: ast.expr) -> Expr:
         m = self.module.literal(modulus) if not isinstance(modulus, ast.Name) else None

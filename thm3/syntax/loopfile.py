@@ -21,7 +21,7 @@ _INDENT = "    "
 _LOCAL_NAMES = {
     Op.EXP: "e", Op.EXP2: "e", Op.LOG: "lg", Op.LOG2: "lg", Op.SQRT: "r",
     Op.MAX: "hi", Op.MIN: "lo", Op.ADD: "u", Op.SUB: "u", Op.MUL: "w", Op.DIV: "q",
-    Op.NEG: "neg", Op.ABS: "mag", Op.POW: "pw", Op.MOD: "r", Op.DOT: "dp", Op.WHERE: "v",
+    Op.NEG: "neg", Op.ABS: "mag", Op.POW: "pw", Op.POWN: "pw", Op.MOD: "r", Op.DOT: "dp", Op.WHERE: "v",
     Op.LT: "cond", Op.LE: "cond", Op.GT: "cond", Op.GE: "cond", Op.EQ: "cond", Op.NE: "cond",
     Op.AND: "cond", Op.OR: "cond", Op.NOT: "cond",
 }

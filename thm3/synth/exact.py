@@ -41,6 +41,16 @@ def _pow(a, n):
     return Fraction(a) ** n
 
 
+def _pown(a, n):
+    # `c ** n` for an Int n; an exponent past a few thousand (an Int field that grows
+    # fast) would make numbers of millions of digits: the rows leave exact reach
+    if isinstance(n, float):
+        return float("nan")
+    if abs(n) > 4096:
+        raise NotRational(f"a power with exponent {n} is too large to keep exact")
+    return _pow(a, int(n))
+
+
 def _const(value, type_):
     match type_:
         case Type.BOOL:
@@ -72,6 +82,7 @@ EXACT: dict = {
     Op.MUL: operator.mul,
     Op.DIV: _div,
     Op.POW: _pow,
+    Op.POWN: lambda a, n: _pown(a, n),
     Op.MOD: lambda a, m: a % m,
     Op.MAX: lambda a, b: a if a > b else b,
     Op.MIN: lambda a, b: a if a < b else b,

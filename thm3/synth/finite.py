@@ -27,6 +27,7 @@ import numpy as np
 from thm3.ir import (COMPARISONS, Expr, Fn, Loop, Op, Type, const, free_vars, initial_state, substitute, transform,
                      same, var, walk)
 from thm3.ir.simplify import simplify
+from thm3.synth.powers import read_power
 from thm3.semantics.evaluate import PYTHON, compiled
 from thm3.semantics.z3_plain import to_z3
 
@@ -1382,6 +1383,12 @@ def _fit_linear(m: Machine, pts: list, terms: list, type_: Type, what: str, modu
     if fits:
         sol = exact
     elif not np.allclose(mat @ sol, rhs, atol=1e-7):
+        # a constant's power of a count of b (0.75 ** b.n_ping: a decay applied at each
+        # step of one mode, which b counts), where that fits
+        power = None if type_ is not Type.REAL or integral else read_power(
+            rhs, {t.arg: mat[:, jj] for jj, t in enumerate(terms) if t.type is Type.INT and t.op is Op.VAR}, prefix="")
+        if power is not None:
+            return power
         raise Failed(f"recognised as {m.describe()}; {what} is not linear in b's fields: a lift is needed")
     else:
         sol = np.array([round(float(x), 9) for x in sol])

@@ -1,0 +1,276 @@
+"""`c ** n` with an Int exponent (issue 21, "powers"): the loop-file form, its meaning in
+every table, the proofs' reading (c ** (x + y) == c ** x * c ** y), the combines that read
+a decay off a count (the semiring route and the finite route, each alone), and the code
+every backend runs, checked against the sequential fold."""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import sympy as sp
+import z3
+
+import thm3
+import thm3.synth as synth
+from stages import proved, route_alone
+from thm3.errors import LoopError
+from thm3.ir import Expr, Fn, Op, Type, const, var, walk
+from thm3.ir.printer import to_text
+from thm3.semantics.samples import fold_left
+from thm3.semantics.symbolic import Explorer, Fin, SymbolicTable, constant
+from thm3.synth.exact import EXACT, NotRational
+from thm3.synth.powers import read_power
+from thm3.syntax.frontend import parse_source
+
+CORPUS = Path(__file__).resolve().parents[1] / "bench" / "corpus"
+HOMS = ("powers_decay_count", "powers_gated_halving", "powers_discount_forward", "powers_two_mode_decay",
+        "powers_ema_count")
+PARAMS = {"powers_ema_count": {"alpha": 0.3}}
+
+LOOP = '''"""A decay with its count."""
+from typing import NamedTuple
+from thm3.lang import Int, Real
+
+
+class State(NamedTuple):
+    n: Int = 0
+    v: Real = 0
+
+
+def left(acc: State, x: Real) -> State:
+    return State(acc.n + 1, {step})
+'''
+
+
+def _parse(step: str):
+    return parse_source(LOOP.format(step=step), "decay.py")
+
+
+# --- the loop file ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("step, text", [
+    ("0.9 * acc.v + x * 0.5 ** acc.n", "0.9 * acc.v + x * 0.5 ** acc.n"),
+    ("acc.v + 0.99 ** (acc.n + 1) * x", "acc.v + 0.99 ** (acc.n + 1) * x"),
+    ("acc.v * 2.0 ** -acc.n + x", "acc.v * 2.0 ** -acc.n + x"),
+    ("acc.v + (-0.5) ** acc.n * x", "acc.v + (-0.5) ** acc.n * x"),
+    ("acc.v - 0.5 ** acc.n", "acc.v - 0.5 ** acc.n"),
+])
+def test_a_power_of_an_int_parses_prints_and_reads_back(step, text):
+    loop = _parse(step)
+    out = loop.left.outputs[1]
+    assert any(e.op is Op.POWN for e in walk([out]))
+    assert to_text(out) == text
+    again = _parse(to_text(out)).left.outputs[1]
+    assert to_text(again) == text
+
+
+@pytest.mark.parametrize("step, message", [
+    ("acc.v + 2 ** acc.n", "takes a Real base, not an Int"),
+    ("acc.v + 0.5 ** x", "needs an integer exponent"),
+])
+def test_a_power_without_a_real_base_and_an_int_exponent_is_refused_where_it_is(step, message):
+    with pytest.raises(LoopError) as err:
+        _parse(step)
+    text = str(err.value)
+    assert message in text and "decay.py:12:" in text and "0.5 ** acc.n" in text
+
+
+def test_every_table_gives_the_integer_power():
+    from fractions import Fraction
+    from thm3.semantics.evaluate import NUMPY, PYTHON
+    from thm3.semantics.reals import REALS
+    for c, n in ((0.75, 3), (0.75, 0), (2.0, -2), (-0.5, 3)):
+        want = Fraction(c) ** n
+        assert PYTHON[Op.POWN](c, n) == float(want)
+        assert float(NUMPY[Op.POWN](np.float64(c), np.int64(n))) == float(want)
+        assert EXACT[Op.POWN](Fraction(c), Fraction(n)) == want
+        assert REALS[Op.POWN](Fraction(c), n) == want
+    with pytest.raises(NotRational):
+        EXACT[Op.POWN](Fraction(3, 4), Fraction(5000))
+
+
+# --- the proofs' reading --------------------------------------------------------------------
+
+def _int(name):
+    return Fin(sp.Symbol(name, integer=True), z3.ToReal(z3.Int(name)))
+
+
+@pytest.mark.parametrize("c", [0.9, -0.5, 3.0])
+def test_the_prover_splits_a_sum_in_the_exponent_and_nothing_else(c):
+    ex = Explorer([], deadline=float("inf"))
+    t = SymbolicTable(ex, lazy=False)
+    n, m = _int("n"), _int("m")
+    base = constant(c, Type.REAL)
+    one = Fin(sp.Integer(1), z3.RealVal(1))
+
+    def power(e):
+        return t.op_pown(base, e).z3
+    assert ex.valid(power(t.op_add(n, m)) == power(n) * power(m))
+    assert ex.valid(power(t.op_add(n, one)) == t.op_mul(base, t.op_pown(base, n)).z3)
+    assert ex.valid(power(t.op_sub(n, n)) == 1)
+    assert ex.valid(power(t.op_neg(n)) * power(n) == 1)
+    assert not ex.valid(power(n) == power(m))
+    assert not ex.valid(power(t.op_add(n, n)) == power(n))
+    assert not ex.valid(power(t.op_add(n, one)) == power(n))
+    if c > 0:
+        assert ex.valid(power(n) > 0)
+    else:
+        assert not ex.valid(power(n) > 0)
+
+
+def test_a_zero_base_splits_on_the_exponent():
+    """0 ** n: 0 for n > 0, 1 for n == 0, no value (the proofs' NaN, as 1 / 0) for n < 0."""
+    from thm3.semantics.symbolic import isnan
+    ex = Explorer([], deadline=float("inf"))
+    t = SymbolicTable(ex, lazy=False)
+    got = [t.op_pown(constant(0.0, Type.REAL), _int("n")) for _ in ex.paths()]
+    values = sorted(str(g.sp) for g in got if not isnan(g))
+    assert values == ["0", "1"] and sum(isnan(g) for g in got) == 1, got
+
+
+# --- reading the power off samples -------------------------------------------------------------
+
+def test_read_power_finds_the_base_and_the_factor():
+    t = np.array([0, 1, 2, 3, 5, 2, 7])
+    got = read_power(3.0 * 0.75 ** t, {"b.m": np.array([1, 1, 1, 1, 1, 1, 1]), "b.n": t}, prefix="")
+    assert to_text(got) == "3.0 * 0.75 ** b.n"
+    assert to_text(read_power((-0.5) ** t, {"n": t})) == "(-0.5) ** b.n"
+    assert read_power(0.75 ** t + 0.01, {"n": t}) is None          # not a power
+    assert read_power(0.75 ** (t * t), {"n": t}) is None
+    assert read_power(np.ones(7), {"n": t}) is None                 # c = 1: a constant, not a power
+    # a parameter's coefficient as the base, its value varying with the sampled parameters
+    alpha = np.array([0.5, 0.5, 0.25, 0.25, 0.1, 0.1, 0.5])
+    base = Expr(Op.SUB, Type.REAL, (const(1.0, Type.REAL), var("alpha", Type.REAL)))
+    got = read_power((1 - alpha) ** t, {"n": t}, bases=[(base, 1 - alpha)])
+    assert to_text(got) == "(1.0 - alpha) ** b.n"
+    assert read_power((1 - alpha) ** (t + 1), {"n": t}, bases=[(base, 1 - alpha)]) is None
+
+
+# --- the routes, each alone ------------------------------------------------------------------
+
+def _combine_text(got) -> str:
+    return " ".join(to_text(o) for o in got.combine.outputs)
+
+
+@pytest.mark.parametrize("name, power", [("powers_decay_count", "0.9 ** b.n"),
+                                         ("powers_ema_count", "(1.0 - alpha) ** b.n")])
+def test_the_semiring_route_reads_the_decay_off_the_count(name, power):
+    loop = thm3.parse_file(CORPUS / f"{name}.py")
+    got = route_alone(loop, (synth.route_named("semiring"),), 30)
+    assert proved(got), got.statuses
+    assert power in _combine_text(got)
+
+
+def test_the_finite_route_reads_each_modes_decay_off_its_count():
+    loop = thm3.parse_file(CORPUS / "powers_two_mode_decay.py")
+    got = route_alone(loop, (synth.route_named("finite"),), 30)
+    assert proved(got), got.statuses
+    text = _combine_text(got)
+    assert "0.5 ** b.n0" in text and "0.5 ** b.n1" in text
+
+
+def test_a_wrong_base_or_count_is_refuted_not_proved():
+    from thm3.analysis.invariants import infer
+    from thm3.prove.combine import prove_combine
+    from thm3.prove.laws import Setting
+    from thm3.semantics.samples import make_triples
+    loop = thm3.parse_file(CORPUS / "powers_decay_count.py")
+    triples = make_triples(loop)
+    inv, _ = infer(loop, triples, time.monotonic() + 30)
+    setting = Setting(loop, inv)
+    R, I = Type.REAL, Type.INT
+
+    def combine(c, exponent):
+        v = Expr(Op.ADD, R, (Expr(Op.MUL, R, (Expr(Op.POWN, R, (const(c, R), exponent)), var("a.v", R))),
+                             var("b.v", R)))
+        return Fn((("a.n", I), ("a.v", R), ("b.n", I), ("b.v", R)),
+                  (Expr(Op.ADD, I, (var("a.n", I), var("b.n", I))), v))
+    right = combine(0.9, var("b.n", I))
+    statuses, _, _ = prove_combine(loop, setting, right, triples, time.monotonic() + 30)
+    assert set(statuses.values()) == {"proved"}
+    for wrong in (combine(0.8, var("b.n", I)), combine(0.9, var("a.n", I)),
+                  combine(0.9, Expr(Op.ADD, I, (var("b.n", I), const(1, I))))):
+        statuses, details, _ = prove_combine(loop, setting, wrong, triples, time.monotonic() + 30)
+        assert "failed" in statuses.values(), (statuses, details)
+
+
+# --- every backend against the sequential fold -----------------------------------------------
+
+@pytest.fixture(scope="module")
+def analyses():
+    return {name: thm3.analyze(CORPUS / f"{name}.py", timeout=60) for name in HOMS}
+
+
+def _data(name, rng, n):
+    if name == "powers_two_mode_decay":
+        return [rng.choice([0, 1], n, p=[0.8, 0.2]).astype(np.int64), rng.normal(size=n)]
+    return [rng.normal(size=n)]
+
+
+def _elements(arrays):
+    return list(zip(*[a.tolist() for a in arrays]))
+
+
+@pytest.mark.parametrize("name", HOMS)
+def test_the_combine_runs_as_the_sequential_loop(name, analyses):
+    a = analyses[name]
+    assert a.verdict == "homomorphism", a.reason
+    assert any(e.op is Op.POWN for e in walk(a.combine_fn.outputs)) or name == "powers_discount_forward"
+    rng = np.random.default_rng(5)
+    for n in (0, 1, 2, 7, 1000, 4099):
+        arrays = _data(name, rng, n)
+        want = fold_left(a.loop, _elements(arrays), PARAMS.get(name, {}))
+        got = a.run(*arrays, **PARAMS.get(name, {}))
+        assert np.allclose(np.asarray(got, dtype=float), np.asarray(want, dtype=float), rtol=1e-9, atol=1e-12), \
+            (name, n, got, want)
+
+
+@pytest.mark.parametrize("name", HOMS)
+def test_numba_backend_agrees(name, analyses):
+    pytest.importorskip("numba")
+    a = analyses[name]
+    arrays = _data(name, np.random.default_rng(6), 5000)
+    p = PARAMS.get(name, {})
+    got, want = a.run(*arrays, backend="numba", **p), a.run(*arrays, **p)
+    assert np.allclose(np.asarray(got, dtype=float), np.asarray(want, dtype=float), rtol=1e-12)
+
+
+@pytest.mark.parametrize("name", HOMS)
+def test_the_emitted_module_reduces_and_scans_on_numpy(name, analyses, tmp_path):
+    import importlib.util
+    a = analyses[name]
+    a.emit(tmp_path, dtype="float64")
+    spec = importlib.util.spec_from_file_location(f"emitted_{name}", tmp_path / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)                 # thm3's own output, not the user's file
+    rng = np.random.default_rng(8)
+    for n in (0, 1, 1007):
+        arrays = _data(name, rng, n)
+        p = PARAMS.get(name, {})
+        want = fold_left(a.loop, _elements(arrays), p)
+        got = module.reduce(*arrays, backend="numpy", **p)
+        assert np.allclose(np.asarray(got, dtype=float), np.asarray(want, dtype=float), rtol=1e-9), (n, got, want)
+        if n:
+            last = [np.asarray(p)[-1] for p in module.scan(*arrays, backend="numpy", **p)]
+            assert np.allclose(np.asarray(last, dtype=float), np.asarray(want, dtype=float), rtol=1e-9)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("arch", ["sm_90", "sm_80"])
+def test_power_kernels_compile(arch, analyses):
+    from thm3.gpu.render import cuda as render
+    from thm3.gpu.render.scan import render_scan
+    from thm3.gpu.runtime import nvrtc
+    if not nvrtc.available():
+        pytest.skip("cuda-bindings (NVRTC) is not installed")
+    for name in HOMS:
+        a = analyses[name]
+        for dtype, spelled in (("float32", "powf("), ("float64", "pow(")):
+            src = render.render(a.loop, a.combine_fn, dtype=dtype)
+            assert spelled in src
+            ptx = nvrtc.compile_cuda(src, arch, f"{name}.cu").decode()
+            assert ".entry thm3_reduce_blocks(" in ptx
+            scan = nvrtc.compile_cuda(render_scan(a.loop, a.combine_fn, dtype=dtype), arch, f"{name}_scan.cu").decode()
+            assert ".entry thm3_scan_blocks(" in scan
