@@ -26,8 +26,8 @@ from thm3.syntax.frontend import parse_source
 
 CORPUS = Path(__file__).resolve().parents[1] / "bench" / "corpus"
 HOMS = ("powers_decay_count", "powers_gated_halving", "powers_discount_forward", "powers_two_mode_decay",
-        "powers_ema_count")
-PARAMS = {"powers_ema_count": {"alpha": 0.3}}
+        "powers_ema_count", "powers_two_mode_param")
+PARAMS = {"powers_ema_count": {"alpha": 0.3}, "powers_two_mode_param": {"p": 0.7}}
 
 LOOP = '''"""A decay with its count."""
 from typing import NamedTuple
@@ -163,12 +163,24 @@ def test_the_semiring_route_reads_the_decay_off_the_count(name, power):
     assert power in _combine_text(got)
 
 
-def test_the_finite_route_reads_each_modes_decay_off_its_count():
-    loop = thm3.parse_file(CORPUS / "powers_two_mode_decay.py")
+@pytest.mark.parametrize("name, c", [("powers_two_mode_decay", "0.5"), ("powers_two_mode_param", "p")])
+def test_the_finite_route_reads_each_modes_decay_off_its_count(name, c):
+    loop = thm3.parse_file(CORPUS / f"{name}.py")
     got = route_alone(loop, (synth.route_named("finite"),), 30)
     assert proved(got), got.statuses
     text = _combine_text(got)
-    assert "0.5 ** b.n0" in text and "0.5 ** b.n1" in text
+    assert f"{c} ** b.n0" in text and f"{c} ** b.n1" in text
+
+
+def test_a_decay_close_to_one_is_read_as_a_power_not_as_the_identity():
+    """0.99999 a step: within NumPy's default tolerance of 1, which made every word's
+    coefficient look fixed by the control state; no fraction with a small denominator is
+    it, so the base is the step's own constant."""
+    text = (CORPUS / "powers_two_mode_decay.py").read_text().replace("0.5 * acc.", "0.99999 * acc.")
+    loop = parse_source(text, "close_to_one.py")
+    got = route_alone(loop, (synth.route_named("finite"),), 30)
+    assert proved(got), got.statuses
+    assert "0.99999 ** b.n0" in _combine_text(got)
 
 
 def test_a_wrong_base_or_count_is_refuted_not_proved():
@@ -204,7 +216,7 @@ def analyses():
 
 
 def _data(name, rng, n):
-    if name == "powers_two_mode_decay":
+    if name.startswith("powers_two_mode"):
         return [rng.choice([0, 1], n, p=[0.8, 0.2]).astype(np.int64), rng.normal(size=n)]
     return [rng.normal(size=n)]
 

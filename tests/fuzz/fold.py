@@ -128,6 +128,13 @@ def _strict_div(a, b):
     return a / b
 
 
+def _strict_pown(a, n):
+    # 0 ** -k divides by zero: outside the semantics, as x / 0
+    if a == 0 and n < 0:
+        raise ZeroDivisionError("0 ** -k: outside the semantics")
+    return PYTHON[Op.POWN](a, n)
+
+
 def _exact_const(value, type_):
     # Real constants as the Fractions their decimal spelling denotes, as the proofs read
     # them (0.1 is 1/10), so that exact elements stay exact (inf stays a float)
@@ -152,7 +159,8 @@ def _strict_ne(a, b):
 
 # The reference table over exact numbers, with division by zero outside the semantics
 # (raises), for exact folds of witnesses and of the oracle's lists.
-STRICT: dict = {**PYTHON, Op.CONST: _exact_const, Op.DIV: _strict_div, Op.EQ: _strict_eq, Op.NE: _strict_ne}
+STRICT: dict = {**PYTHON, Op.CONST: _exact_const, Op.DIV: _strict_div, Op.POWN: _strict_pown, Op.EQ: _strict_eq,
+                Op.NE: _strict_ne}
 
 
 def has_nan(state) -> bool:

@@ -260,9 +260,38 @@ def wide_coupled(choose) -> FuzzLoop:
     return FuzzLoop("wide_coupled", _file(f"{n} coupled fields", fields, body), None)
 
 
+def power_of_count(choose) -> FuzzLoop:
+    """A decay or a discount by a constant's power (`c ** n`, issue 21): a decayed sum with
+    a count that counts the decayed steps, all the elements, or none; a gate on the element;
+    the power written in the step itself (a discount) or left to the combine.  The oracle
+    decides each one (a count of all the elements under a gate is no homomorphism, a count
+    of the gated steps is)."""
+    c = choose((0.5, 0.9, 2.0, -0.5, 0.25, 3.0))
+    gate = choose(("", "x > 0", "x < 1", "x != 0"))
+    kind = choose(("decay", "decay", "discount", "decay_no_count"))
+    counts = choose(("decayed", "all"))
+    fields = [("n", "Int", "0"), ("v", "Real", "0")]
+    if kind == "discount":
+        # G = sum of c ** (index among the counted) * x, the power in the step
+        step = f"State(acc.n + 1, acc.v + {_num(c)} ** acc.n * x)"
+    elif kind == "decay_no_count":
+        fields = [("v", "Real", "0")]
+        step = f"State({_num(c)} * acc.v + x)"
+    else:
+        step = f"State(acc.n + 1, {_num(c)} * acc.v + x)"
+    if not gate:
+        body = [f"return {step}"]
+    elif counts == "all" and kind != "decay_no_count":
+        body = [f"if {gate}:", f"    return {step}", "return State(acc.n + 1, acc.v)"]
+    else:
+        body = [f"if {gate}:", f"    return {step}", "return acc"]
+    title = f"{kind} by {c}{' where ' + gate if gate else ''}, counting {counts}"
+    return FuzzLoop("power_of_count", _file(title, fields, body), None)
+
+
 # Drawn only where asked for by name (`from_seed(seed, families=...)`, bench/fuzz.py
 # --family), so that every seed of the default mix keeps the loop it always drew.
-NAMED_ONLY = (asserted_params, wide_coupled)
+NAMED_ONLY = (asserted_params, wide_coupled, power_of_count)
 
 FAMILIES = (reciprocal, infinite_default_scaled, sum_of_predicate, extremum_with_count, first_or_last_with_flag, affine_map,
             rescaled_sum, prefix_suffix_max, forgetful, flag_by_comparison,

@@ -27,7 +27,7 @@ import numpy as np
 from thm3.ir import (COMPARISONS, Expr, Fn, Loop, Op, Type, const, free_vars, initial_state, substitute, transform,
                      same, var, walk)
 from thm3.ir.simplify import simplify
-from thm3.synth.powers import read_power
+from thm3.synth.powers import parameter_bases, read_power
 from thm3.semantics.evaluate import PYTHON, compiled
 from thm3.semantics.z3_plain import to_z3
 
@@ -1045,6 +1045,10 @@ def _data_combine(m: Machine, by_state: dict, a: dict, b: dict, deadline: float,
         return folds[(q, unit)]
     fits: dict = {}
     terms = [b[j] for j in m.data]
+    # the step's coefficients that read loop parameters only (p, 1 - alpha), each with its
+    # value on every folded list: the bases of a slope that is a power of a count of b
+    base_values = parameter_bases(loop, {p.name: [params[p.name] for _, params, _, _ in folded]
+                                         for p in loop.params if p.type is Type.REAL}, len(folded))
 
     def fitted(r, got: dict, fit, what: str, i: int, k: int):
         """`fit` of the points of end state r (of every end state where r is None), once for
@@ -1056,8 +1060,10 @@ def _data_combine(m: Machine, by_state: dict, a: dict, b: dict, deadline: float,
         pts = [p for pts in got.values() for p in pts] if r is None else got.get(r, [])
         key = (fit.__name__, r, fields[i].type, modulus[k], tuple(v for _, v in pts))
         if key not in fits:
+            order = [n for ns in by_end.values() for n in ns] if r is None else by_end.get(r, [])
+            bases = [(e, value[order]) for e, value in base_values]
             try:
-                fits[key] = fit(m, pts, terms, fields[i].type, what, modulus[k])
+                fits[key] = fit(m, pts, terms, fields[i].type, what, modulus[k], bases=bases)
             except Failed as err:
                 fits[key] = err
         if isinstance(fits[key], Failed):
@@ -1189,6 +1195,12 @@ def sampled_ends(m: Machine, by_state: dict, extra=()) -> list[tuple]:
     return folded
 
 
+def _same_coefficients(x, y) -> bool:
+    """Coefficient matrices equal up to rounding (NumPy's default tolerance, 1e-5, took a
+    decay of 0.99999 a step for the identity: every word's coefficient then looked fixed)."""
+    return bool(np.allclose(x, y, rtol=1e-12, atol=1e-12))
+
+
 def coefficients_determined(m: Machine, rows: dict | None = None) -> bool:
     """Whether the data's coefficients from each control state are a function of the
     list's transition function (equal for every word of it: a count reset by the control),
@@ -1218,9 +1230,9 @@ def composes(m: Machine, step_matrix, coef: dict, eye: np.ndarray, product) -> b
     # them (a buffer flushed on the way has not), and one cell from it is that cell's step
     # (with the identity among the monoid's functions, the loop below checks each cell from it)
     if m.identity in coef:
-        if not np.allclose(coef[m.identity], eye):
+        if not _same_coefficients(coef[m.identity], eye):
             return False
-    elif any(tuple(row) not in coef or not np.allclose(step_matrix(q, c), coef[tuple(row)][q])
+    elif any(tuple(row) not in coef or not _same_coefficients(step_matrix(q, c), coef[tuple(row)][q])
              for c, row in enumerate(m.table) for q in range(len(m.states))):
         return False
     # every function f and cell c at once: step(f(q), c) @ coef[f][q] == coef[f then c][q]
@@ -1235,7 +1247,7 @@ def composes(m: Machine, step_matrix, coef: dict, eye: np.ndarray, product) -> b
         if any(g is None for g in then):
             return False
         lhs = product(steps[fa, c], mats)
-        if not np.allclose(lhs, mats[np.array(then)]):
+        if not _same_coefficients(lhs, mats[np.array(then)]):
             return False
     return True
 
@@ -1334,11 +1346,12 @@ def _all_finite(values) -> bool:
 
 
 def _fit_linear(m: Machine, pts: list, terms: list, type_: Type, what: str, modulus: int | None = None,
-                integral: bool = False) -> Expr:
+                integral: bool = False, bases=()) -> Expr:
     """The value of `pts` ((b's data fields and 1, value) pairs) as an exact linear form in
     `terms` and 1 (modulo `modulus`, where given: integer coefficients, the fewest terms
-    first); `Failed` where none fits (a lift is needed).  `integral`: integer coefficients
-    only."""
+    first), or else as a power of a count among `terms` (`read_power`; `bases`: parameter
+    coefficients with their values on the points); `Failed` where none fits (a lift is
+    needed).  `integral`: integer coefficients only."""
     from fractions import Fraction
     if not pts:
         raise Failed(f"recognised as {m.describe()}; no sampled list for {what}")
@@ -1382,15 +1395,17 @@ def _fit_linear(m: Machine, pts: list, terms: list, type_: Type, what: str, modu
         raise Failed(f"recognised as {m.describe()}; {what} has no exact form with integer coefficients")
     if fits:
         sol = exact
-    elif not np.allclose(mat @ sol, rhs, atol=1e-7):
+    else:
         # a constant's power of a count of b (0.75 ** b.n_ping: a decay applied at each
-        # step of one mode, which b counts), where that fits
+        # step of one mode, which b counts), where that fits: before a linear form that
+        # fits only to 1e-7 (0.99999 ** n is 1 - 1e-5 n to that on short lists)
         power = None if type_ is not Type.REAL or integral else read_power(
-            rhs, {t.arg: mat[:, jj] for jj, t in enumerate(terms) if t.type is Type.INT and t.op is Op.VAR}, prefix="")
+            rhs, {t.arg: mat[:, jj] for jj, t in enumerate(terms) if t.type is Type.INT and t.op is Op.VAR}, prefix="",
+            bases=bases)
         if power is not None:
             return power
-        raise Failed(f"recognised as {m.describe()}; {what} is not linear in b's fields: a lift is needed")
-    else:
+        if not np.allclose(mat @ sol, rhs, atol=1e-7):
+            raise Failed(f"recognised as {m.describe()}; {what} is not linear in b's fields: a lift is needed")
         sol = np.array([round(float(x), 9) for x in sol])
     return _linear_expr([float(x) for x in sol], terms, type_)
 
@@ -1398,13 +1413,14 @@ def _fit_linear(m: Machine, pts: list, terms: list, type_: Type, what: str, modu
 RESIDUES = (2, 3, 4)     # the moduli k of an Int field of b whose residue may choose the form
 
 
-def _fit_by_residue(m: Machine, pts: list, terms: list, type_: Type, what: str, modulus: int | None) -> Expr:
+def _fit_by_residue(m: Machine, pts: list, terms: list, type_: Type, what: str, modulus: int | None,
+                    bases=()) -> Expr:
     """`_fit_linear`, or where no one form fits, one form per residue of an Int field of b
     mod k (k in RESIDUES; a count whose parity carries a control state: the first sign of
     a list of sign changes is its last sign turned `changes` times), as a selection on
     `b.f % k`; `Failed` where neither fits."""
     try:
-        return _fit_linear(m, pts, terms, type_, what, modulus)
+        return _fit_linear(m, pts, terms, type_, what, modulus, bases=bases)
     except Failed as err:
         failed = err
     for jj, t in enumerate(terms):
@@ -1641,9 +1657,10 @@ def walked_lists(m: Machine, dom, rng, count: int, longest: int, settings: int =
     return out
 
 
-def _fit_or_none(m: Machine, pts: list, terms: list, type_: Type, what: str, modulus: int | None = None) -> Expr | None:
+def _fit_or_none(m: Machine, pts: list, terms: list, type_: Type, what: str, modulus: int | None = None,
+                 bases=()) -> Expr | None:
     try:
-        return _fit_linear(m, pts, terms, type_, what, modulus)
+        return _fit_linear(m, pts, terms, type_, what, modulus, bases=bases)
     except Failed:
         return None
 

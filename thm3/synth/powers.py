@@ -44,13 +44,14 @@ def _scaled(r: Fraction, power: Expr) -> Expr:
 
 
 def _fit_base(v: np.ndarray, t: np.ndarray, base: np.ndarray) -> Fraction | None:
-    """r with v == r * base ** t on every sample (base a parameter's coefficient, its
-    value varying with the sampled parameters); None where none fits."""
+    """r with v == r * base ** t on every sample (base a constant of the step, or a
+    parameters' coefficient whose value varies with the sampled parameters); None where
+    none fits."""
     with np.errstate(all="ignore"):
         power = np.power(base, t)
         use = np.isfinite(power) & (power != 0.0)
-        if use.sum() < 3 or np.allclose(base[use], base[use][0]):
-            return None                 # a base that does not vary: the constant's reading
+        if use.sum() < 3:
+            return None
         r = Fraction(float(v[use][0] / power[use][0])).limit_denominator(DENOMINATOR)
         if r == 0 or not np.allclose(float(r) * power, v, rtol=1e-9, atol=0.0):
             return None
@@ -83,3 +84,33 @@ def _fit(v: np.ndarray, t: np.ndarray) -> tuple[Fraction, Fraction] | None:
         if np.allclose(want, v, rtol=1e-9, atol=0.0):
             return r, c
     return None
+
+
+def parameter_bases(loop, env: dict, size: int) -> list:
+    """The bases a power may have besides the fraction `read_power` reads: the subterms of
+    the loop's step that read its Real parameters only (p, 1 - alpha), the largest first,
+    then its Real constants (0.9999, which no small fraction is), each with its value on
+    each of `size` samples (`env`: parameter name -> its value on each sample)."""
+    from thm3.ir import free_vars, walk
+    from thm3.semantics.evaluate import NUMPY, evaluate, quiet
+    names = {p.name for p in loop.params if p.type is Type.REAL}
+    if not all(n in env for n in names):
+        return []
+    terms: dict[str, Expr] = {}
+    constants: dict[float, Expr] = {}
+    for e in reversed(walk(loop.left.outputs)):         # parents before their operands
+        if e.type is not Type.REAL:
+            continue
+        if e.op is Op.CONST:
+            if not isinstance(e.arg, bool) and np.isfinite(e.arg) and abs(float(e.arg)) not in (0.0, 1.0):
+                constants.setdefault(float(e.arg), e)
+            continue
+        free = free_vars([e])
+        if free and free <= names:
+            terms.setdefault(repr(e), e)
+    out = []
+    for e in terms.values():
+        with quiet():
+            value, = evaluate([e], {n: np.asarray(env[n], dtype=np.float64) for n in names}, NUMPY)
+        out.append((e, np.broadcast_to(np.asarray(value, dtype=np.float64), (size,))))
+    return out + [(e, np.full(size, v)) for v, e in constants.items()]

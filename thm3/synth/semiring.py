@@ -21,7 +21,7 @@ import numpy as np
 
 from thm3.ir import Expr, Fn, Loop, Op, Type, const, free_vars, initial_state, var, walk
 from thm3.ir.simplify import simplify
-from thm3.synth.powers import read_power
+from thm3.synth.powers import parameter_bases, read_power
 
 __all__ = ["Failed", "SEMIRINGS", "Semiring", "Step", "Unit", "composed_entries", "full_matrix_size", "lift_units",
            "recognise", "synthesize", "whole_affine", "whole_linear"]
@@ -504,7 +504,8 @@ def composition(loop: Loop, step: Step) -> tuple[Fn, dict, dict]:
     entries, offsets, states = composed_entries(loop, step)
     reading: dict = {}
     wide = None             # more parameter settings (unreduced mod m), for the linear readings
-    bases = _parameter_bases(loop, step, states)
+    bases = parameter_bases(loop, {p.name: states[f"${p.name}"] for p in loop.params if f"${p.name}" in states},
+                            len(next(iter(entries.values()))))
     for (f, g), col in entries.items():
         got = _read(col, states, loop, s, step.types[f], bases)
         if got is None and s.plus is Op.ADD and s.times is Op.MUL:
@@ -728,24 +729,6 @@ def _linear_samples(loop: Loop, step: Step, entries: dict, offsets: dict, states
             return ()
     counts = tuple(_count_fields(step))
     return wide[0], _LinearBasis(wide[2], loop, counts, min(COUNT_DEGREE, len(step.block) - 1) if counts else 0)
-
-
-def _parameter_bases(loop: Loop, step: Step, states: dict) -> list:
-    """The step's coefficients that read loop parameters only ((1 - alpha), lam), each
-    with its value on every sample: the bases of powers that an entry may be."""
-    from thm3.semantics.evaluate import NUMPY, evaluate, quiet
-    names = {p.name for p in loop.params if p.type is Type.REAL}
-    out, seen = [], set()
-    for row in step.matrix.values():
-        for e in row.values():
-            free = free_vars([e])
-            if e.op is Op.CONST or not free or not free <= names or repr(e) in seen:
-                continue
-            seen.add(repr(e))
-            with quiet():
-                value, = evaluate([e], {n: states[f"${n}"] for n in free}, NUMPY)
-            out.append((e, np.broadcast_to(np.asarray(value, dtype=np.float64), states[f"${next(iter(free))}"].shape)))
-    return out
 
 
 def _read(col: np.ndarray, states: dict, loop: Loop, s: Semiring, type_: Type, bases=()) -> Expr | None:
