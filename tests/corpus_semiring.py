@@ -80,17 +80,13 @@ def _discount_forward(a, b, p):         # (t, g)
     return (a[0] + b[0], a[1] + 0.99 ** a[0] * b[1])
 
 
-def _two_modes(a, b, p):                # (mode, a, b, n0, n1); b's list from a's mode
-    if a[0] == 0:
-        return (b[0], 0.5 ** b[3] * a[1] + b[1], 0.5 ** b[4] * a[2] + b[2], a[3] + b[3], a[4] + b[4])
-    return (1 - b[0], 0.5 ** b[4] * a[1] + b[2], 0.5 ** b[3] * a[2] + b[1], a[3] + b[4], a[4] + b[3])
-
-
-def _two_modes_param(a, b, p):          # as _two_modes, the decay p["p"]
-    c = p["p"]
-    if a[0] == 0:
-        return (b[0], c ** b[3] * a[1] + b[1], c ** b[4] * a[2] + b[2], a[3] + b[3], a[4] + b[4])
-    return (1 - b[0], c ** b[4] * a[1] + b[2], c ** b[3] * a[2] + b[1], a[3] + b[4], a[4] + b[3])
+def _two_modes(decay):
+    def combine(a, b, p):               # (mode, a, b, n0, n1); b's list from a's mode
+        c = decay(p)
+        if a[0] == 0:
+            return (b[0], c ** b[3] * a[1] + b[1], c ** b[4] * a[2] + b[2], a[3] + b[3], a[4] + b[4])
+        return (1 - b[0], c ** b[4] * a[1] + b[2], c ** b[3] * a[2] + b[1], a[3] + b[4], a[4] + b[3])
+    return combine
 
 
 def _harmonic(a, b, p):                 # (n, h)
@@ -194,9 +190,9 @@ ENTRIES: list[Entry] = [
          _decay_count(0.5), klass="powers"),
     _hom("powers_discount_forward", SEMIRING, "G = G1 + 0.99 ** t1 G2", _discount_forward, klass="powers"),
     _hom("powers_two_mode_decay", SEMIRING, "per mode of a: b's sums decayed by 0.5 ** (b's count in that "
-         "mode), swapped where a ends in mode 1", _two_modes, klass="finite-linear"),
+         "mode), swapped where a ends in mode 1", _two_modes(lambda p: 0.5), klass="finite-linear"),
     _hom("powers_two_mode_param", SEMIRING, "as powers_two_mode_decay with the decay a parameter: p ** (b's count)",
-         _two_modes_param, params=({"p": 0.5}, {"p": 0.9}), klass="finite-linear"),
+         _two_modes(lambda p: p["p"]), params=({"p": 0.5}, {"p": 0.9}), klass="finite-linear"),
     _not("powers_two_mode_skewed", SEMIRING, "[(0, 0), (0, 0.5)] and [(0, 1), (0, 0)] both give (0, 0.5, 0, 2, 0); "
          "after a flip they decay by 0.8 and differ", ([(0, 0.0), (0, 0.5)], [(0, 1.0), (0, 0.0)], [(1, 0.0)]),
          klass="finite-linear"),

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 import thm3
-from fuzz.generate import FAMILIES, asserted_params, from_seed, scripted, wide_coupled
+from fuzz.generate import FAMILIES, asserted_params, from_seed, power_of_count, scripted, wide_coupled
 from fuzz.oracle import judge
 
 
@@ -17,8 +17,8 @@ def test_named_families_parse_and_leave_the_default_mix_alone():
         thm3.parse_source(case.source)
         seen.add(case.family)
     assert seen == {"asserted_params", "wide_coupled"}
-    assert asserted_params not in FAMILIES and wide_coupled not in FAMILIES
-    assert all(from_seed(s).family not in seen for s in range(200))
+    assert asserted_params not in FAMILIES and wide_coupled not in FAMILIES and power_of_count not in FAMILIES
+    assert all(from_seed(s).family not in seen | {"power_of_count"} for s in range(200))
 
 
 @pytest.mark.parametrize("kind", ["window", pytest.param("pinned", marks=pytest.mark.slow),
@@ -39,3 +39,19 @@ def test_a_wide_state_keeps_to_the_timeout():
     # an idle machine finds the checked witness in time (2026-12-02: 24 fields in under
     # 3 s); a loaded one runs out: either is honest, a "homomorphism" of max terms is not
     assert j.verdict in ("unknown", "not-homomorphism"), j.detail
+
+
+@pytest.mark.parametrize("choices, truth", [
+    ((0.5, "x > 0", "decay", "decayed"), "homomorphism"),       # v = 0.5 ** k2 v1 + v2
+    ((0.9, "", "discount", "decayed"), "homomorphism"),         # g = g1 + 0.9 ** n1 g2
+    ((2.0, "x > 0", "decay", "all"), "not-homomorphism"),       # the count is not the decay's
+    ((-0.5, "", "decay_no_count", "all"), "not-homomorphism"),  # no count: a lift is needed
+])
+def test_powers_of_a_count_are_answered_truly(choices, truth):
+    """The oracle decides these (the family records no truth); thm3's verdict must be
+    the one the construction gives, and its combine must fold as the loop does."""
+    case = power_of_count(scripted(*choices))
+    thm3.parse_source(case.source)
+    j = judge(case, timeout=20)
+    assert j.outcome not in ("crash", "wrong", "overrun"), f"{j.verdict}: {j.detail}\n{case.source}"
+    assert j.verdict == truth, (j.verdict, j.detail, case.source)
