@@ -151,7 +151,7 @@ lam: Real
 
 
 class State(NamedTuple):
-    n: Int = 0
+    n: Real = 0     # the length, kept as a Real (as a float counter often is)
     e: Real = 0
 
 
@@ -159,11 +159,14 @@ def left(acc: State, x: Real) -> State:
     assert 0 < lam and lam < 1
     return State(acc.n + 1, lam * acc.e + (1 - lam) * x)
 '''
+# With the length an Int, the combine is lam ** b.n * a.e + b.e (`c ** n`, an Int n):
+# tests/test_powers.py and bench/corpus/powers_ema_count.py.
 
 
 def test_an_unknown_whose_step_a_theorem_lifts_gets_that_lift_proved():
-    """e' = lam e + (1 - lam) x with the length but not lam ** n: no combine in the IR's
-    operations over (n, e), and no witness (the length tells the lists apart); the
+    """e' = lam e + (1 - lam) x with the length as a Real but not lam ** n: no combine in
+    the IR's operations over (n, e) (`c ** n` takes an Int n), and no witness (the length
+    tells the lists apart); the
     semiring theorem's lift (pw = lam ** n) is tried alone and proved, the verdict stays
     "unknown" over the state as written, and the report shows the lift."""
     import random
