@@ -136,15 +136,16 @@ def _real_pow(a, n):
         return np.where(np.asarray(a) == 0, np.nan, _pow(a, n))
 
 
-# NUMPY with the proofs' division: x / 0 (and 0 ** -k) is NaN, not ±inf.  The folds that
-# stand for the proofs' semantics use it: the witness search, the synthesis samples and
-# the lists that refute an unproved law, so that a combine correct in the reals is not
-# rejected because IEEE's 1 / 0 = inf collides with an infinite default.
 def _real_pown(a, n):
+    # as POW: 0 ** -k has no value
     with quiet():
         return np.where((np.asarray(a) == 0) & (np.asarray(n) < 0), np.nan, _pown(a, n))
 
 
+# NUMPY with the proofs' division: x / 0 (and 0 ** -k) is NaN, not ±inf.  The folds that
+# stand for the proofs' semantics use it: the witness search, the synthesis samples and
+# the lists that refute an unproved law, so that a combine correct in the reals is not
+# rejected because IEEE's 1 / 0 = inf collides with an infinite default.
 NUMPY_REALS: dict = NUMPY | {Op.DIV: _real_div, Op.POW: _real_pow, Op.POWN: _real_pown}
 
 

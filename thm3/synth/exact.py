@@ -82,7 +82,7 @@ EXACT: dict = {
     Op.MUL: operator.mul,
     Op.DIV: _div,
     Op.POW: _pow,
-    Op.POWN: lambda a, n: _pown(a, n),
+    Op.POWN: _pown,
     Op.MOD: lambda a, m: a % m,
     Op.MAX: lambda a, b: a if a > b else b,
     Op.MIN: lambda a, b: a if a < b else b,

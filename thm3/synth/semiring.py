@@ -504,8 +504,9 @@ def composition(loop: Loop, step: Step) -> tuple[Fn, dict, dict]:
     entries, offsets, states = composed_entries(loop, step)
     reading: dict = {}
     wide = None             # more parameter settings (unreduced mod m), for the linear readings
+    # the bases of an entry that is a power of a count (over (+, *) only, as `_read` reads them)
     bases = parameter_bases(loop, {p.name: states[f"${p.name}"] for p in loop.params if f"${p.name}" in states},
-                            len(next(iter(entries.values()))))
+                            len(next(iter(entries.values())))) if s is RING else ()
     for (f, g), col in entries.items():
         got = _read(col, states, loop, s, step.types[f], bases)
         if got is None and s.plus is Op.ADD and s.times is Op.MUL:
