@@ -4,6 +4,8 @@ Same conventions as tests/corpus.py (which adds these to CORPUS): each entry car
 `klass`, and a non-homomorphism its smallest lift's size in `lift` where one is known."""
 from __future__ import annotations
 
+import math
+
 from corpus import INF, Entry, _hom, _not  # noqa: F401
 
 SEMIRING = "Blelloch 1990 / semiring scans"
@@ -78,6 +80,27 @@ def _decay_count(c):
 
 def _discount_forward(a, b, p):         # (t, g)
     return (a[0] + b[0], a[1] + 0.99 ** a[0] * b[1])
+
+
+def _held(pick, c):
+    def combine(a, b, p):               # (value, count, sums...): the value scaled by c ** (b's count)
+        k = c(p) if callable(c) else c
+        return (pick(k ** b[1] * a[0], b[0]), a[1] + b[1], *(x + y for x, y in zip(a[2:], b[2:])))
+    return combine
+
+
+def _fast_slow(a, b, p):                # (fast, slow, n)
+    return (max(0.5 ** b[2] * a[0], b[0]), max(0.95 ** b[2] * a[1], b[1]), a[2] + b[2])
+
+
+def _digits(c):
+    def combine(a, b, p):               # (v, k): b's digits shifted by a's count
+        return (a[0] + b[0] * c ** a[1], a[1] + b[1])
+    return combine
+
+
+def _discount_forward_param(a, b, p):   # (g, t, total)
+    return (a[0] + p["gamma"] ** a[1] * b[0], a[1] + b[1], a[2] + b[2])
 
 
 def _two_modes(decay):
@@ -196,6 +219,35 @@ ENTRIES: list[Entry] = [
     _not("powers_two_mode_skewed", SEMIRING, "[(0, 0), (0, 0.5)] and [(0, 1), (0, 0)] both give (0, 0.5, 0, 2, 0); "
          "after a flip they decay by 0.8 and differ", ([(0, 0.0), (0, 0.5)], [(0, 1.0), (0, 0.0)], [(1, 0.0)]),
          klass="finite-linear"),
+    # --- (max, *) and (min, *): scaled by nonnegative coefficients; powers a step reads ----------
+    _hom("semiring_peak_meter", SEMIRING, "peak = max(0.5 ** ticks2 peak1, peak2): a peak never falls below 0",
+         _held(max, 0.5), klass="semiring"),
+    _hom("semiring_peak_meter_inf", SEMIRING, "peak = max(0.9 ** n2 peak1, peak2): scaling by 0.9 is monotone",
+         _held(max, 0.9), klass="semiring"),
+    _hom("semiring_cheapest_inflated", SEMIRING, "cost = min(1.05 ** t2 cost1, cost2)", _held(min, 1.05),
+         klass="semiring"),
+    _hom("semiring_peak_decay_param", SEMIRING, "peak = max(decay ** n2 peak1, peak2)",
+         _held(max, lambda p: p["decay"]), params=({"decay": 0.5}, {"decay": 0.9}), klass="semiring"),
+    _hom("semiring_peak_hold_branch", SEMIRING, "peak = max(0.5 ** ticks2 peak1, peak2), the total a sum",
+         _held(max, 0.5), klass="semiring"),
+    _hom("semiring_gated_inflation", SEMIRING, "cost = min(1.1 ** busy2 cost1, cost2)", _held(min, 1.1),
+         klass="semiring"),
+    _hom("semiring_envelope_dt", SEMIRING, "peak = max(exp(-t2) peak1, peak2): the product of exp(-dt) is "
+         "exp(-(sum of dt))", lambda a, b, p: (max(math.exp(-b[1]) * a[0], b[0]), a[1] + b[1]),
+         klass="semiring"),
+    _hom("powers_ema_irregular", SEMIRING, "v = exp(-0.5 t2) v1 + v2",
+         lambda a, b, p: (math.exp(-0.5 * b[1]) * a[0] + b[0], a[1] + b[1]), klass="powers"),
+    _hom("semiring_fast_slow_peaks", SEMIRING, "each peak scaled by its decay ** n2", _fast_slow, klass="semiring"),
+    _not("semiring_viterbi2_prob", SEMIRING, "[0, -1, 0] and [1, 0, 0] both give the same scores; after [1] "
+         "they differ", ([0.0, -1.0, 0.0], [1.0, 0.0, 0.0], [1.0]), klass="semiring", lift=2),
+    _not("semiring_peak_flip", SEMIRING, "[0] and [-1] both give (0, 1); after [1] they give 0 and -0.5",
+         ([0.0], [-1.0], [1.0])),
+    _hom("powers_bitplane", SEMIRING, "v = v1 + v2 * 2.0 ** -k1: b's bits shifted by a's count",
+         _digits(0.5), domain="bits", klass="powers"),
+    _hom("powers_gated_digits", SEMIRING, "v = v1 + v2 * 0.1 ** k1, k counting the valid digits",
+         _digits(0.1), klass="powers"),
+    _hom("powers_discount_forward_param", SEMIRING, "g = g1 + gamma ** t1 g2", _discount_forward_param,
+         params=({"gamma": 0.5}, {"gamma": 0.9}), klass="powers"),
     _hom("powers_harmonic_mean", SEMIRING, "n / h adds up: h = (n1 + n2) / (n1 / h1 + n2 / h2)",
          _harmonic, domain="digits", klass="powers"),
     _hom("powers_weighted_harmonic", SEMIRING, "w and w / h add up: h = (w1 + w2) / (w1 / h1 + w2 / h2)",

@@ -286,3 +286,96 @@ def test_power_kernels_compile(arch, analyses):
             assert ".entry thm3_reduce_blocks(" in ptx
             scan = nvrtc.compile_cuda(render_scan(a.loop, a.combine_fn, dtype=dtype), arch, f"{name}_scan.cu").decode()
             assert ".entry thm3_scan_blocks(" in scan
+
+
+# --- a step that reads a power of a count: the power as a field ------------------------------
+
+def test_a_power_of_a_count_in_the_step_becomes_a_field():
+    from thm3.ir.normalize import normalize_loop
+    from thm3.synth.powers import with_power_fields
+    loop = normalize_loop(thm3.parse_file(CORPUS / "powers_bitplane.py"))
+    extended, meaning = with_power_fields(loop)
+    assert extended.field_names == ("v", "k", "pow_k")
+    assert to_text(extended.left.outputs[0]) == "acc.v + bit * (2.0 ** -1 * acc.pow_k)"
+    assert to_text(extended.left.outputs[2]) == "2.0 ** -1 * acc.pow_k"
+    assert extended.fields[2].default == 1.0 and list(meaning) == ["pow_k"]
+    base, k, n = meaning["pow_k"]
+    assert (to_text(base), k, n) == ("2.0", -1, "k")
+    # the added field is the power on every list: fold both and compare
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        xs = [(int(b),) for b in rng.integers(0, 2, int(rng.integers(0, 12)))]
+        v, k, p = fold_left(extended, xs, {})
+        assert float(p) == 2.0 ** -int(k) and (float(v), int(k)) == tuple(x.item() for x in fold_left(loop, xs, {}))
+
+
+@pytest.mark.parametrize("step", [
+    "acc.v + x * 0.5 ** acc.m, acc.n + 1, acc.m * 2",         # m doubles: no count
+    "acc.v + x * 0.5 ** (acc.n * acc.m), acc.n + 1, acc.m",   # the exponent reads two fields
+    "acc.v + x * acc.v ** acc.n, acc.n + 1, acc.m",           # the base reads the state
+])
+def test_no_power_field_where_the_exponent_is_no_count(step):
+    from thm3.ir.normalize import normalize_loop
+    from thm3.synth.powers import with_power_fields
+    text = LOOP.replace("    v: Real = 0\n", "    v: Real = 0\n    m: Int = 1\n").replace(
+        "State(acc.n + 1, {step})", "State({step})")
+    text = text.replace("class State(NamedTuple):\n    n: Int = 0\n    v: Real = 0\n    m: Int = 1",
+                        "class State(NamedTuple):\n    v: Real = 0\n    n: Int = 0\n    m: Int = 1")
+    loop = normalize_loop(parse_source(text.format(step=step), "no_count.py"))
+    assert with_power_fields(loop) is None
+
+
+@pytest.mark.parametrize("name, expected", [("powers_bitplane", "a.v + b.v * 2.0 ** -a.k"),
+                                            ("powers_gated_digits", "a.v + b.v * 0.1 ** a.k"),
+                                            ("powers_discount_forward_param", "a.g + b.g * gamma ** a.t")])
+def test_the_semiring_route_reads_a_power_the_step_takes_of_its_count(name, expected):
+    """The step reads the state through c ** (k * n + e), n a count: with the power as a
+    field the step is affine, and the composition, written back in the loop's own fields,
+    is proved by the semiring route alone."""
+    loop = thm3.parse_file(CORPUS / f"{name}.py")
+    got = route_alone(loop, (synth.route_named("semiring"),), 60)
+    assert proved(got), got.statuses
+    assert to_text(got.combine.outputs[0]) == expected
+
+
+# --- the exponential of a sum that b keeps ------------------------------------------------------
+
+def test_read_exponential_reads_exp_of_a_field_and_nothing_else():
+    from thm3.synth.powers import read_exponential
+    t = np.array([0.0, 0.5, 1.25, 3.0, 0.75])
+    assert to_text(read_exponential(np.exp(-t), {"t": t})) == "exp(-b.t)"
+    assert to_text(read_exponential(2.0 * np.exp(-0.5 * t), {"t": t})) == "2.0 * exp(-0.5 * b.t)"
+    assert read_exponential(np.exp(-t) + 0.01, {"t": t}) is None         # no exponential
+    assert read_exponential(np.exp(-t * t), {"t": t}) is None            # not linear in the field
+
+
+@pytest.mark.parametrize("name, expected", [("semiring_envelope_dt", "max(exp(-b.t) * a.peak, b.peak)"),
+                                            ("powers_ema_irregular", "exp(-0.5 * b.t) * a.v + b.v")])
+def test_the_semiring_route_reads_the_exponential_of_b_s_elapsed_time(name, expected):
+    """The product of exp(-c dt) over b's list is exp(-c * b.t); its laws need exp(u + v) ==
+    exp(u) * exp(v), which the prover now states between exp terms whose arguments add up."""
+    loop = thm3.parse_file(CORPUS / f"{name}.py")
+    got = route_alone(loop, (synth.route_named("semiring"),), 60)
+    assert proved(got), got.statuses
+    assert to_text(got.combine.outputs[0]) == expected
+
+
+def test_a_wrong_exponential_is_not_proved():
+    """exp(-2 * b.t) in place of exp(-b.t): the product facts are equations only where the
+    arguments' linear forms add up, so no law of the wrong combine is proved from them."""
+    from thm3.analysis.invariants import infer
+    from thm3.prove.combine import prove_combine
+    from thm3.prove.laws import Setting
+    from thm3.semantics.samples import make_triples
+    from thm3.ir.normalize import normalize_loop
+    from thm3.synth import semiring
+    loop = thm3.parse_file(CORPUS / "semiring_envelope_dt.py")
+    fn, _ = semiring.synthesize(normalize_loop(loop))
+    R = Type.REAL
+    wrong_exp = Expr(Op.EXP, R, (Expr(Op.MUL, R, (const(-2.0, R), var("b.t", R))),))
+    peak = Expr(Op.MAX, R, (Expr(Op.MUL, R, (wrong_exp, var("a.peak", R))), var("b.peak", R)))
+    wrong = Fn(fn.inputs, (peak, fn.outputs[1]))
+    triples = make_triples(loop)
+    inv, _ = infer(loop, triples, time.monotonic() + 30)
+    statuses, _, _ = prove_combine(loop, Setting(loop, inv), wrong, triples, time.monotonic() + 30)
+    assert statuses["associativity"] != "proved" and statuses["homomorphism"] != "proved", statuses

@@ -66,6 +66,64 @@ def test_recognised(fields, body, elements, name):
     assert step is not None and step.semiring.name == name
 
 
+@pytest.mark.parametrize("fields, body, elements, name", [
+    ("    v: Real = 0", "    return State(max(acc.v * 0.5, abs(x)))", "x: Real", "(max, *) on nonnegatives"),
+    ("    v: Real = 0", "    return State(max(acc.v * 0.5, x))", "x: Real", "(max, *)"),
+    ("    v: Real = -inf", "    return State(max(0.9 * acc.v, x))", "x: Real", "(max, *)"),
+    ("    v: Real = 0", "    return State(max(acc.v * 0.5, -x * x))", "x: Real", "(max, *)"),
+    ("    v: Real = inf", "    return State(min(acc.v / 2, x))", "x: Real", "(min, *)"),
+    ("    v: Real = 1\n    w: Real = 0", "    return State(max(acc.v * 0.9, acc.w * abs(x)), acc.w * exp(x))",
+     "x: Real", "(max, *) on nonnegatives"),
+    ("    v: Real = 0", "    assert a >= 0\n    return State(max(acc.v * a, x))", "a: Real, x: Real",
+     "(max, *)"),
+])
+def test_recognised_scaling(fields, body, elements, name):
+    """(max, *) and (min, *): every coefficient nonnegative from its form (a constant, abs, exp,
+    an element a precondition bounds below by 0); on nonnegatives where the fields start at
+    0 or more and the offsets are nonnegative too."""
+    step = semiring.recognise(_loop(body, fields, elements))
+    assert step is not None and step.semiring.name == name
+
+
+@pytest.mark.parametrize("body", ["    return State(max(acc.v * -0.5, x))", "    return State(max(acc.v * x, x))",
+                                  "    return State(min(acc.v * (x - 1), 0.0))"])
+def test_a_coefficient_not_shown_nonnegative_is_no_scaling_step(body):
+    assert semiring.recognise(_loop(body, "    v: Real = 0")) is None
+
+
+@pytest.mark.parametrize("name, expected", [
+    ("semiring_peak_meter", "max(0.5 ** b.ticks * a.peak, b.peak)"),
+    ("semiring_peak_meter_inf", "max((-inf if a.peak == -inf else 0.9 ** b.n * a.peak), b.peak)"),
+    ("semiring_cheapest_inflated", "min((inf if a.cost == inf else 1.05 ** b.t * a.cost), b.cost)"),
+    ("semiring_peak_decay_param", "max(decay ** b.n * a.peak, b.peak)"),
+    ("semiring_gated_inflation", "min((inf if a.cost == inf else 1.1 ** b.busy * a.cost), b.cost)"),
+])
+def test_a_scaled_peak_is_composed_with_its_count_group_by_group(name, expected):
+    """The peak's group is affine over (max, *) or (min, *), the count's over (+, *); the
+    peak's composed coefficient is read from the count's field of b, which no combine of
+    the peak's group alone can read (the product route declines)."""
+    loop = thm3.parse_file(CORPUS / f"{name}.py")
+    assert semiring.recognise(loop) is None
+    fn, how = semiring.synthesize(normalize_loop(loop))
+    assert to_text(fn.outputs[0]) == expected and "group by group" in how
+    got = route_alone(loop, (synth.route_named("semiring"),), 60)
+    assert proved(got), got.statuses
+    product = route_alone(loop, (synth.route_named("product"),), 30)
+    assert product.combine is None
+
+
+def test_a_peak_held_from_zero_reads_b_as_the_offset_only_where_it_never_falls_below_init():
+    """b.peak is T_b(0), so max(E a, b.peak) is T_b(a) where E a >= E 0: true of a peak held
+    from 0 (it never falls below 0), false of one that may go negative: there the offset
+    is not read and the route says so."""
+    held = _loop("    return State(max(acc.v * 0.5, x), acc.n + 1)", "    v: Real = 0\n    n: Int = 0")
+    fn, _ = semiring.synthesize(normalize_loop(held))
+    assert to_text(fn.outputs[0]) == "max(0.5 ** b.n * a.v, b.v)"
+    dips = _loop("    return State(max(acc.v * 0.5, x) - 1, acc.n + 1)", "    v: Real = 0\n    n: Int = 0")
+    with pytest.raises(semiring.Failed):
+        semiring.synthesize(normalize_loop(dips))
+
+
 @pytest.mark.parametrize("fields, body", [
     ("    y: Real = 0\n    z: Real = 1", "    return State(acc.y * acc.z + x, acc.z)"),     # a product of two fields
     ("    y: Real = 0", "    return State(acc.y * acc.y + x)"),                            # not linear
@@ -242,7 +300,7 @@ def test_reduced_unit_drops_the_column_the_state_holds():
     assert set(reduced.keys) == {("v0", "v1"), ("v1", "v1")}
 
 
-@pytest.mark.parametrize("name", ["semiring_viterbi2_vector", "powers_fletcher16"] + [
+@pytest.mark.parametrize("name", ["semiring_viterbi2_vector", "powers_fletcher16", "semiring_viterbi2_prob"] + [
     pytest.param(n, marks=pytest.mark.slow) for n in ("semiring_mwis_path", "powers_halving", "semiring_rolling_hash",
                                                       "semiring_affine_scan", "powers_decay_param")])
 def test_lift_adds_the_catalog_number_of_fields(name):
@@ -651,3 +709,18 @@ def test_a_field_that_copies_a_remainder_is_read_as_reduced():
     b = thm3.analyze_source(a.lifted, lift=False)
     assert b.verdict == "homomorphism"
     assert "E(init) == I" in b.to_json()["proof_details"]["associativity"]
+
+
+@pytest.mark.parametrize("name, n", [("semiring_peak_meter_inf", 20000)])
+def test_the_identity_combined_with_a_long_list_is_no_nan(name, n):
+    """0.9 ** b.n underflows to 0 past 7,000 elements: times the identity's -inf that is a
+    NaN, which a tree padded with the identity would spread; the loop, scaling one step at
+    a time, keeps the -inf.  The combine selects the infinity first."""
+    from thm3.semantics.evaluate import call
+    loop = thm3.parse_file(CORPUS / f"{name}.py")
+    fn, _ = semiring.synthesize(normalize_loop(loop))
+    xs = [(float(v),) for v in np.random.default_rng(0).uniform(1.0, 2.0, n)]
+    b = fold_left(loop, xs, {})
+    init = tuple(f.default for f in loop.fields)
+    got = call(fn, *init, *b)
+    assert all(float(g) == float(w) for g, w in zip(got, b)), (got, b)

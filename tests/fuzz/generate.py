@@ -289,9 +289,37 @@ def power_of_count(choose) -> FuzzLoop:
     return FuzzLoop("power_of_count", _file(title, fields, body), None)
 
 
+def scaled_extremum(choose) -> FuzzLoop:
+    """A max or a min of a scaled field and the element (issue 21, (max, *) and (min, *)),
+    or a sum whose step reads a power of a count: the coefficient a constant of either sign,
+    an element's abs or exp, or 1; the field from 0, -inf, inf or 1; a count of the scaled
+    steps, of all the elements, or none; a gate on the element.  The oracle decides each
+    (a negative coefficient or a count of the wrong steps is no homomorphism)."""
+    pick = choose(("max", "min", "max", "digits"))
+    c = choose((0.5, 0.9, 2.0, -0.5, 1.05, 0.25))
+    init = choose(("0", "-inf", "inf", "1"))
+    gate = choose(("", "x > 0", "x < 1"))
+    counts = choose(("scaled", "all", "none"))
+    if pick == "digits":
+        k = choose(("acc.n", "acc.n + 1", "-acc.n", "2 * acc.n"))
+        fields = [("v", "Real", "0"), ("n", "Int", "0")]
+        step = f"State(acc.v + x * {_num(c)} ** ({k}), acc.n + 1)"
+        other = "State(acc.v, acc.n + 1)" if counts == "all" else "acc"
+    else:
+        coef = choose((_num(c), _num(c), "abs(x)", "exp(-abs(x))", "x"))
+        scaled = f"acc.v * {coef}" if choose((True, False)) else f"{coef} * acc.v"
+        fields = [("v", "Real", init)] + ([("n", "Int", "0")] if counts != "none" else [])
+        value = f"{pick}({scaled}, x)"
+        step = f"State({value}, acc.n + 1)" if counts != "none" else f"State({value})"
+        other = "State(acc.v, acc.n + 1)" if counts == "all" else "acc"
+    body = [f"return {step}"] if not gate else [f"if {gate}:", f"    return {step}", f"return {other}"]
+    title = f"{pick} scaled by {c}{' where ' + gate if gate else ''}, from {init}, counting {counts}"
+    return FuzzLoop("scaled_extremum", _file(title, fields, body, lang=("inf", "exp")), None)
+
+
 # Drawn only where asked for by name (`from_seed(seed, families=...)`, bench/fuzz.py
 # --family), so that every seed of the default mix keeps the loop it always drew.
-NAMED_ONLY = (asserted_params, wide_coupled, power_of_count)
+NAMED_ONLY = (asserted_params, wide_coupled, power_of_count, scaled_extremum)
 
 FAMILIES = (reciprocal, infinite_default_scaled, sum_of_predicate, extremum_with_count, first_or_last_with_flag, affine_map,
             rescaled_sum, prefix_suffix_max, forgetful, flag_by_comparison,

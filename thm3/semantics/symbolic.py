@@ -359,6 +359,20 @@ def _integer_linear(t):
     """(k0, [(x, k), ...]): t as k0 + sum k * x with integer k0 and k, x Real terms that
     are not sums (an Int variable, a product of two); t itself (k 1) where a
     coefficient is not an integer."""
+    total, parts = _rational_linear(t)
+    if total.denominator != 1 or any(Fraction(k).denominator != 1 for _, k in parts.values()):
+        return 0, [(t, 1)]
+    return int(total), [(x, int(k)) for x, k in parts.values() if k != 0]
+
+
+def _linear_key(t):
+    """t's rational linear form as a hashable key: (k0, ((atom id, k), ...)) sorted."""
+    total, parts = _rational_linear(t)
+    return total, frozenset((key, k) for key, (_, k) in parts.items() if k != 0)
+
+
+def _rational_linear(t):
+    """(k0, {atom id: (x, k)}): t as k0 + sum k * x with rational k0 and k."""
     parts: dict = {}
     total = [0]
 
@@ -385,9 +399,7 @@ def _integer_linear(t):
             key = x.get_id()
             parts[key] = (x, parts.get(key, (x, 0))[1] + k)
     go(t, Fraction(1))
-    if total[0].denominator != 1 or any(Fraction(k).denominator != 1 for _, k in parts.values()):
-        return 0, [(t, 1)]
-    return int(total[0]), [(x, int(k)) for x, k in parts.values() if k != 0]
+    return total[0], parts
 
 
 def S(f, *xs):
@@ -637,8 +649,32 @@ class SymbolicTable(dict):
                 self.ex.add_side(z3.Implies(a.z3 >= other_arg, t >= other))
                 self.ex.add_side(z3.Implies(a.z3 < other_arg, t < other))
                 self.ex.add_side(z3.Implies(a.z3 > other_arg, t > other))
+            self._exp_products(name, a.z3, t)
             seen.append((a.z3, t))
         return Fin(S(sp.exp if base is None else (lambda x: sp.Integer(2) ** x), a.sp), t)
+
+    def _exp_products(self, name: str, u, t):
+        """exp(u + v) == exp(u) * exp(v) between instances whose arguments' rational linear
+        forms add up exactly (exp(-(s + r)) against exp(-s) and exp(-r): a decay over two
+        lists' elapsed times), read off the forms, so only true equations are added, and
+        few: one per such triple."""
+        forms = self.instances.setdefault(name + "#forms", [])
+        mine = _linear_key(u)
+
+        def added(x, y):
+            terms: dict = dict(x[1])
+            for key, k in y[1]:
+                terms[key] = terms.get(key, 0) + k
+            return x[0] + y[0], frozenset((key, k) for key, k in terms.items() if k != 0)
+
+        for i, (fi, ti) in enumerate(forms):
+            for fj, tj in forms[i:]:
+                if added(fi, fj) == mine:
+                    self.ex.add_side(t == ti * tj)
+            for fj, tj in forms:
+                if added(mine, fj) == fi:
+                    self.ex.add_side(ti == t * tj)
+        forms.append((mine, t))
 
     def op_exp(self, a):
         return self._exp_like(a, "exp", None)

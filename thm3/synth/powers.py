@@ -39,6 +39,45 @@ def read_power(values, counts: dict[str, np.ndarray], prefix: str = "b.", bases=
     return None
 
 
+def read_exponential(values, fields: dict[str, np.ndarray], prefix: str = "b.") -> Expr | None:
+    """r * exp(k * <prefix><f>) for the first Real field f of `fields` (name -> values)
+    where it holds on every sample (relative 1e-9), k a small nonzero rational and r a
+    small positive one: the product of exp(-dt) over b's list is exp(-b.t) where b sums the
+    dt.  None where none does; samples where a value is not finite and positive are left
+    out (at least 3 must remain, with 2 distinct values of f)."""
+    values = np.asarray(values, dtype=np.float64)
+    with np.errstate(all="ignore"):
+        ok = np.isfinite(values) & (values > 0)
+        logs = np.log(np.where(ok, values, 1.0))
+    for name, column in fields.items():
+        t = np.asarray(column, dtype=np.float64)
+        use = ok & np.isfinite(t)
+        if use.sum() < 3 or len(set(t[use].tolist())) < 2:
+            continue
+        slope, icept = np.polyfit(t[use], logs[use], 1)
+        k = Fraction(float(slope)).limit_denominator(DENOMINATOR)
+        if k == 0:
+            continue
+        r = Fraction(float(np.exp(icept))).limit_denominator(DENOMINATOR)
+        if r <= 0:
+            continue
+        with np.errstate(all="ignore"):
+            want = float(r) * np.exp(float(k) * t[use])
+        if not np.allclose(want, values[use], rtol=1e-9, atol=0.0):
+            continue
+        field = var(prefix + name, Type.REAL)
+        exponent = field if k == 1 else Expr(Op.NEG, Type.REAL, (field,)) if k == -1 else \
+            Expr(Op.MUL, Type.REAL, (_number(k), field))
+        return _scaled(r, Expr(Op.EXP, Type.REAL, (exponent,)))
+    return None
+
+
+def _number(k: Fraction) -> Expr:
+    if Fraction(float(k)) == k:         # exact in binary: -0.5, 0.25, 3.0
+        return const(float(k), Type.REAL)
+    return Expr(Op.DIV, Type.REAL, (const(float(k.numerator), Type.REAL), const(float(k.denominator), Type.REAL)))
+
+
 def _scaled(r: Fraction, power: Expr) -> Expr:
     return power if r == 1 else Expr(Op.MUL, Type.REAL, (const(float(r), Type.REAL), power))
 
@@ -114,3 +153,135 @@ def parameter_bases(loop, env: dict, size: int) -> list:
             value, = evaluate([e], {n: np.asarray(env[n], dtype=np.float64) for n in names}, NUMPY)
         out.append((e, np.broadcast_to(np.asarray(value, dtype=np.float64), (size,))))
     return out + [(e, np.full(size, v)) for v, e in constants.items()]
+
+
+# --- a step that reads a power of a count ----------------------------------------------------
+
+def with_power_fields(loop):
+    """`loop` (normalised) with each power c ** (k * acc.n + e) in its step, c free of the
+    state, k an Int constant, e an Int term free of the state and n a count (n' = n + d, d
+    free of the state, n starting at 0), read as c ** e * acc.P for an added Real field P
+    = c ** (k * n): P starts at 1 and P' = c ** (k * d) * P.  The step is then affine in
+    the state where it was only through its powers (v' = v + x * 2.0 ** -(acc.n + 1), a
+    binary fraction's digits, is v' = v + x * 0.5 * P), and `expand` writes a combine of
+    the extended loop back over the loop's own fields, P as c ** (k * n).  (extended loop,
+    {P: its power as a function of the field n, prefix-free}) or None where the step reads
+    no such power, or reads the state through a power some other way."""
+    from dataclasses import replace
+
+    from thm3.ir import FieldDecl, Fn, free_vars, transform
+    names = loop.field_names
+    types = {f.name: f.type for f in loop.fields}
+    init = dict(zip(names, (f.default for f in loop.fields)))
+    outputs = dict(zip(names, loop.left.outputs))
+    counts = {f: _count_step(outputs[f], f) for f in names if types[f] is Type.INT and init[f] == 0}
+    counts = {f: d for f, d in counts.items() if d is not None}
+    added: dict[tuple, str] = {}          # (base, k, n) -> the added field's name
+    meaning: dict[str, tuple] = {}
+    bad = []
+
+    def rule(x, go):
+        if x.op is not Op.POWN or not any(v.startswith("acc.") for v in free_vars([x.src[1]])):
+            return None
+        base, exponent = x.src
+        split = _linear_in_one(exponent)
+        if any(v.startswith("acc.") for v in free_vars([base])) or split is None or split[1] not in counts:
+            bad.append(x)
+            return None
+        k, n, rest = split
+        key = (repr(base), k, n)
+        if key not in added:
+            added[key] = _fresh(f"pow_{n}", set(names) | set(added.values()))
+            meaning[added[key]] = (base, k, n)
+        power = var(f"acc.{added[key]}", Type.REAL)
+        if rest is None:
+            return power
+        return Expr(Op.MUL, Type.REAL, (Expr(Op.POWN, Type.REAL, (base, rest)), power))
+
+    new_outputs = transform(list(loop.left.outputs), rule)
+    if bad or not added:
+        return None
+    fields, updates = list(loop.fields), list(new_outputs)
+    inputs = [i for i in loop.left.inputs if i[0].startswith("acc.")]
+    for name, (base, k, n) in meaning.items():
+        step = _times_int(k, counts[n])
+        fields.append(FieldDecl(name, Type.REAL, 1.0, f"{_text(base)} ** ({k} * {n})"))
+        updates.append(Expr(Op.MUL, Type.REAL, (Expr(Op.POWN, Type.REAL, (base, step)), var(f"acc.{name}", Type.REAL))))
+        inputs.append((f"acc.{name}", Type.REAL))
+    inputs += [i for i in loop.left.inputs if not i[0].startswith("acc.")]
+    extended = replace(loop, fields=tuple(fields), left=Fn(tuple(inputs), tuple(updates)), right=None,
+                       result=None, combine_hint=None)
+    return extended, meaning
+
+
+def expand(outputs, meaning: dict, field_names) -> list:
+    """A combine of the extended loop over the loop's own fields: its outputs for
+    `field_names`, each added power P read as c ** (k * a.n) or c ** (k * b.n)."""
+    from thm3.ir import transform
+    subst = {}
+    for name, (base, k, n) in meaning.items():
+        for side in "ab":
+            exponent = var(f"{side}.{n}", Type.INT)
+            if k == -1:
+                exponent = Expr(Op.NEG, Type.INT, (exponent,))
+            elif k != 1:
+                exponent = Expr(Op.MUL, Type.INT, (const(k, Type.INT), exponent))
+            subst[f"{side}.{name}"] = Expr(Op.POWN, Type.REAL, (base, exponent))
+
+    def rule(x, go):
+        return subst.get(x.arg) if x.op is Op.VAR else None
+
+    return transform(list(outputs), rule)
+
+
+def _count_step(update: Expr, f: str) -> Expr | None:
+    """d where `update` is acc.f + d with d free of the state (a count), else None."""
+    from thm3.ir import free_vars
+    from thm3.synth.semiring import RING, is_value, semiring_form
+    from thm3.ir.simplify import simplify
+    form = semiring_form(RING, update, {f"acc.{f}": f}, Type.INT)
+    if form is None or set(form) - {f, ""} or not is_value(simplify(form.get(f, const(0, Type.INT))), 1):
+        return None
+    d = simplify(form[""]) if "" in form else None
+    if d is None or d.type is not Type.INT or any(v.startswith("acc.") for v in free_vars([d])):
+        return None
+    return d
+
+
+def _linear_in_one(e: Expr):
+    """(k, n, rest) where `e` is k * acc.n + rest, k a nonzero Int constant and rest free
+    of the state (None where it is 0); None where `e` is not that."""
+    from thm3.ir import free_vars
+    from thm3.synth.semiring import RING, semiring_form
+    fields = {v[4:] for v in free_vars([e]) if v.startswith("acc.")}
+    if len(fields) != 1:
+        return None
+    (n,) = fields
+    form = semiring_form(RING, e, {f"acc.{n}": n}, Type.INT)
+    if form is None or set(form) - {n, ""}:
+        return None
+    k = form[n]
+    from thm3.ir.simplify import simplify
+    k = simplify(k)
+    if k.op is not Op.CONST or isinstance(k.arg, bool) or not float(k.arg).is_integer() or k.arg == 0:
+        return None
+    rest = form.get("")
+    return int(k.arg), n, (simplify(rest) if rest is not None else None)
+
+
+def _times_int(k: int, d: Expr) -> Expr:
+    from thm3.ir.simplify import simplify
+    return d if k == 1 else simplify(Expr(Op.MUL, Type.INT, (const(k, Type.INT), d)))
+
+
+def _fresh(stem: str, taken: set) -> str:
+    name, i = stem, 1
+    while name in taken:
+        i += 1
+        name = f"{stem}{i}"
+    return name
+
+
+def _text(e: Expr) -> str:
+    from thm3.syntax.loopfile import expression_text
+    return expression_text(e)

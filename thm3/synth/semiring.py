@@ -1,7 +1,8 @@
 """Synthesis route "semiring": `left` read as an affine map of the state over a semiring,
 s' = M(x, p) (x) s (+) c(x, p), and the combine written as the composition of two such maps.
 
-The semirings are (+, *), (+, *) mod m, (max, +), (min, +) and (or, and); a field's update
+The semirings are (+, *), (+, *) mod m, (max, +), (min, +), (or, and), and (max, *) and
+(min, *) over coefficients that are nonnegative from their form; a field's update
 is read from its ops (after `thm3.ir.normalize`, so if/else, `where` and max/min spellings
 meet in one form), a select on a condition that reads no state giving entries that select.
 The map of a list ys is T(s) = E (x) s (+) d, E the product of the step matrices; the state
@@ -10,7 +11,10 @@ map fields of an affine pair), found on sampled lists.  Then combine(a, b) = T_b
 ring E (a - init) + b (reduced mod m), over the others E (x) a, (+) b where init is the
 semiring's zero.  The prover decides, as for any route.  Where the state does not carry the
 map, `lift_units` gives the lifting search the product of the step matrices, smallest first
-(Blelloch 1990, "Prefix sums and their applications", section 1.4)."""
+(Blelloch 1990, "Prefix sums and their applications", section 1.4).  Where no one semiring
+covers the state, its independent groups are composed each over its own (`blockwise`), and
+a step that reads the state through a power of a count is read with the power as a field
+(`thm3.synth.powers.with_power_fields`)."""
 from __future__ import annotations
 
 import math
@@ -19,9 +23,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from thm3.ir import Expr, Fn, Loop, Op, Type, const, free_vars, initial_state, var, walk
+from thm3.ir import Expr, Fn, Loop, Op, Type, const, free_vars, initial_state, same, var, walk
 from thm3.ir.simplify import simplify
-from thm3.synth.powers import parameter_bases, read_power
+from thm3.synth.powers import parameter_bases, read_exponential, read_power
 
 __all__ = ["Failed", "SEMIRINGS", "Semiring", "Step", "Unit", "composed_entries", "full_matrix_size", "lift_units",
            "recognise", "synthesize", "whole_affine", "whole_linear"]
@@ -51,7 +55,21 @@ RING = Semiring("(+, *)", Op.ADD, Op.MUL, 0, 1)
 MAX_PLUS = Semiring("(max, +)", Op.MAX, Op.ADD, -math.inf, 0)
 MIN_PLUS = Semiring("(min, +)", Op.MIN, Op.ADD, math.inf, 0)
 BOOLEAN = Semiring("(or, and)", Op.OR, Op.AND, False, True)
-SEMIRINGS = (RING, MAX_PLUS, MIN_PLUS, BOOLEAN)
+# (max, *) and (min, *): the coefficients are nonnegative (or the zero, which absorbs), so
+# scaling is monotone and distributes over max and min, c * max(u, v) == max(c * u, c * v)
+# for every real u, v; the fields themselves may be negative (a peak meter, a decayed best)
+MAX_TIMES = Semiring("(max, *)", Op.MAX, Op.MUL, -math.inf, 1)
+MIN_TIMES = Semiring("(min, *)", Op.MIN, Op.MUL, math.inf, 1)
+# (max, *) where every value is nonnegative (the fields start at 0 or more and the offsets
+# are nonnegative): 0 is then the zero, and no entry of the composed map is an infinity
+# that IEEE multiplies into NaN (0 * -inf) in a combine or a lift
+MAX_TIMES_NONNEGATIVE = Semiring("(max, *) on nonnegatives", Op.MAX, Op.MUL, 0, 1)
+SEMIRINGS = (RING, MAX_PLUS, MIN_PLUS, BOOLEAN, MAX_TIMES, MIN_TIMES, MAX_TIMES_NONNEGATIVE)
+
+
+def scaling(s: "Semiring") -> bool:
+    """(max, *) or (min, *): a selection's sum with a product, over nonnegative coefficients."""
+    return s.times is Op.MUL and s.plus in (Op.MAX, Op.MIN)
 
 
 @dataclass(frozen=True)
@@ -77,6 +95,7 @@ class Step:
 _RING_OPS = frozenset({Op.ADD, Op.SUB, Op.NEG, Op.MUL, Op.DIV, Op.WHERE, Op.MOD})
 _TROPICAL_OPS = frozenset({Op.ADD, Op.SUB, Op.MAX, Op.MIN, Op.WHERE})
 _BOOL_OPS = frozenset({Op.AND, Op.OR, Op.WHERE})
+_SCALING_OPS = frozenset({Op.MAX, Op.MIN, Op.MUL, Op.DIV, Op.WHERE})
 
 
 def _state_free(e: Expr) -> bool:
@@ -123,11 +142,80 @@ def recognise(loop: Loop, block: tuple[str, ...] | None = None) -> Step | None:
             options.append(MAX_PLUS)
         if Op.MAX not in ops:
             options.append(MIN_PLUS)
+    if ops <= _SCALING_OPS and ops & {Op.MUL, Op.DIV}:
+        if Op.MIN not in ops:
+            options.append(MAX_TIMES)
+        if Op.MAX not in ops:
+            options.append(MIN_TIMES)
     for s in options:
         got = _fit(s, names, types, outputs)
+        if got is not None and scaling(s):
+            got = _scaling_step(got, loop, outputs)
         if got is not None:
             return got
     return None
+
+
+def _scaling_step(step: Step, loop: Loop, outputs: dict) -> Step | None:
+    """A (max, *) or (min, *) step where every coefficient is nonnegative (else None),
+    over (max, *) on nonnegatives where the block's values are too: its initial values are
+    0 or more and its offsets nonnegative, so by induction every value it reaches is."""
+    known = _asserted_nonnegative(loop)
+    if not all(_nonnegative(c, known) for row in step.matrix.values() for c in row.values()):
+        return None
+    if step.semiring is not MAX_TIMES:
+        return step
+    init = dict(zip(loop.field_names, initial_state(loop)))
+    if all(init[f].op is Op.CONST and not isinstance(init[f].arg, bool) and float(init[f].arg) >= 0
+           for f in step.block) and all(step.offset[f] is None or _nonnegative(step.offset[f], known)
+                                        for f in step.block):
+        return _fit(MAX_TIMES_NONNEGATIVE, step.block, step.types, outputs)
+    return step
+
+
+def _asserted_nonnegative(loop: Loop) -> set[str]:
+    """The elements and parameters that a precondition bounds below by 0 or more
+    (`assert x >= 0`, `assert 0.0 < p`)."""
+    out: set[str] = set()
+    todo = list(loop.preconditions)
+    while todo:
+        c = todo.pop()
+        if c.op is Op.AND:
+            todo += list(c.src)
+            continue
+        if c.op not in (Op.GE, Op.GT, Op.LE, Op.LT):
+            continue
+        x, y = c.src if c.op in (Op.GE, Op.GT) else c.src[::-1]     # x >= y or x > y
+        if x.op is Op.VAR and y.op is Op.CONST and not isinstance(y.arg, bool) and float(y.arg) >= 0:
+            out.add(x.arg)
+    return out
+
+
+def _nonnegative(e: Expr, known: set[str]) -> bool:
+    """`e` >= 0 (or +inf) on every value its inputs take, from its form alone: constants,
+    powers of a nonnegative base, exp, abs, sqrt, squares, and sums, products, quotients,
+    selections of such; a variable only where a precondition says so."""
+    match e.op:
+        case Op.CONST:
+            return not isinstance(e.arg, bool) and float(e.arg) >= 0
+        case Op.VAR:
+            return e.arg in known
+        case Op.EXP | Op.EXP2 | Op.ABS | Op.SQRT:
+            return True
+        case Op.POWN:
+            return _nonnegative(e.src[0], known)
+        case Op.MUL:
+            a, b = e.src
+            return same(a, b) or (_nonnegative(a, known) and _nonnegative(b, known))
+        case Op.DIV | Op.ADD | Op.MIN:
+            return all(_nonnegative(x, known) for x in e.src)
+        case Op.MAX:
+            return any(_nonnegative(x, known) for x in e.src)
+        case Op.WHERE:
+            return all(_nonnegative(x, known) for x in e.src[1:])
+        case Op.POW:
+            return e.arg % 2 == 0 or _nonnegative(e.src[0], known)
+    return False
 
 
 def whole_affine(loop: Loop) -> Step | None:
@@ -265,7 +353,12 @@ def _tropical_form(s, e, state, type_):
     match e.op:
         case op if op is s.plus:
             return _summed(s, e, state, type_, lambda u, v: Expr(s.plus, _join(u.type, v.type), (u, v)))
-        case Op.ADD | Op.SUB:
+        case Op.MUL if s.times is Op.MUL:
+            return _scaled(s, e, state, type_, lambda c, v: _arith(Op.MUL, c, v))
+        case Op.DIV if s.times is Op.MUL and _state_free(e.src[1]):
+            a = semiring_form(s, e.src[0], state, type_)
+            return None if a is None else {k: _arith(Op.DIV, v, e.src[1]) for k, v in a.items()}
+        case Op.ADD | Op.SUB if s.times is Op.ADD:
             x, y = e.src
             if e.op is Op.ADD and _state_free(x):
                 x, y = y, x
@@ -378,7 +471,18 @@ def _np_plus(s: Semiring):
 
 
 def _np_times(s: Semiring):
+    if scaling(s):
+        return _absorbing(s.zero)
     return {Op.MUL: np.multiply, Op.ADD: np.add, Op.AND: np.logical_and}[s.times]
+
+
+def _absorbing(zero: float):
+    """The product of (max, *) or (min, *) on samples: the zero (an infinity) absorbs, where
+    IEEE gives NaN for 0 * inf and +inf for -inf * -inf."""
+    def times(a, b):
+        with np.errstate(invalid="ignore"):
+            return np.where((a == zero) | (b == zero), zero, np.multiply(a, b))
+    return times
 
 
 def composed_entries(loop: Loop, step: Step, *, seed: int = 0, count: int = 24, max_len: int = 6,
@@ -481,14 +585,53 @@ def synthesize(loop: Loop, deadline: float | None = None) -> tuple[Fn, str]:
     the reason (not affine over a semiring; an entry of the composed map that no field of b
     holds)."""
     step = recognise(loop)
-    if step is None:
-        raise Failed("left is not affine in the state over (+, *), (+, *) mod m, (max, +), (min, +) "
-                     "or (or, and)")
-    s = step.semiring
-    if deadline is not None and time.monotonic() > deadline:
-        raise Failed(f"affine over {s.name}; no time left to sample the composed map")
-    fn, _, _ = composition(loop, step)
-    return fn, f"composition of the affine maps over {s.name}"
+    if step is not None:
+        s = step.semiring
+        if deadline is not None and time.monotonic() > deadline:
+            raise Failed(f"affine over {s.name}; no time left to sample the composed map")
+        fn, _, _ = composition(loop, step)
+        return fn, f"composition of the affine maps over {s.name}"
+    steps = blockwise(loop)
+    if steps is None:
+        from thm3.synth.powers import expand, with_power_fields
+        got = with_power_fields(loop)
+        if got is not None:
+            extended, meaning = got
+            try:
+                fn, how = synthesize(extended, deadline)
+            except Failed as e:
+                raise Failed(f"with its powers of a count read as fields ({', '.join(meaning)}): {e}") from None
+            outs = expand(fn.outputs[:len(loop.fields)], meaning, loop.field_names)
+            return _combine_fn(loop, [simplify(e) for e in outs]), \
+                f"{how}, with its powers of a count as fields ({', '.join(meaning)})"
+        raise Failed("left is not affine in the state over (+, *), (+, *) mod m, (max, +), (min, +), "
+                     "(max, *), (min, *) or (or, and), on the whole state or group by group")
+    outputs: dict = {}
+    for step in steps:
+        if deadline is not None and time.monotonic() > deadline:
+            raise Failed(f"affine group by group; no time left to sample the composed map of "
+                         f"({', '.join(step.block)})")
+        outs, _, _ = _composed_outputs(loop, step)
+        outputs.update(outs)
+    hows = ", ".join(f"({', '.join(st.block)}) over {st.semiring.name}" for st in steps)
+    return _combine_fn(loop, [outputs[f] for f in loop.field_names]), \
+        f"composition of the affine maps group by group: {hows}"
+
+
+def blockwise(loop: Loop) -> list[Step] | None:
+    """Where the state is no one semiring's: its groups of fields that never read each other
+    (`product.components`), each affine over a semiring of its own (a peak over (max, *)
+    beside the count of its decays over (+, *)), else None.  A group's composed map may be
+    read from another group's fields of b (0.5 ** b.ticks), which a product of the groups'
+    own combines cannot do."""
+    from thm3.synth.product import components
+    groups = components(loop)
+    if len(groups) < 2:
+        return None
+    steps = [recognise(loop, g) for g in groups]
+    if any(st is None or set(st.block) != set(g) for st, g in zip(steps, groups)):
+        return None
+    return steps
 
 
 def composition(loop: Loop, step: Step) -> tuple[Fn, dict, dict]:
@@ -500,13 +643,28 @@ def composition(loop: Loop, step: Step) -> tuple[Fn, dict, dict]:
     b less E(b) init (h(ys) = M init + d); over the others, a field of b (b's own where the
     row reads only fields that start at the zero, a lifted offset field otherwise) or a
     constant.  `thm3.prove.composed` proves both readings and, with them, the laws."""
+    outs, reading, offset = _composed_outputs(loop, step)
+    return _combine_fn(loop, [outs[f] for f in step.block]), reading, offset
+
+
+def _combine_fn(loop: Loop, outputs) -> Fn:
+    names = tuple((f"a.{f.name}", f.type) for f in loop.fields) + \
+        tuple((f"b.{f.name}", f.type) for f in loop.fields) + tuple((d.name, d.type) for d in loop.params)
+    return Fn(names, tuple(outputs))
+
+
+def _composed_outputs(loop: Loop, step: Step) -> tuple[dict, dict, dict]:
+    """`composition`'s outputs on `step.block` (field -> expression), reading and offset."""
     s = step.semiring
     entries, offsets, states = composed_entries(loop, step)
     reading: dict = {}
     wide = None             # more parameter settings (unreduced mod m), for the linear readings
     # the bases of an entry that is a power of a count (over (+, *) only, as `_read` reads them)
     bases = parameter_bases(loop, {p.name: states[f"${p.name}"] for p in loop.params if f"${p.name}" in states},
-                            len(next(iter(entries.values())))) if s is RING else ()
+                            len(next(iter(entries.values())))) if s is RING or scaling(s) else ()
+    if scaling(s) and any(np.any((col < 0) & (col != s.zero)) for col in entries.values()):
+        raise Failed(f"max/min of scaled fields, but a coefficient of the composed map is negative on samples: "
+                     f"scaling by it does not distribute over {s.name}")
     for (f, g), col in entries.items():
         got = _read(col, states, loop, s, step.types[f], bases)
         if got is None and s.plus is Op.ADD and s.times is Op.MUL:
@@ -535,11 +693,13 @@ def composition(loop: Loop, step: Step) -> tuple[Fn, dict, dict]:
             own = states.get(f)
             got = var(f"b.{f}", step.types[f]) if own is not None and _same(col, own) else \
                 _read(col, states, loop, s, step.types[f])
+            if got is None and own is not None and _absorbs_init(s, step, f, entries, offsets, states):
+                got = var(f"b.{f}", step.types[f])
             if got is None:
                 raise Failed(f"affine over {s.name} with an offset, but row {f}'s offset of the composed map "
                              f"is no field of b and no constant: the state does not carry it (a lift adds it)")
             offset[f] = got
-    outs = []
+    outs: dict = {}
     for f in step.block:
         # over a ring, E (a - init) + b: the offset b - E init spread over the terms
         ring = s.plus is Op.ADD and offset[f] is not None
@@ -551,15 +711,39 @@ def composition(loop: Loop, step: Step) -> tuple[Fn, dict, dict]:
             ag = var(f"a.{g}", step.types[g])
             if ring and not is_value(init[g], 0):
                 ag = _arith(Op.SUB, ag, init[g])
-            out = _plus(s, out, _times(s, e, ag))
+            term = _times(s, e, ag)
+            if scaling(s) and math.isinf(float(s.zero)) and is_value(init[g], s.zero) and e.op is not Op.CONST:
+                # a's field may be the zero (an infinity: the identity, padding), where a coefficient
+                # that underflows to 0 (0.9 ** b.n on a long list) would make 0 * -inf a NaN that the
+                # loop, scaling -inf one step at a time, never makes
+                term = _where(Expr(Op.EQ, Type.BOOL, (ag, init[g])), init[g], term)
+            out = _plus(s, out, term)
         if offset[f] is not None:
             out = _plus(s, out, var(f"b.{f}", step.types[f]) if ring else offset[f])
         if f in step.reduced:
             out = Expr(Op.MOD, out.type, (out,), s.modulus)
-        outs.append(simplify(out))
-    names = tuple((f"a.{f.name}", f.type) for f in loop.fields) + \
-        tuple((f"b.{f.name}", f.type) for f in loop.fields) + tuple((d.name, d.type) for d in loop.params)
-    return Fn(names, tuple(outs)), reading, offset
+        outs[f] = simplify(out)
+    return outs, reading, offset
+
+
+def _absorbs_init(s: Semiring, step: Step, f: str, entries: dict, offsets: dict, states: dict) -> bool:
+    """Over a semiring without subtraction, whether b's own field f may stand for row f's
+    offset d(b) where init is not the zero: b.f is T_b(init)_f = (+)_g E[f][g] (x) init_g
+    (+) d_f, so (+)_g E[f][g] (x) a_g (+) b.f is T_b(a)_f wherever the map of a reachable
+    a reaches at least its map of init (a peak meter held from 0.0: its peak never falls
+    below 0).  Checked on the sampled states paired with the next sample's map; the
+    prover decides."""
+    plus, times = _np_plus(s), _np_times(s)
+    n = len(offsets[f])
+    if n < 2:
+        return False
+    after = np.roll(np.arange(n), 1)          # a: the sample before b's
+    mapped = None
+    for g in step.block:
+        term = times(entries[(f, g)], states[g][after])
+        mapped = term if mapped is None else plus(mapped, term)
+    with np.errstate(invalid="ignore"):
+        return _same(plus(mapped, offsets[f]), plus(mapped, states[f]))
 
 
 LINEAR_DEGREE = 2          # the parameters' degree in a linear reading's coefficients
@@ -749,9 +933,13 @@ def _read(col: np.ndarray, states: dict, loop: Loop, s: Semiring, type_: Type, b
     for f in reversed(loop.fields):
         if f.type is not Type.VEC and _same(col, states[f.name]):
             return var(f"b.{f.name}", f.type)
-    if type_ is Type.REAL and s.plus is Op.ADD and s.times is Op.MUL and s.modulus is None:
-        # a constant's power of a count of b (0.9 ** b.n: a decay applied at each step b counts)
-        return read_power(col, {f.name: states[f.name] for f in loop.fields if f.type is Type.INT}, bases=bases)
+    if type_ is Type.REAL and s.times is Op.MUL and s.modulus is None:
+        # a constant's power of a count of b (0.9 ** b.n: a decay applied at each step b counts),
+        # or the exponential of a sum b keeps (exp(-b.t): the product of exp(-dt) over b's list)
+        got = read_power(col, {f.name: states[f.name] for f in loop.fields if f.type is Type.INT}, bases=bases)
+        if got is None:
+            got = read_exponential(col, {f.name: states[f.name] for f in loop.fields if f.type is Type.REAL})
+        return got
     return None
 
 
@@ -1110,7 +1298,8 @@ def _largest_block(loop: Loop) -> Step | None:
     ints = [f for f in numeric if types[f] is Type.INT]
     mods = sorted({e.arg for e in walk([outputs[f] for f in ints]) if e.op is Op.MOD})
     options = [(RING, numeric)] + [(RING.with_modulus(m), ints) for m in mods] + \
-        [(MAX_PLUS, numeric), (MIN_PLUS, numeric), (BOOLEAN, [f for f in loop.field_names if types[f] is Type.BOOL])]
+        [(MAX_PLUS, numeric), (MIN_PLUS, numeric), (BOOLEAN, [f for f in loop.field_names if types[f] is Type.BOOL]),
+         (MAX_TIMES, numeric), (MIN_TIMES, numeric)]
     best = None
     for s, group in options:
         block = list(group)
@@ -1124,6 +1313,8 @@ def _largest_block(loop: Loop) -> Step | None:
         while step is None and block:       # mod m: an unreduced field that reads a reduced one
             block = block[:-1]
             step = _fit(s, tuple(block), types, outputs) if block else None
+        if step is not None and scaling(s):
+            step = _scaling_step(step, loop, outputs)
         if step is not None and (best is None or len(step.block) > len(best.block)):
             best = step
     return best
