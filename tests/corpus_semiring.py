@@ -242,6 +242,8 @@ ENTRIES: list[Entry] = [
          "they differ", ([0.0, -1.0, 0.0], [1.0, 0.0, 0.0], [1.0]), klass="semiring", lift=2),
     _not("semiring_peak_flip", SEMIRING, "[0] and [-1] both give (0, 1); after [1] they give 0 and -0.5",
          ([0.0], [-1.0], [1.0])),
+    _not("semiring_signed_feedback", SEMIRING, "k = -1: [0] and [-1] both give (0, 1); after [1] they give 0 "
+         "and -1", ([0.0], [-1.0], [1.0]), params=({"k": -1.0},)),
     _hom("powers_bitplane", SEMIRING, "v = v1 + v2 * 2.0 ** -k1: b's bits shifted by a's count",
          _digits(0.5), domain="bits", klass="powers"),
     _hom("powers_gated_digits", SEMIRING, "v = v1 + v2 * 0.1 ** k1, k counting the valid digits",

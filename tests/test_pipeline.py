@@ -26,7 +26,8 @@ def test_enums_are_their_words():
 
 def test_the_steps_in_order():
     assert [s.name for s in STEPS] == ["sample", "invariants", "bird", "witness", "lift", "synthesize",
-                                       "prove", "theorem lift", "commutativity", "transport", "stability"]
+                                       "prove", "witness, more parameter values", "lift", "theorem lift",
+                                       "commutativity", "transport", "stability"]
 
 
 def test_analysis_is_frozen_and_steps_are_recorded():

@@ -305,3 +305,27 @@ def test_two_values_past_the_last_comparison_find_a_witness_that_one_cannot():
     w = find_witness(loop, timeout=5)
     assert w is not None and check_witness(loop, w)
     assert thm3.analyze(str(path), timeout=30).verdict == "not-homomorphism"
+
+
+def test_a_witness_that_needs_a_negative_parameter_is_found_by_the_second_search():
+    """max(k * v, x) with k of any sign: the first search tries k = 2 and k = 0.5, for which
+    the step is a homomorphism; after no combine is found, the second tries more values and
+    finds k = -1's witness, which the folds confirm; the lift's search then starts from it."""
+    from pathlib import Path
+    path = Path(__file__).resolve().parents[1] / "bench" / "corpus" / "semiring_signed_feedback.py"
+    a = thm3.analyze(path, timeout=30)
+    assert str(a.verdict) == "not-homomorphism", a.reason
+    assert float(a.witness_params["k"]) < 0
+    names = [s.name for s in a.steps]
+    assert names.index("witness, more parameter values") > names.index("synthesize")
+    (lifting,) = [s for s in a.steps if s.name == "lift"]
+    assert "nothing to lift" not in lifting.detail and "witness" in lifting.detail, lifting.detail
+    assert [s.status for s in a.steps if s.name == "witness"][0] == "none"
+
+
+def test_the_second_witness_search_does_not_run_where_a_combine_was_found():
+    from pathlib import Path
+    path = Path(__file__).resolve().parents[1] / "bench" / "corpus" / "semiring_peak_decay_param.py"
+    a = thm3.analyze(path, timeout=30)
+    assert str(a.verdict) == "homomorphism"
+    assert "witness, more parameter values" not in [s.name for s in a.steps]

@@ -27,7 +27,7 @@ from thm3.prove.combine import LAWS, commutativity, prove_combine, verdict_of
 from thm3.semantics.evaluate import NUMPY, evaluate, quiet
 from thm3.semantics.samples import PreconditionsUnmet, make_triples, plain
 from thm3.status import Status, Verdict
-from thm3.analysis.witness import exact_lists, find_witness, json_lists
+from thm3.analysis.witness import WIDER_SETTINGS, exact_lists, find_witness, json_lists
 from thm3.lift import lift, with_right_fold
 from thm3.syntax.loopfile import loop_text
 
@@ -314,8 +314,20 @@ def check_bird(ctx: Context, a: Analysis) -> Done:
 
 
 def search_witness(ctx: Context, a: Analysis) -> Done:
+    return _witness(ctx, a, find_witness(ctx.loop, timeout=min(2.0, max(0.1, ctx.deadline - time.monotonic()))))
+
+
+def search_witness_wider(ctx: Context, a: Analysis) -> Done:
+    """Where no combine was found for a loop with parameters, the witness search again over
+    more of their values: the first tries two (2 and 0.5), and a law may fail only for a
+    negative one (a feedback gain of -1 makes a peak tracker ring)."""
+    w = find_witness(ctx.loop, timeout=min(2.0, max(0.1, ctx.deadline - time.monotonic())),
+                     settings=WIDER_SETTINGS)
+    return _witness(ctx, a, w)
+
+
+def _witness(ctx: Context, a: Analysis, w) -> Done:
     loop = ctx.loop
-    w = find_witness(loop, timeout=min(2.0, max(0.1, ctx.deadline - time.monotonic())))
     if w is None:
         return Done(Status.NONE, "no two lists with equal state told apart")
     return Done(Status.FOUND, "no combine over this state exists", {
@@ -494,6 +506,11 @@ STEPS: tuple[PipelineStep, ...] = (
         a.witness is not None or (ctx.lift_unknown and a.verdict is Verdict.UNKNOWN))),
     PipelineStep("synthesize", synthesize_combine, lambda ctx, a: a.witness is None),
     PipelineStep("prove", prove_laws, lambda ctx, a: bool(a.candidates)),
+    PipelineStep("witness, more parameter values", search_witness_wider, lambda ctx, a: (
+        bool(ctx.loop.params) and a.verdict is Verdict.UNKNOWN and a.witness is None and a.combine_fn is None
+        and time.monotonic() < ctx.deadline - 1.0)),
+    PipelineStep("lift", lift_state, lambda ctx, a: ctx.lift and a.witness is not None
+                 and not any(s.name == "lift" for s in a.steps)),
     PipelineStep("theorem lift", lift_by_theorem, lambda ctx, a: ctx.lift and not ctx.lift_unknown and (
         a.verdict is Verdict.UNKNOWN and a.witness is None and a.combine_fn is None
         and time.monotonic() < ctx.deadline - 1.0)),

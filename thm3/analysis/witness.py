@@ -37,6 +37,9 @@ _REALS = (0.0, 1.0, -1.0, 2.0, -2.0, 3.0)
 _INTS = (0, 1, -1, 2, -2, 3)
 _PARAM_REALS = (2.0, 0.5, 3.0, -1.0, 0.25, -2.0, 1.0, 0.0)
 _PARAM_INTS = (2, 3, -1, 1, 0, -2)
+# loop-parameter values a second witness search tries where the first (two) found none and
+# no combine was found: all of _PARAM_REALS, so a negative value, 0 and 1 among them
+WIDER_SETTINGS = 8
 _VECS = ((0.0, 0.0), (1.0, 0.0), (0.0, 1.0), (1.0, -1.0), (2.0, 1.0), (-1.0, 0.0))
 _PARAM_VECS = ((1.0, 0.5), (0.5, -1.0), (1.0, 1.0))
 

@@ -38,7 +38,7 @@ from thm3.semantics.samples import Domain
 from thm3.lift.growth import growth_family
 from thm3.synth.finite import monoid_witnesses as composition_witnesses
 from thm3.synth.readback import lift_candidates as composition_lifts
-from thm3.analysis.witness import (ShortLists, Witness, check_witness, element_domain, find_witnesses, fold, from_plain,
+from thm3.analysis.witness import (WIDER_SETTINGS, ShortLists, Witness, check_witness, element_domain, find_witnesses, fold, from_plain,
                           parameter_settings, show, states_far, to_elements, vec_dim)
 
 MAX_ADDED = 3           # candidate units (a field, or a group such as a step matrix) per lift
@@ -162,6 +162,10 @@ def _lift(loop: Loop, t0: float, timeout: float, prove, without_witness: bool, d
     deadline = t0 + timeout * 0.95
     # theorem_only: the analysis found no witness already (its own search ran)
     first = so_far["first"] = [] if theorem_only else find_witnesses(loop, timeout=min(5.0, timeout / 2), limit=8)
+    if not first and not theorem_only and loop.params:
+        # as the analysis's second search: more parameter values, a negative one among them
+        first = so_far["first"] = find_witnesses(loop, timeout=min(5.0, timeout / 4), limit=8,
+                                                 settings=WIDER_SETTINGS)
     if not first and (prove is None or not (without_witness or theorem_only)):
         return done(None, [], "no witness: no two lists with equal state were told apart, "
                               "so there is nothing to lift")
