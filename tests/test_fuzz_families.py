@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 import thm3
-from fuzz.generate import FAMILIES, asserted_params, from_seed, power_of_count, scripted, wide_coupled
+from fuzz.generate import (FAMILIES, asserted_params, from_seed, power_of_count, scaled_extremum, scripted,
+                           wide_coupled)
 from fuzz.oracle import judge
 
 
@@ -18,7 +19,8 @@ def test_named_families_parse_and_leave_the_default_mix_alone():
         seen.add(case.family)
     assert seen == {"asserted_params", "wide_coupled"}
     assert asserted_params not in FAMILIES and wide_coupled not in FAMILIES and power_of_count not in FAMILIES
-    assert all(from_seed(s).family not in seen | {"power_of_count"} for s in range(200))
+    assert scaled_extremum not in FAMILIES
+    assert all(from_seed(s).family not in seen | {"power_of_count", "scaled_extremum"} for s in range(200))
 
 
 @pytest.mark.parametrize("kind", ["window", pytest.param("pinned", marks=pytest.mark.slow),
@@ -51,6 +53,25 @@ def test_powers_of_a_count_are_answered_truly(choices, truth):
     """The oracle decides these (the family records no truth); thm3's verdict must be
     the one the construction gives, and its combine must fold as the loop does."""
     case = power_of_count(scripted(*choices))
+    thm3.parse_source(case.source)
+    j = judge(case, timeout=20)
+    assert j.outcome not in ("crash", "wrong", "overrun"), f"{j.verdict}: {j.detail}\n{case.source}"
+    assert j.verdict == truth, (j.verdict, j.detail, case.source)
+
+
+# choices: pick, c, init, gate, counts, then the coefficient and its side (or the exponent)
+@pytest.mark.parametrize("choices, truth", [
+    (("max", 0.5, "0", "", "scaled", "0.5", True), "homomorphism"),          # max(0.5 ** n2 v1, v2)
+    (("min", 1.05, "inf", "x > 0", "scaled", "1.05", False), "homomorphism"),  # counts the scaled steps
+    (("max", -0.5, "0", "", "scaled", "-0.5", True), "not-homomorphism"),    # a negative coefficient
+    (("max", 0.5, "0", "x > 0", "all", "0.5", True), "not-homomorphism"),    # the count is not the decay's
+    (("max", 0.9, "-inf", "", "scaled", "abs(x)", True), "not-homomorphism"),  # no field holds the product
+    (("digits", 0.5, "0", "", "scaled", "-acc.n"), "homomorphism"),          # v1 + v2 * 0.5 ** -n1
+])
+def test_scaled_extrema_are_answered_truly(choices, truth):
+    """The oracle decides these (the family records no truth): thm3's verdict must be the
+    construction's, and a combine must fold as the loop does."""
+    case = scaled_extremum(scripted(*choices))
     thm3.parse_source(case.source)
     j = judge(case, timeout=20)
     assert j.outcome not in ("crash", "wrong", "overrun"), f"{j.verdict}: {j.detail}\n{case.source}"
