@@ -724,3 +724,16 @@ def test_the_identity_combined_with_a_long_list_is_no_nan(name, n):
     init = tuple(f.default for f in loop.fields)
     got = call(fn, *init, *b)
     assert all(float(g) == float(w) for g, w in zip(got, b)), (got, b)
+
+
+def test_a_coefficient_of_unknown_sign_is_named_with_the_assert_that_would_place_it():
+    """The issue's rule: a loop of a class that ends without the class's combine says which
+    class it was read as and what failed; here the sign of a parameter's coefficient."""
+    loop = thm3.parse_file(CORPUS / "semiring_signed_feedback.py")
+    with pytest.raises(semiring.Failed, match=r"\(v\) is a max of scaled fields, but the coefficient k is not "
+                                              r"shown nonnegative.*`assert k >= 0`"):
+        semiring.synthesize(normalize_loop(loop))
+    text = (CORPUS / "semiring_signed_feedback.py").read_text().replace(
+        "    return State(max(k * acc.v, x), acc.n + 1)", "    assert k >= 0\n    return State(max(k * acc.v, x), acc.n + 1)")
+    fn, how = semiring.synthesize(normalize_loop(thm3.parse_source(text)))
+    assert to_text(fn.outputs[0]) == "max(k ** b.n * a.v, b.v)" and "(max, *)" in how

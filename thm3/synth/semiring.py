@@ -173,6 +173,35 @@ def _scaling_step(step: Step, loop: Loop, outputs: dict) -> Step | None:
     return step
 
 
+def _unsigned_coefficients(loop: Loop) -> str:
+    """Where a group of fields is a max or a min of scaled fields but a coefficient is not
+    shown nonnegative, what would put it in (max, *) or (min, *): "" where none is."""
+    from thm3.ir.normalize import normalize
+    from thm3.synth.product import components
+    from thm3.syntax.loopfile import expression_text
+    types = {f.name: f.type for f in loop.fields}
+    outputs = dict(zip(loop.field_names, normalize(loop.left.outputs)))
+    known = _asserted_nonnegative(loop)
+    for group in components(loop):
+        if any(types[f] not in (Type.REAL, Type.INT) for f in group):
+            continue
+        ops = _ops_on_state([outputs[f] for f in group])
+        if not (ops <= _SCALING_OPS and ops & {Op.MUL, Op.DIV} and ops & {Op.MAX, Op.MIN}):
+            continue
+        for s in (MAX_TIMES, MIN_TIMES):
+            step = _fit(s, tuple(group), types, outputs)
+            if step is None:
+                continue
+            bad = [c for row in step.matrix.values() for c in row.values() if not _nonnegative(c, known)]
+            if bad:
+                names = sorted(free_vars(bad) - {f"acc.{f}" for f in loop.field_names})
+                hint = (f"; an `assert {names[0]} >= 0`, where it holds, puts it there" if names else "")
+                return (f"; ({', '.join(group)}) is a {'max' if s is MAX_TIMES else 'min'} of scaled fields, but the "
+                        f"coefficient {expression_text(simplify(bad[0]))} is not shown nonnegative, so it is not over "
+                        f"{s.name}{hint}")
+    return ""
+
+
 def _asserted_nonnegative(loop: Loop) -> set[str]:
     """The elements and parameters that a precondition bounds below by 0 or more
     (`assert x >= 0`, `assert 0.0 < p`)."""
@@ -605,7 +634,8 @@ def synthesize(loop: Loop, deadline: float | None = None) -> tuple[Fn, str]:
             return _combine_fn(loop, [simplify(e) for e in outs]), \
                 f"{how}, with its powers of a count as fields ({', '.join(meaning)})"
         raise Failed("left is not affine in the state over (+, *), (+, *) mod m, (max, +), (min, +), "
-                     "(max, *), (min, *) or (or, and), on the whole state or group by group")
+                     "(max, *), (min, *) or (or, and), on the whole state or group by group"
+                     + _unsigned_coefficients(loop))
     outputs: dict = {}
     for step in steps:
         if deadline is not None and time.monotonic() > deadline:
