@@ -78,3 +78,54 @@ def proved(got) -> bool:
 
 def later(seconds: float = 30.0) -> float:
     return time.monotonic() + seconds
+
+
+# --- a proved combine on the backends ----------------------------------------------------------
+
+def check_emitted_module(a, name: str, data, params: dict, tmp_path) -> None:
+    """The NumPy module `a.emit` writes reduces and scans as the sequential loop folds, on
+    `data(rng, n)`'s arrays for n = 0, 1 and 1007."""
+    import importlib.util
+
+    import numpy as np
+    from thm3.semantics.samples import fold_left
+    a.emit(tmp_path, dtype="float64")
+    spec = importlib.util.spec_from_file_location(f"emitted_{name}", tmp_path / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)                 # thm3's own output, not the user's file
+    rng = np.random.default_rng(8)
+    for n in (0, 1, 1007):
+        arrays = data(rng, n)
+        want = fold_left(a.loop, list(zip(*[x.tolist() for x in arrays])), params)
+        got = module.reduce(*arrays, backend="numpy", **params)
+        assert np.allclose(np.asarray(got, dtype=float), np.asarray(want, dtype=float), rtol=1e-9), (n, got, want)
+        if n:
+            last = [np.asarray(v)[-1] for v in module.scan(*arrays, backend="numpy", **params)]
+            assert np.allclose(np.asarray(last, dtype=float), np.asarray(want, dtype=float), rtol=1e-9)
+
+
+def compile_kernels(a, name: str, arch: str, dtype: str) -> str:
+    """The reduction and scan kernels of a proved combine compiled by NVRTC for `arch`;
+    the reduction's CUDA source."""
+    from thm3.gpu.render import cuda as render
+    from thm3.gpu.render.scan import render_scan
+    from thm3.gpu.runtime import nvrtc
+    src = render.render(a.loop, a.combine_fn, dtype=dtype)
+    assert ".entry thm3_reduce_blocks(" in nvrtc.compile_cuda(src, arch, f"{name}.cu").decode()
+    scan = nvrtc.compile_cuda(render_scan(a.loop, a.combine_fn, dtype=dtype), arch, f"{name}_scan.cu").decode()
+    assert ".entry thm3_scan_blocks(" in scan
+    return src
+
+
+def check_runs_as_the_loop(a, data, params: dict, sizes) -> None:
+    """`a.run` (the combine tree on NumPy) gives the sequential fold of `data(rng, n)`'s
+    arrays for each n in `sizes`."""
+    import numpy as np
+    from thm3.semantics.samples import fold_left
+    rng = np.random.default_rng(5)
+    for n in sizes:
+        arrays = data(rng, n)
+        want = fold_left(a.loop, list(zip(*[x.tolist() for x in arrays])), params)
+        got = a.run(*arrays, **params)
+        assert np.allclose(np.asarray(got, dtype=float), np.asarray(want, dtype=float), rtol=1e-9, atol=1e-12), \
+            (n, got, want)

@@ -14,7 +14,7 @@ import z3
 
 import thm3
 import thm3.synth as synth
-from stages import proved, route_alone
+from stages import check_emitted_module, check_runs_as_the_loop, compile_kernels, proved, route_alone
 from thm3.errors import LoopError
 from thm3.ir import Expr, Fn, Op, Type, const, var, walk
 from thm3.ir.printer import to_text
@@ -221,22 +221,12 @@ def _data(name, rng, n):
     return [rng.normal(size=n)]
 
 
-def _elements(arrays):
-    return list(zip(*[a.tolist() for a in arrays]))
-
-
 @pytest.mark.parametrize("name", HOMS)
 def test_the_combine_runs_as_the_sequential_loop(name, analyses):
     a = analyses[name]
     assert a.verdict == "homomorphism", a.reason
     assert any(e.op is Op.POWN for e in walk(a.combine_fn.outputs)) or name == "powers_discount_forward"
-    rng = np.random.default_rng(5)
-    for n in (0, 1, 2, 7, 1000, 4099):
-        arrays = _data(name, rng, n)
-        want = fold_left(a.loop, _elements(arrays), PARAMS.get(name, {}))
-        got = a.run(*arrays, **PARAMS.get(name, {}))
-        assert np.allclose(np.asarray(got, dtype=float), np.asarray(want, dtype=float), rtol=1e-9, atol=1e-12), \
-            (name, n, got, want)
+    check_runs_as_the_loop(a, lambda rng, n: _data(name, rng, n), PARAMS.get(name, {}), (0, 1, 2, 7, 1000, 4099))
 
 
 @pytest.mark.parametrize("name", HOMS)
@@ -251,41 +241,18 @@ def test_numba_backend_agrees(name, analyses):
 
 @pytest.mark.parametrize("name", HOMS)
 def test_the_emitted_module_reduces_and_scans_on_numpy(name, analyses, tmp_path):
-    import importlib.util
-    a = analyses[name]
-    a.emit(tmp_path, dtype="float64")
-    spec = importlib.util.spec_from_file_location(f"emitted_{name}", tmp_path / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)                 # thm3's own output, not the user's file
-    rng = np.random.default_rng(8)
-    for n in (0, 1, 1007):
-        arrays = _data(name, rng, n)
-        p = PARAMS.get(name, {})
-        want = fold_left(a.loop, _elements(arrays), p)
-        got = module.reduce(*arrays, backend="numpy", **p)
-        assert np.allclose(np.asarray(got, dtype=float), np.asarray(want, dtype=float), rtol=1e-9), (n, got, want)
-        if n:
-            last = [np.asarray(p)[-1] for p in module.scan(*arrays, backend="numpy", **p)]
-            assert np.allclose(np.asarray(last, dtype=float), np.asarray(want, dtype=float), rtol=1e-9)
+    check_emitted_module(analyses[name], name, lambda rng, n: _data(name, rng, n), PARAMS.get(name, {}), tmp_path)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("arch", ["sm_90", "sm_80"])
 def test_power_kernels_compile(arch, analyses):
-    from thm3.gpu.render import cuda as render
-    from thm3.gpu.render.scan import render_scan
     from thm3.gpu.runtime import nvrtc
     if not nvrtc.available():
         pytest.skip("cuda-bindings (NVRTC) is not installed")
     for name in HOMS:
-        a = analyses[name]
         for dtype, spelled in (("float32", "powf("), ("float64", "pow(")):
-            src = render.render(a.loop, a.combine_fn, dtype=dtype)
-            assert spelled in src
-            ptx = nvrtc.compile_cuda(src, arch, f"{name}.cu").decode()
-            assert ".entry thm3_reduce_blocks(" in ptx
-            scan = nvrtc.compile_cuda(render_scan(a.loop, a.combine_fn, dtype=dtype), arch, f"{name}_scan.cu").decode()
-            assert ".entry thm3_scan_blocks(" in scan
+            assert spelled in compile_kernels(analyses[name], name, arch, dtype)
 
 
 # --- a step that reads a power of a count: the power as a field ------------------------------

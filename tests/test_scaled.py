@@ -10,7 +10,7 @@ import pytest
 
 import thm3
 from thm3.ir import Op, walk
-from thm3.semantics.samples import fold_left
+from stages import check_emitted_module, check_runs_as_the_loop, compile_kernels
 
 CORPUS = Path(__file__).resolve().parents[1] / "bench" / "corpus"
 PARAMS = {"semiring_peak_decay_param": {"decay": 0.7}, "powers_discount_forward_param": {"gamma": 0.9}}
@@ -52,23 +52,12 @@ def analyses():
     return {name: thm3.analyze(CORPUS / f"{name}.py", timeout=60) for name in NAMES}
 
 
-def _elements(arrays):
-    return list(zip(*[a.tolist() for a in arrays]))
-
-
 @pytest.mark.parametrize("name", NAMES)
 def test_the_combine_runs_as_the_sequential_loop(name, analyses):
     a = analyses[name]
     assert a.verdict == "homomorphism", a.reason
     assert any(e.op in (Op.POWN, Op.EXP) for e in walk(a.combine_fn.outputs)), a.combine_fn
-    rng = np.random.default_rng(5)
-    p = PARAMS.get(name, {})
-    for n in (0, 1, 2, 7, 1000, 9000):
-        arrays = DATA[name](rng, n)
-        want = fold_left(a.loop, _elements(arrays), p)
-        got = a.run(*arrays, **p)
-        assert np.allclose(np.asarray(got, dtype=float), np.asarray(want, dtype=float), rtol=1e-9, atol=1e-12), \
-            (name, n, got, want)
+    check_runs_as_the_loop(a, DATA[name], PARAMS.get(name, {}), (0, 1, 2, 7, 1000, 9000))
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -83,36 +72,15 @@ def test_numba_backend_agrees(name, analyses):
 
 @pytest.mark.parametrize("name", NAMES)
 def test_the_emitted_module_reduces_and_scans_on_numpy(name, analyses, tmp_path):
-    import importlib.util
-    a = analyses[name]
-    a.emit(tmp_path, dtype="float64")
-    spec = importlib.util.spec_from_file_location(f"emitted_{name}", tmp_path / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)                 # thm3's own output, not the user's file
-    rng = np.random.default_rng(8)
-    p = PARAMS.get(name, {})
-    for n in (0, 1, 1007):
-        arrays = DATA[name](rng, n)
-        want = fold_left(a.loop, _elements(arrays), p)
-        got = module.reduce(*arrays, backend="numpy", **p)
-        assert np.allclose(np.asarray(got, dtype=float), np.asarray(want, dtype=float), rtol=1e-9), (n, got, want)
-        if n:
-            last = [np.asarray(v)[-1] for v in module.scan(*arrays, backend="numpy", **p)]
-            assert np.allclose(np.asarray(last, dtype=float), np.asarray(want, dtype=float), rtol=1e-9)
+    check_emitted_module(analyses[name], name, DATA[name], PARAMS.get(name, {}), tmp_path)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("arch", ["sm_90", "sm_80"])
 def test_the_kernels_compile(arch, analyses):
-    from thm3.gpu.render import cuda as render
-    from thm3.gpu.render.scan import render_scan
     from thm3.gpu.runtime import nvrtc
     if not nvrtc.available():
         pytest.skip("cuda-bindings (NVRTC) is not installed")
     for name in NAMES:
-        a = analyses[name]
         for dtype in ("float32", "float64"):
-            ptx = nvrtc.compile_cuda(render.render(a.loop, a.combine_fn, dtype=dtype), arch, f"{name}.cu").decode()
-            assert ".entry thm3_reduce_blocks(" in ptx
-            scan = nvrtc.compile_cuda(render_scan(a.loop, a.combine_fn, dtype=dtype), arch, f"{name}_scan.cu").decode()
-            assert ".entry thm3_scan_blocks(" in scan
+            compile_kernels(analyses[name], name, arch, dtype)
