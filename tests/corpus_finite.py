@@ -252,6 +252,19 @@ ENTRIES: list[Entry] = [
          "2", ([0, 0], [0, 1], [0]), domain="int", klass="finite-linear", lift=2),
     _not("finite_armed_mps", TROPICAL, "[] and [1] both give (False, 0, 0); after [0] the 1 is gained",
          ([], [1.0], [0.0]), klass="finite-linear", lift=None),
+    _not("finite_sweep_arrival", TROPICAL, "[1, -1] and [1, -10] both give (False, 1); after [1] the first "
+         "arrives at 1, the second at 2", ([1.0, -1.0], [1.0, -10.0], [1.0]), klass="finite-linear", lift=None),
+    _not("finite_two_lane_gate", TROPICAL, "[-1] and [-1, 0] both give (False, 0, inf); after [-1] the road is "
+         "open for the 0, which crosses to lane 1 at 3", ([-1.0], [-1.0, 0.0], [-1.0]), klass="finite-linear",
+         lift=None),
+    _not("finite_mixed_session", TROPICAL, "[] and [1] both give (False, 0, inf); after [0] the 1 is sold",
+         ([], [1.0], [0.0]), klass="finite-linear", lift=None),
+    _not("finite_phase_viterbi", TROPICAL, "[0] and [0.5, 0, 0, 0] both give (1, 0, -1); after [0] they are read "
+         "at other phases", ([0.0], [0.5, 0.0, 0.0, 0.0], [0.0]), klass="finite-linear", lift=None),
+    _not("finite_sentence_viterbi", TROPICAL, "[] and [0] both give (False, 0, 0); after [1] the 0 moves the "
+         "scores", ([], [0.0], [1.0]), klass="finite-linear", lift=None),
+    _not("finite_toll_int", TROPICAL, "[0, 1] and [1, 0] both give (2, 1); after [0] the 1 falls on the peak "
+         "tick and costs 2", ([0, 1], [1, 0], [0]), domain="int", klass="finite-linear", lift=None),
     _not("finite_comment_scanner", LINEAR, "[42, 47] and [0, 47] both give (1, 1, 0); after [47] the 42 opens "
          "a comment", ([42, 47], [0, 47], [47]), domain="int", klass="finite-linear", lift=None),
 ]
@@ -306,7 +319,13 @@ UNCATALOGUED_COPY_LIFTS: dict[str, int] = {
     "finite_wire_type_fields": 14,          # key flag and wire type from the other states, the data from each
     "finite_hot_streak_min": 4,             # the streak from 1 and 2, the best from each (from inf)
     "finite_outage_worst": 3,               # the mode, the worst level and the count from "in an outage"
-    "finite_armed_mps": 4,                  # total and best from "open", the best's slope in the total from each
+    "finite_armed_mps": 3,                  # the best's slope in the total from each state, the total's from "open" (the copies from -inf stay there)
+    "finite_sweep_arrival": 4,              # the time's offset (from inf) and its slope, from each direction
+    "finite_two_lane_gate": 6,              # the 2 x 2 slopes from "open", and the two the toggle changes from "closed"
+    "finite_mixed_session": 6,              # both fields from "open", each group's slope from each state
+    "finite_phase_viterbi": 10,             # the 2 x 2 slopes from each phase, less the two the fields themselves give
+    "finite_sentence_viterbi": 6,           # the offsets from -inf (the reset's 0) and the 2 x 2 slopes
+    "finite_toll_int": 6,                   # the cost's offset (from inf) and slope, from each tick
     "finite_frame_checksum": 13,            # the mode from four modes, the data from two, ck's slope from three (64 states)
 }
 

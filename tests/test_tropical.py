@@ -125,7 +125,9 @@ def test_an_int_max_field_is_copied_from_its_own_start():
 @pytest.mark.parametrize("name,added", [("finite_armed_high_water", 1), ("finite_phase_peaks", 2),
                                         ("finite_hot_streak_min", 4), ("finite_outage_worst", 3),
                                         ("finite_toggled_peak_reset", 2), ("finite_phase_min_int", 2),
-                                        ("finite_armed_mps", 4)])
+                                        ("finite_armed_mps", 3), ("finite_sweep_arrival", 4),
+                                        ("finite_two_lane_gate", 6), ("finite_mixed_session", 6),
+                                        ("finite_sentence_viterbi", 6), ("finite_toll_int", 6)])
 def test_tropical_lifts_are_found_and_proved(name, added):
     a = thm3.analyze(by_name(name).path, lift=True, timeout=60)
     assert a.verdict.value == "not-homomorphism"
@@ -153,11 +155,13 @@ def test_a_clear_the_control_does_not_hold_is_a_slope():
 def test_a_coefficient_that_reads_the_element_is_a_slope_fitted_on_bs_fields():
     # a max prefix sum while open: best's coefficient in the total is the element, so its
     # product along a list (the largest prefix sum from a state) is a slope; the slope of
-    # the total in itself is the total (and its copy), so those are read as the fields
+    # the total in itself is the total, so that one is read as the field.  The total starts
+    # at 0, not at the zero, and goes below it: the copies are from -inf, where they stay
+    # (no reading adds to the data without the data), so only the slopes are kept
     loop = _loop("finite_armed_mps")
     (first, *_) = finite.lift_candidates(loop, time.monotonic() + 10)
     keys = sorted(a.key for a in first.fields)
-    assert len(keys) == 4 and sum(k.endswith("_d1_0") for k in keys) == 2, keys
+    assert keys == ["fsm0_d1_0", "fsm1_d0_0", "fsm1_d1_0"], keys
     lifted = normalize_loop(finite.with_added(loop, first.fields))
     fn, how = finite.synthesize(lifted, time.monotonic() + 30)
     assert "(max, +)" in how
@@ -188,3 +192,80 @@ def test_tropical_products_compose_resets():
     unit = tropical._unit(MAX_PLUS, 2)
     mat = np.array([[1.0, -math.inf], [3.0, 0.0]])
     assert np.array_equal(prod(unit, mat), mat) and np.array_equal(prod(mat, unit), mat)
+
+
+def test_copies_come_from_the_zero_where_the_data_passes_its_start():
+    # an arrival time from 0.0 over (min, +) that rises past 0: the map from each direction
+    # is min(t + A, B), and a copy from 0 holds min(A, B), not B; the copies start at inf,
+    # the initial direction's too, and the combine fitted on them agrees with the fold
+    loop = _loop("finite_sweep_arrival")
+    m = finite.recognise(loop)
+    groups = tropical.groups(m)
+    started = finite._zero_started(m, groups)
+    assert [loop.fields[j].name for j in started] == ["t"]
+    assert finite._passes_start(m, groups, started, time.monotonic() + 10)
+    (first, *_) = finite.lift_candidates(loop, time.monotonic() + 10)
+    copies = {a.key: a.default for a in first.fields if not a.key.startswith("fsm0_d") and "_d0_" not in a.key}
+    assert copies == {"fsm0_t": math.inf, "fsm1_t": math.inf}, [a.key for a in first.fields]
+    lifted = normalize_loop(finite.with_added(loop, first.fields))
+    fn, _ = finite.synthesize(lifted, time.monotonic() + 30)
+    _agrees(lifted, fn)
+
+
+def test_copies_from_the_start_where_the_data_never_passes_it(tmp_path):
+    # a worst level from 0 that only rises (a max of readings >= 0 and itself): the copies
+    # from the start hold the offsets, and no copies from -inf are offered first
+    loop = _source(tmp_path, "    assert x >= 0\n    if x > 100:\n        return State(not acc.on, acc.worst)\n"
+                   "    if acc.on:\n        return State(acc.on, max(acc.worst, x))\n    return State(acc.on, acc.worst)",
+                   "    on: Bool = False\n    worst: Real = 0.0")
+    m = finite.recognise(loop)
+    groups = tropical.groups(m)
+    started = finite._zero_started(m, groups)
+    assert started and not finite._passes_start(m, groups, started, time.monotonic() + 10)
+    (first, *_) = finite.lift_candidates(loop, time.monotonic() + 10)
+    assert all(a.default == 0.0 for a in first.fields if a.key.startswith("fsm")), first.fields
+
+
+def test_a_group_over_plus_times_beside_a_tropical_one_gets_its_own_slopes():
+    # a decayed revenue (0.5 a step while open) beside a cheapest price (+2 a step): 0.5 ** k
+    # is no function of the toggle's transition function, so the (+, *) group carries its
+    # slope from each state, as the (min, +) group does; without them no combine exists
+    loop = _loop("finite_mixed_session")
+    (first, *_) = finite.lift_candidates(loop, time.monotonic() + 10)
+    keys = sorted(a.key for a in first.fields)
+    assert {"fsm0_d0_0", "fsm1_d0_0"} <= set(keys) and {"fsm0_d1_1", "fsm1_d1_1"} <= set(keys), keys
+    assert not any(k.endswith("_d0_1") or k.endswith("_d1_0") for k in keys), keys
+    lifted = normalize_loop(finite.with_added(loop, first.fields))
+    fn, _ = finite.synthesize(lifted, time.monotonic() + 30)
+    _agrees(lifted, fn)
+
+
+def test_the_fit_keeps_a_coefficient_that_rounding_would_lift_past_the_values():
+    # the residuation bound c_0 = -2 - 5e-9 is attained: read as -2, the term passes the
+    # values by 5e-9 on those rows; the fit keeps the bound where the rounded one fails
+    rng = np.random.default_rng(1)
+    b = rng.normal(size=(40, 2))
+    v = np.maximum(b[:, 0] - 2.0 - 5e-9, b[:, 1])
+    got = tropical._fit(MAX_PLUS, b, v)
+    assert got is not None and got[1] == 0.0 and math.isinf(got[2])
+    assert abs(got[0] - (-2.0 - 5e-9)) < 1e-12
+    # where the rounded coefficient fits, it is the one read
+    assert tropical._fit(MAX_PLUS, b, np.maximum(b[:, 0] - 2.0, b[:, 1]))[0] == -2.0
+
+
+def test_slopes_are_read_from_a_start_near_the_values():
+    # the 2-state HMM under a 3-phase clock: each list's slopes, read off folds from a large
+    # start, equal its lifted slope fields to 1e-12 on random floats (from 2 ** 20 the
+    # sums' rounding, 1e-10 a step, had passed the fit's 1e-9 in seven steps)
+    loop = _loop("finite_phase_viterbi")
+    (first, *_) = finite.lift_candidates(loop, time.monotonic() + 10)
+    lifted = normalize_loop(finite.with_added(loop, first.fields))
+    m = finite.recognise(lifted)
+    by_state, _ = m.determined()
+    folded = finite.sampled_ends(m, by_state)
+    assert tropical._big(m, folded) <= 2.0 ** 12
+    slopes = tropical._slopes_of(m, MAX_PLUS, folded, time.monotonic() + 10)
+    names = [lifted.fields[i].name for i in m.data]
+    k, j = names.index("b"), names.index("fsm2_d1_1")
+    bdata = np.array([row[:-1] for _, _, row, _ in folded], dtype=float)
+    assert np.allclose(slopes[:, 2, k, k], bdata[:, j], rtol=0, atol=1e-12)

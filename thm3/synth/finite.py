@@ -1997,16 +1997,28 @@ def _copies_lifts(m: Machine, deadline: float, limit: int) -> list[LiftSet]:
             break
     # each set read within the deadline (the full table of a lexer's 40 copies: seconds);
     # one past it, or whose data copies read a control copy it leaves out, is not offered
+    # where data over (max, +) or (min, +) starts away from its zero (a time from 0.0, not
+    # inf), its copies from that start hold the offsets only where the data never passes
+    # the start; each set is offered again with its data copies from the zero, the initial
+    # state's among them (one field more a data field: T_q(d) = A_q d (+) T_q(zero))
+    # (only the copies from the zero where sampled data passes its start: a score from
+    # 0.0 that a negative reading lowers, whose copies from the start tell nothing)
+    groups = _groups_or_none(m)
+    started = _zero_started(m, groups)
+    variants = [False] + ([True] if started else [])
+    if started and _passes_start(m, groups, started, deadline):
+        variants = [True]
     out = []
     for chosen, full in [(chosen, False) for chosen in found] + [(tuple(copies), True)]:
-        if time.monotonic() > deadline:
-            break
-        try:
-            got = _lift_set(m, chosen, col, originals, deadline, full=full)
-        except Failed:
-            continue
-        if not full or all(len(got.fields) > len(s.fields) for s in out):
-            out.append(got)
+        for from_zero in variants:
+            if time.monotonic() > deadline:
+                break
+            try:
+                got = _lift_set(m, chosen, col, originals, deadline, full=full, from_zero=from_zero)
+            except Failed:
+                continue
+            if not full or all(len(got.fields) > len(s.fields) for s in out):
+                out.append(got)
     return [s for s in out if s.fields]
 
 
@@ -2030,7 +2042,7 @@ def _negation(c: tuple) -> tuple | None:
     return tuple(not v for v in c) if c and isinstance(c[0], bool) else None
 
 
-def _lift_set(m: Machine, chosen, col, originals, deadline, full: bool = False) -> LiftSet:
+def _lift_set(m: Machine, chosen, col, originals, deadline, full: bool = False, from_zero: bool = False) -> LiftSet:
     loop = m.loop
     fields = loop.fields
     keys = {q: f"fsm{q[0]}_{fields[m.control[q[1]]].name}" for q in chosen}
@@ -2083,12 +2095,16 @@ def _lift_set(m: Machine, chosen, col, originals, deadline, full: bool = False) 
     # data: each data field from each other control state, starting at 0 (at -inf, a Real,
     # for a field over (max, +); at inf over (min, +): the semiring's zero)
     groups = _groups_or_none(m)
-    zeros = _data_zeros(m, groups)
-    for qi in range(1, len(m.states)) if m.data else ():
+    zeros = _data_zeros(m, groups, from_zero)
+    zero_started = _zero_started(m, groups) if from_zero else frozenset()
+    for qi in range(0 if zero_started else 1, len(m.states)) if m.data else ():
         mapping = {f"acc.{fields[j].name}": expr_of(qi, kk) for kk, j in enumerate(m.control)}
-        mapping |= {f"acc.{fields[j].name}": var(f"acc.fsm{qi}_{fields[j].name}", zeros[j][0]) for j in m.data}
+        mapping |= {f"acc.{fields[j].name}": var(f"acc.fsm{qi}_{fields[j].name}", zeros[j][0]) for j in m.data
+                    if qi or j in zero_started}
         for jj, j in enumerate(m.data):
             f = fields[j]
+            if qi == 0 and j not in zero_started:
+                continue
             roles[f"fsm{qi}_{f.name}"] = ("data", qi, jj)
             (update,) = substitute([loop.left.outputs[j]], mapping)
             type_, zero = zeros[j]
@@ -2097,39 +2113,21 @@ def _lift_set(m: Machine, chosen, col, originals, deadline, full: bool = False) 
     # slopes: where the data's coefficients are no function of the transition function
     # (2 * s in one mode, s in another), the product of the coefficients from each
     # control state, the initial one too, read by the combine as b's fields
-    slopes: list[Added] = []
-    if m.data and not _determined_or_not_affine(m):
-        data_index = {f"acc.{fields[j].name}": jj for jj, j in enumerate(m.data)}
-        names = [fields[j].name for j in m.data]
-        dtype = Type.INT if all(fields[j].type is Type.INT for j in m.data) else Type.REAL
-        for qi in range(len(m.states)):
-            if time.monotonic() > deadline:
-                raise Failed("time ran out reading the copies lift's slopes")
-            control = {f"acc.{fields[j].name}": expr_of(qi, kk) for kk, j in enumerate(m.control)}
-            for jj in range(len(m.data)):
-                for ii, i in enumerate(m.data):
-                    slope = {ll: var(f"acc.fsm{qi}_d{ll}_{jj}", dtype) for ll in range(len(m.data))}
-                    (stepped,) = substitute([loop.left.outputs[i]], control)
-                    update = _homogeneous(simplify(stepped), data_index, slope)
-                    if update is None:
-                        slopes = None           # a branch on the data: no slopes at all
-                        break
-                    one = 1 if ii == jj else 0
-                    roles[f"fsm{qi}_d{ii}_{jj}"] = ("slope", qi, ii, jj)
-                    hint = f"pw_from{qi}" if len(m.data) == 1 else f"slope_{names[ii]}_{names[jj]}_from{qi}"
-                    slopes.append(Added(f"fsm{qi}_d{ii}_{jj}", hint, dtype, one if dtype is Type.INT else float(one),
-                                        simplify(update), f"how {names[ii]} scales the {names[jj]} before the list, "
-                                        f"from {show_state(m, m.states[qi])} (the product of its coefficients)"))
-                if slopes is None:
-                    break
-            if slopes is None:
-                break
+    slopes: list[Added] | None = []
+    if m.data and groups is None:
+        slopes = _ring_slopes(m, m.data, expr_of, roles, deadline) if not _determined_or_not_affine(m) else []
     elif m.data:
         # over (max, +) or (min, +): where a reset the control does not hold (a negative
         # reading clears the peak in every mode) makes the coefficients no function of the
-        # transition function, their products from each state, 0 or -inf (`tropical.slopes`)
+        # transition function, their products from each state, 0 or -inf (`tropical.slopes`);
+        # a group over (+, *) beside them (a decayed sum beside a cheapest price) gets its own
         from thm3.synth import tropical
         slopes = tropical.slopes(m, expr_of, roles, groups)
+        for sr, idx in groups.items():
+            sub = tropical.restricted(m, idx)
+            if sr.plus is Op.ADD and slopes is not None and not _determined_or_not_affine(sub):
+                more = _ring_slopes(m, idx, expr_of, roles, deadline)
+                slopes = None if more is None else slopes + more
     added += slopes or []
     slope_keys = {a.key for a in slopes or []}
     replaced: dict[str, Expr] = {}
@@ -2137,12 +2135,48 @@ def _lift_set(m: Machine, chosen, col, originals, deadline, full: bool = False) 
         raise Failed("time ran out reading the copies lift")
     if m.data:
         added, replaced = _drop_copied_data(m, added, deadline, slope_keys)
-    combine = _copies_combine(m, added, roles, replaced, expr_of, bool(slopes))
+    # (the combine by construction is over (+, *) and reads the initial state's data from
+    # the field itself: none for copies from the zero)
+    combine = None if zero_started else _copies_combine(m, added, roles, replaced, expr_of, bool(slopes))
     size = full_table_size(m)
     what = "the full transition table" if full else "the fewest copies that tell the transition functions apart"
     why = (f"{what}: {len(added)} fields, of the {size} of the full table ({len(m.states) - 1} other "
            f"reachable states x {len(m.control) + len(m.data)} fields); {m.describe()}")
     return LiftSet(tuple(added), why, full, combine)
+
+
+def _ring_slopes(m: Machine, idx: tuple[int, ...], expr_of, roles: dict, deadline: float) -> list[Added] | None:
+    """For a copies lift: the products of the (+, *) coefficients of the data fields `idx`
+    (all of `m.data`, or one group over (+, *) beside tropical ones) from each control
+    state, `fsm{q}_d{i}_{j}` with i, j positions in `m.data`; None where an update
+    branches on the data (no slopes at all)."""
+    loop = m.loop
+    fields = loop.fields
+    pos = {j: m.data.index(j) for j in idx}
+    data_index = {f"acc.{fields[j].name}": pos[j] for j in idx}
+    names = {pos[j]: fields[j].name for j in idx}
+    dtype = Type.INT if all(fields[j].type is Type.INT for j in idx) else Type.REAL
+    out = []
+    for qi in range(len(m.states)):
+        if time.monotonic() > deadline:
+            raise Failed("time ran out reading the copies lift's slopes")
+        control = {f"acc.{fields[j].name}": expr_of(qi, kk) for kk, j in enumerate(m.control)}
+        for j in idx:
+            jj = pos[j]
+            for i in idx:
+                ii = pos[i]
+                slope = {pos[ll]: var(f"acc.fsm{qi}_d{pos[ll]}_{jj}", dtype) for ll in idx}
+                (stepped,) = substitute([loop.left.outputs[i]], control)
+                update = _homogeneous(simplify(stepped), data_index, slope)
+                if update is None:
+                    return None
+                one = 1 if ii == jj else 0
+                roles[f"fsm{qi}_d{ii}_{jj}"] = ("slope", qi, ii, jj)
+                hint = f"pw_from{qi}" if len(idx) == 1 else f"slope_{names[ii]}_{names[jj]}_from{qi}"
+                out.append(Added(f"fsm{qi}_d{ii}_{jj}", hint, dtype, one if dtype is Type.INT else float(one),
+                                 simplify(update), f"how {names[ii]} scales the {names[jj]} before the list, "
+                                 f"from {show_state(m, m.states[qi])} (the product of its coefficients)"))
+    return out
 
 
 def _groups_or_none(m: Machine) -> dict | None:
@@ -2154,9 +2188,10 @@ def _groups_or_none(m: Machine) -> dict | None:
         return None
 
 
-def _data_zeros(m: Machine, groups: dict | None) -> dict[int, tuple[Type, object]]:
+def _data_zeros(m: Machine, groups: dict | None, from_zero: bool = False) -> dict[int, tuple[Type, object]]:
     """Per data field: the type and start of its copies, the zero of its semiring
-    (`groups`: the fields' semirings, None where all are (+, *))."""
+    (`groups`: the fields' semirings, None where all are (+, *)).  `from_zero`: every
+    tropical copy from the zero (`_zero_started`)."""
     fields = m.loop.fields
     out = {j: (fields[j].type, 0 if fields[j].type is Type.INT else 0.0) for j in m.data}
     init = initial_state(m.loop)
@@ -2165,9 +2200,46 @@ def _data_zeros(m: Machine, groups: dict | None) -> dict[int, tuple[Type, object
             # from the field's own start where that is finite (a worst level from 0: the
             # combine reads max(a's, b's copy) where the data never falls below it; the
             # prover decides), else from the zero, a Real (an Int has no infinity)
-            out |= {j: (fields[j].type, init[j].arg) if math.isfinite(float(init[j].arg))
+            out |= {j: (fields[j].type, init[j].arg) if math.isfinite(float(init[j].arg)) and not from_zero
                     else (Type.REAL, float(s.zero)) for j in idx}
     return out
+
+
+def _passes_start(m: Machine, groups: dict | None, fields: frozenset[int], deadline: float) -> bool:
+    """Whether, on sampled lists, a field of `fields` (over (max, +), (min, +) ...) reaches
+    a value past its start on the semiring's side: below it under max, above it under
+    min.  A copy from the start then is no offset of the composed map."""
+    from thm3.semantics.samples import Domain
+    loop = m.loop
+    rng = np.random.default_rng(2)
+    dom = Domain(loop, deadline=deadline)
+    lists = []
+    for i in range(24):
+        params = dom.params(rng, small=True)
+        lists.append((dom.random_list(rng, params, int(rng.integers(1, 9)), small=i % 2 == 0), params))
+    lists += walked_lists(m, dom, rng, 24, min(16, max(8, 2 * len(m.states) + 2)))
+    init = initial_state(loop)
+    below = {j: s.plus is Op.MAX for s, idx in (groups or {}).items() for j in idx}
+    with np.errstate(invalid="ignore"):
+        for end in fold_batched(loop, lists):
+            for j in fields:
+                v, start = float(end[j]), float(init[j].arg)
+                if not math.isfinite(start):
+                    continue
+                if (v < start) if below[j] else (v > start):
+                    return True
+    return False
+
+
+def _zero_started(m: Machine, groups: dict | None) -> frozenset[int]:
+    """The data fields over (max, +) or (min, +) of a group that starts away from its zero:
+    their copies from the zero, the initial state's too, hold T_q(zero) where the copies
+    from the start do not (a time from 0.0 that a reading may lower below 0).  The
+    fields of a group go together: T_q(zero) starts every one of them at the zero."""
+    init = initial_state(m.loop)
+    # (every field of such a group: T_q(zero) is the whole group's data from the zero)
+    return frozenset(j for s, idx in (groups or {}).items() if s.plus is not Op.ADD
+                     and any(float(init[i].arg) != float(s.zero) for i in idx) for j in idx)
 
 
 def _copies_combine(m: Machine, added: list[Added], roles: dict, replaced: dict, expr_of, slopes: bool) -> Fn | None:
@@ -2360,7 +2432,7 @@ def _drop_copied_data(m: Machine, added: list[Added], deadline: float, slopes=fr
         raise Failed("time ran out reading the copies lift")
     cols = np.array(fold_batched(mega, lists), dtype=float).T
     k = len(loop.fields)
-    data_keys = {f"fsm{qi}_{loop.fields[j].name}" for qi in range(1, len(m.states)) for j in m.data}
+    data_keys = {f"fsm{qi}_{loop.fields[j].name}" for qi in range(len(m.states)) for j in m.data}
     data_keys |= set(slopes)
     # a slope constant on every list (the diagonal 1 of a unipotent step, a 0 off it) is
     # read as that constant by the updates of the others, then dropped with them
@@ -2390,7 +2462,8 @@ def _drop_copied_data(m: Machine, added: list[Added], deadline: float, slopes=fr
             c = cols[k + n]
             if a.key in data_keys:
                 equal = _read_back(a, c, known, a.key in slopes)
-                if equal is not None and (a.key not in needed or (equal.op is Op.VAR and equal.type is a.type)):
+                if equal is not None and (a.key not in needed or (equal.op is Op.VAR and equal.type is a.type)
+                                          or _infinite(equal)):
                     # one the others read goes too where it equals a field before it: they
                     # read that field instead (a slope of a sum that is the sum itself)
                     drop.add(a.key)
@@ -2419,6 +2492,12 @@ def _resolved(replaced: dict[str, Expr]) -> dict[str, Expr]:
         if not changed:
             break
     return out
+
+
+def _infinite(e: Expr) -> bool:
+    """A constant infinity: a tropical copy that stays at its zero on every list (copies
+    from the zero of data with no data-free part), which its readers read as that zero."""
+    return e.op is Op.CONST and not isinstance(e.arg, bool) and math.isinf(float(e.arg))
 
 
 def _read_back(a: Added, c: np.ndarray, known: list, slope: bool) -> Expr | None:

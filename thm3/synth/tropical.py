@@ -290,20 +290,40 @@ def _direct_leaf(s: Semiring, whole: Machine, m: Machine, k: int, q: int, r: int
     return _joined(s, pieces, fields[i].type)
 
 
-BIG = 2.0 ** 20     # the start of one field in `_slopes_of`: far above what sampled lists reach
+BIG = 2.0 ** 20     # the start of one field in `_slopes_of`, at most: far above what sampled lists reach
+
+
+def _big(m: Machine, folded: list) -> float:
+    """The start of one field in `_slopes_of`: a power of 2 far above what any path's sum
+    reaches on the sampled lists (16 times the largest finite value folded, or the sum of
+    the elements' sizes plus a constant's a step), at most BIG.  Small where the values
+    are: each step's sum near it rounds to its ulp, 2.0 ** 20 to 1e-10, which seven steps
+    of random floats carry past the fits' 1e-9."""
+    from thm3.ir import walk
+    consts = [abs(float(e.arg)) for e in walk(list(m.loop.left.outputs))
+              if e.op is Op.CONST and not isinstance(e.arg, bool) and math.isfinite(float(e.arg))]
+    c = max(consts, default=0.0) + 1.0
+    most = 1.0
+    for xs, _, row, _ in folded:
+        vals = [abs(float(v)) for v in row[:-1] if isinstance(v, (int, float)) and math.isfinite(float(v))]
+        size = sum(abs(float(v)) for x in xs for v in (x if isinstance(x, tuple) else (x,))
+                   if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(float(v)))
+        most = max(most, max(vals, default=0.0), size + c * (len(xs) + 1))
+    return min(BIG, 2.0 ** math.ceil(math.log2(16 * most)))
 
 
 def _slopes_of(m: Machine, s: Semiring, folded: list, deadline: float) -> np.ndarray:
     """(list, control state q, field k, field j) -> the product of the coefficients of k
     in j along the list from q (the semiring's zero where j never reaches k): the fold
-    from q with j at BIG and the rest at the zero, less BIG, where it is past BIG / 2."""
+    from q with j at `_big` and the rest at the zero, less that, where it is past half."""
     sign = 1.0 if s is MAX_PLUS else -1.0
     nd = len(m.data)
+    big = _big(m, folded)
     out = np.full((len(folded), len(m.states), nd, nd), float(s.zero))
     for jj in range(nd):
-        got = _ends(m, s, folded, deadline, ("big", jj))
-        high = sign * got >= BIG / 2
-        out[:, :, :, jj] = np.where(high, got - sign * BIG, float(s.zero))
+        got = _ends(m, s, folded, deadline, ("big", jj, big))
+        high = sign * got >= big / 2
+        out[:, :, :, jj] = np.where(high, got - sign * big, float(s.zero))
     return out
 
 
@@ -345,8 +365,8 @@ def _ends(m: Machine, s: Semiring, folded: list, deadline: float, start) -> np.n
                 st[j] = float(init[j])
             elif start == "zero" or start[1] != jj:
                 st[j] = float(s.zero)
-            else:                               # ("big", jj): field jj far above the rest
-                st[j] = (1.0 if s is MAX_PLUS else -1.0) * BIG
+            else:                               # ("big", jj, big): field jj far above the rest
+                st[j] = (1.0 if s is MAX_PLUS else -1.0) * start[2]
         starts.append(st)
     batch = tuple(np.array([st[f] for st in starts], dtype=float if f in m.data else None)
                   for f in range(len(fields)))
@@ -398,15 +418,20 @@ def _fit(s: Semiring, bdata: np.ndarray, v: np.ndarray) -> list[float] | None:
     bad = np.any(np.isnan(bd) | (bd == math.inf), axis=0)
     if bad.any():
         bd = np.where(bad[None, :], -math.inf, bd)
-    coefs = np.full(k + 1, -math.inf)
+    raw = np.full(k + 1, -math.inf)
     for j in range(k):
         live = np.isfinite(bd[:, j])
         if live.any():
             # c_j <= v - b_j on every row where b_j is finite (-inf where v is)
-            coefs[j] = _nice(float(np.min(np.where(np.isfinite(vv[live]), vv[live] - bd[live, j], -math.inf))))
-    coefs[k] = _nice(float(np.min(vv))) if n else -math.inf
+            raw[j] = float(np.min(np.where(np.isfinite(vv[live]), vv[live] - bd[live, j], -math.inf)))
+    raw[k] = float(np.min(vv)) if n else -math.inf
+    # each as the small rational it is up to rounding, unless that lifts a term that no
+    # row attains past the values (-2.000000005 read as -2 where the 5e-9 counts)
+    coefs = np.array([_nice(c) for c in raw])
     if not _matches(bd, vv, coefs):
-        return None
+        coefs = raw
+        if not _matches(bd, vv, coefs):
+            return None
     # the terms that attain the value on the fewest rows go first (b's trailing streak,
     # never above its longest one, before the longest: of two that explain the samples
     # the one that explains more stays), the constant first among equals
@@ -417,6 +442,12 @@ def _fit(s: Semiring, bdata: np.ndarray, v: np.ndarray) -> list[float] | None:
         if math.isfinite(coefs[j]):
             kept = coefs[j]
             coefs[j] = -math.inf
+            if not _matches(bd, vv, coefs):
+                coefs[j] = kept
+    for j in range(k + 1):          # (the kept terms' coefficients read nicely where they still fit)
+        if math.isfinite(coefs[j]) and _nice(coefs[j]) != coefs[j]:
+            kept = coefs[j]
+            coefs[j] = _nice(kept)
             if not _matches(bd, vv, coefs):
                 coefs[j] = kept
     return [sign * c if math.isfinite(c) else float(s.zero) for c in coefs]
