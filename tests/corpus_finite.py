@@ -252,6 +252,9 @@ ENTRIES: list[Entry] = [
          "2", ([0, 0], [0, 1], [0]), domain="int", klass="finite-linear", lift=2),
     _not("finite_armed_mps", TROPICAL, "[] and [1] both give (False, 0, 0); after [0] the 1 is gained",
          ([], [1.0], [0.0]), klass="finite-linear", lift=None),
+    _not("finite_gear_odometer", LINEAR, "[(1, up)] and [(1.75, stay), (0, up)] both give (1, 1.75); after (0, up) "
+         "the first hour runs in gear 2, the second in gear 1", ([(1.0, 1)], [(1.75, 0), (0.0, 1)], [(0.0, 1)]),
+         klass="finite-linear", lift=None),
     _not("finite_sweep_arrival", TROPICAL, "[1, -1] and [1, -10] both give (False, 1); after [1] the first "
          "arrives at 1, the second at 2", ([1.0, -1.0], [1.0, -10.0], [1.0]), klass="finite-linear", lift=None),
     _not("finite_two_lane_gate", TROPICAL, "[-1] and [-1, 0] both give (False, 0, inf); after [-1] the road is "
@@ -320,6 +323,7 @@ UNCATALOGUED_COPY_LIFTS: dict[str, int] = {
     "finite_hot_streak_min": 4,             # the streak from 1 and 2, the best from each (from inf)
     "finite_outage_worst": 3,               # the mode, the worst level and the count from "in an outage"
     "finite_armed_mps": 3,                  # the best's slope in the total from each state, the total's from "open" (the copies from -inf stay there)
+    "finite_gear_odometer": 3,              # the distance from each other gear (the gear read straight off the shift bit)
     "finite_sweep_arrival": 4,              # the time's offset (from inf) and its slope, from each direction
     "finite_two_lane_gate": 6,              # the 2 x 2 slopes from "open", and the two the toggle changes from "closed"
     "finite_mixed_session": 6,              # both fields from "open", each group's slope from each state

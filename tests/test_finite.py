@@ -1103,3 +1103,14 @@ def test_a_fit_on_an_overflowed_sample_fails_honestly():
                 [((10 ** 400, 1), 6), ((3, 1), 9)]):
         with pytest.raises(finite.Failed, match="infinite value"):
             finite._fit_linear(m, bad, terms, Type.REAL, "the slope")
+
+
+def test_an_int_element_read_as_it_is_is_finite_control():
+    # a gear cycled by a shift bit (`assert 0 <= shift <= 1`), read straight, not through a
+    # predicate: the element's two values are two cells, so the gear is control and the
+    # distance, which reads the Real dt, is data: the lift copies it from each other gear
+    loop = _loop("finite_gear_odometer")
+    m = finite.recognise(loop)
+    assert m.names(m.control) == ["gear"] and len(m.states) == 4 and len(m.cells) == 2
+    (first, *_) = finite.lift_candidates(loop, time.monotonic() + 10)
+    assert sorted(a.hint for a in first.fields) == ["km_from1", "km_from2", "km_from3"]

@@ -255,7 +255,7 @@ def test_the_fit_keeps_a_coefficient_that_rounding_would_lift_past_the_values():
 
 def test_slopes_are_read_from_a_start_near_the_values():
     # the 2-state HMM under a 3-phase clock: each list's slopes, read off folds from a large
-    # start, equal its lifted slope fields to 1e-12 on random floats (from 2 ** 20 the
+    # start, equal its lifted slope fields to 1e-10 on random floats (from 2 ** 20 the
     # sums' rounding, 1e-10 a step, had passed the fit's 1e-9 in seven steps)
     loop = _loop("finite_phase_viterbi")
     (first, *_) = finite.lift_candidates(loop, time.monotonic() + 10)
@@ -263,9 +263,9 @@ def test_slopes_are_read_from_a_start_near_the_values():
     m = finite.recognise(lifted)
     by_state, _ = m.determined()
     folded = finite.sampled_ends(m, by_state)
-    assert tropical._big(m, folded) <= 2.0 ** 12
+    assert tropical._big(m, folded) <= 2.0 ** 17
     slopes = tropical._slopes_of(m, MAX_PLUS, folded, time.monotonic() + 10)
     names = [lifted.fields[i].name for i in m.data]
     k, j = names.index("b"), names.index("fsm2_d1_1")
     bdata = np.array([row[:-1] for _, _, row, _ in folded], dtype=float)
-    assert np.allclose(slopes[:, 2, k, k], bdata[:, j], rtol=0, atol=1e-12)
+    assert np.allclose(slopes[:, 2, k, k], bdata[:, j], rtol=0, atol=1e-10)

@@ -161,7 +161,8 @@ def element_features(loop: Loop, outputs, atoms: list[Expr]) -> list[Expr]:
         if repr(e) in small:
             return small[repr(e)]
         ok = False
-        if e.op not in (Op.VAR, Op.CONST):
+        # (an Int element read as it is counts too: a sync bit `assert 0 <= sync <= 1`)
+        if e.op is not Op.CONST:
             syms: dict = {}
             t = to_z3(e, syms)
             if pre is None:

@@ -295,10 +295,11 @@ BIG = 2.0 ** 20     # the start of one field in `_slopes_of`, at most: far above
 
 def _big(m: Machine, folded: list) -> float:
     """The start of one field in `_slopes_of`: a power of 2 far above what any path's sum
-    reaches on the sampled lists (16 times the largest finite value folded, or the sum of
-    the elements' sizes plus a constant's a step), at most BIG.  Small where the values
-    are: each step's sum near it rounds to its ulp, 2.0 ** 20 to 1e-10, which seven steps
-    of random floats carry past the fits' 1e-9."""
+    reaches on the sampled lists (1024 times the largest finite value folded, or the sum
+    of the elements' sizes plus a constant's a step: a coefficient 10 * x stays far
+    below it), at most BIG.  Small where the values are: each step's sum near it rounds
+    to its ulp, 2.0 ** 20 to 1e-10, which seven steps of random floats carry past the
+    fits' 1e-9."""
     from thm3.ir import walk
     consts = [abs(float(e.arg)) for e in walk(list(m.loop.left.outputs))
               if e.op is Op.CONST and not isinstance(e.arg, bool) and math.isfinite(float(e.arg))]
@@ -309,7 +310,7 @@ def _big(m: Machine, folded: list) -> float:
         size = sum(abs(float(v)) for x in xs for v in (x if isinstance(x, tuple) else (x,))
                    if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(float(v)))
         most = max(most, max(vals, default=0.0), size + c * (len(xs) + 1))
-    return min(BIG, 2.0 ** math.ceil(math.log2(16 * most)))
+    return min(BIG, 2.0 ** math.ceil(math.log2(1024 * most)))
 
 
 def _slopes_of(m: Machine, s: Semiring, folded: list, deadline: float) -> np.ndarray:
