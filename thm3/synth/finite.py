@@ -155,14 +155,16 @@ def element_features(loop: Loop, outputs, atoms: list[Expr]) -> list[Expr]:
 
     small: dict[str, bool] = {}
     pre = None
+    mixed = any(d.type not in (Type.INT, Type.BOOL) for d in loop.elements)
 
     def few(e: Expr) -> bool:
         nonlocal pre
         if repr(e) in small:
             return small[repr(e)]
         ok = False
-        # (an Int element read as it is counts too: a sync bit `assert 0 <= sync <= 1`)
-        if e.op is not Op.CONST:
+        # (an Int element read as it is counts too, a sync bit `assert 0 <= sync <= 1` beside
+        # a Real dt; where every element is Int or Bool, `finite_elements` reads them by value)
+        if e.op is not Op.CONST and (e.op is not Op.VAR or mixed):
             syms: dict = {}
             t = to_z3(e, syms)
             if pre is None:
@@ -2206,19 +2208,27 @@ def _data_zeros(m: Machine, groups: dict | None, from_zero: bool = False) -> dic
     return out
 
 
+def _random_and_walked(m: Machine, deadline: float, seed: int, count: int, shortest: int, longest: int,
+                       walks: int) -> list[tuple[list, dict]]:
+    """`count` random lists of `shortest` to `longest` elements (small values every other
+    one) and `walks` walks over the control's moves, each with its parameters."""
+    from thm3.semantics.samples import Domain
+    rng = np.random.default_rng(seed)
+    dom = Domain(m.loop, deadline=deadline)
+    lists = []
+    for i in range(count):
+        params = dom.params(rng, small=True)
+        lists.append((dom.random_list(rng, params, int(rng.integers(shortest, longest + 1)), small=i % 2 == 0),
+                      params))
+    return lists + walked_lists(m, dom, rng, walks, min(16, max(8, 2 * len(m.states) + 2)))
+
+
 def _passes_start(m: Machine, groups: dict | None, fields: frozenset[int], deadline: float) -> bool:
     """Whether, on sampled lists, a field of `fields` (over (max, +), (min, +) ...) reaches
     a value past its start on the semiring's side: below it under max, above it under
     min.  A copy from the start then is no offset of the composed map."""
-    from thm3.semantics.samples import Domain
     loop = m.loop
-    rng = np.random.default_rng(2)
-    dom = Domain(loop, deadline=deadline)
-    lists = []
-    for i in range(24):
-        params = dom.params(rng, small=True)
-        lists.append((dom.random_list(rng, params, int(rng.integers(1, 9)), small=i % 2 == 0), params))
-    lists += walked_lists(m, dom, rng, 24, min(16, max(8, 2 * len(m.states) + 2)))
+    lists = _random_and_walked(m, deadline, seed=2, count=24, shortest=1, longest=8, walks=24)
     init = initial_state(loop)
     below = {j: s.plus is Op.MAX for s, idx in (groups or {}).items() for j in idx}
     with np.errstate(invalid="ignore"):
@@ -2416,19 +2426,12 @@ def _drop_copied_data(m: Machine, added: list[Added], deadline: float, slopes=fr
     """Data copies that equal (on folded lists) an original field, its negation, another
     kept copy, or 0 add nothing, and a slope that is constant (its combine reads the
     constant, and so do the updates of the others); a copy another kept one reads stays."""
-    from thm3.semantics.samples import Domain
     loop = m.loop
     mega = with_added(loop, added)
-    rng = np.random.default_rng(1)
-    dom = Domain(loop, deadline=deadline)
-    lists = []
-    for i in range(40):
-        params = dom.params(rng, small=True)
-        lists.append((dom.random_list(rng, params, int(rng.integers(0, 7)), small=i % 2 == 0), params))
-    # and walks over the control's moves: a copy that differs only after a rare cell
-    # (x == 92), or only where a start state's phase survives three steps, is no copy of
-    # a field (many and long walks: folded together, length by length)
-    lists += walked_lists(m, dom, rng, DROP_WALKS, min(16, max(8, 2 * len(m.states) + 2)))
+    # random lists, and walks over the control's moves: a copy that differs only after a
+    # rare cell (x == 92), or only where a start state's phase survives three steps, is no
+    # copy of a field (many and long walks: folded together, length by length)
+    lists = _random_and_walked(m, deadline, seed=1, count=40, shortest=0, longest=6, walks=DROP_WALKS)
     if time.monotonic() > deadline:         # (folding them with 40 copies: seconds)
         raise Failed("time ran out reading the copies lift")
     cols = np.array(fold_batched(mega, lists), dtype=float).T
