@@ -1998,19 +1998,19 @@ def _copies_lifts(m: Machine, deadline: float, limit: int) -> list[LiftSet]:
                     break
         if found:
             break
-    # each set read within the deadline (the full table of a lexer's 40 copies: seconds);
-    # one past it, or whose data copies read a control copy it leaves out, is not offered
     # where data over (max, +) or (min, +) starts away from its zero (a time from 0.0, not
     # inf), its copies from that start hold the offsets only where the data never passes
     # the start; each set is offered again with its data copies from the zero, the initial
-    # state's among them (one field more a data field: T_q(d) = A_q d (+) T_q(zero))
-    # (only the copies from the zero where sampled data passes its start: a score from
-    # 0.0 that a negative reading lowers, whose copies from the start tell nothing)
+    # state's among them (one field more a data field: T_q(d) = A_q d (+) T_q(zero)), and
+    # only so where sampled data passes its start (a score from 0.0 that a negative
+    # reading lowers, whose copies from the start tell nothing)
     groups = _groups_or_none(m)
     started = _zero_started(m, groups)
     variants = [False] + ([True] if started else [])
     if started and _passes_start(m, groups, started, deadline):
         variants = [True]
+    # each set read within the deadline (the full table of a lexer's 40 copies: seconds);
+    # one past it, or whose data copies read a control copy it leaves out, is not offered
     out = []
     for chosen, full in [(chosen, False) for chosen in found] + [(tuple(copies), True)]:
         for from_zero in variants:
@@ -2096,7 +2096,9 @@ def _lift_set(m: Machine, chosen, col, originals, deadline, full: bool = False, 
             hint, comment = f"{f.name}_from{qi}", f"{f.name} of the state this list leads {state} to"
         added.append(Added(keys[(qi, k)], hint, f.type, m.states[qi][k], simplify(update), comment))
     # data: each data field from each other control state, starting at 0 (at -inf, a Real,
-    # for a field over (max, +); at inf over (min, +): the semiring's zero)
+    # for a field over (max, +); at inf over (min, +): the semiring's zero); `from_zero`:
+    # a tropical group that starts away from its zero is copied from the zero, from the
+    # initial state too (`_zero_started`)
     groups = _groups_or_none(m)
     zeros = _data_zeros(m, groups, from_zero)
     zero_started = _zero_started(m, groups) if from_zero else frozenset()
@@ -2248,7 +2250,6 @@ def _zero_started(m: Machine, groups: dict | None) -> frozenset[int]:
     from the start do not (a time from 0.0 that a reading may lower below 0).  The
     fields of a group go together: T_q(zero) starts every one of them at the zero."""
     init = initial_state(m.loop)
-    # (every field of such a group: T_q(zero) is the whole group's data from the zero)
     return frozenset(j for s, idx in (groups or {}).items() if s.plus is not Op.ADD
                      and any(float(init[i].arg) != float(s.zero) for i in idx) for j in idx)
 
