@@ -25,8 +25,9 @@ CORPUS_DIR = REPO_ROOT / "bench" / "corpus"
 
 TRUTHS = ("homomorphism", "not-homomorphism")
 # Element domains for random lists (tests/test_corpus.py turns them into strategies):
-# "real" and "int" follow the element's type; the others honour the file's `assert`.
-DOMAINS = ("real", "int", "bits", "digits", "pm1", "nonzero", "pair")
+# "real" and "int" follow the element's type; the others honour the file's `assert`
+# ("nonneg": Real elements at 0 or more, Int ones in 0..9, Bool ones either).
+DOMAINS = ("real", "int", "bits", "digits", "pm1", "nonzero", "pair", "nonneg")
 
 INF = math.inf
 

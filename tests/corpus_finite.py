@@ -19,6 +19,13 @@ PATTERNS = "PLDI 2021 regular-pattern loops"
 COUNTERS = "saturating counters"
 LINEAR = "finite control with linear data (AutoLifter / Parsynt region counts)"
 TROPICAL = "finite control with (max, +) or (min, +) data (weighted automata over tropical semirings, Mohri 2009)"
+SCALING = "finite control with (max, *) or (min, *) data (weighted automata over the Viterbi semiring)"
+
+
+def _stop_peak(a, b, p):                # (stopped, peak, ticks)
+    if a[0]:
+        return tuple(a)
+    return (b[0], max(a[1] * 0.9 ** b[2], b[1]), a[2] + b[2])
 
 
 def _xor(a, b, p):
@@ -270,6 +277,25 @@ ENTRIES: list[Entry] = [
          "tick and costs 2", ([0, 1], [1, 0], [0]), domain="int", klass="finite-linear", lift=None),
     _not("finite_comment_scanner", LINEAR, "[42, 47] and [0, 47] both give (1, 1, 0); after [47] the 42 opens "
          "a comment", ([42, 47], [0, 47], [47]), domain="int", klass="finite-linear", lift=None),
+    _not("finite_release_peak", SCALING, "[0] and [0, 0] both give (True, 0); after [1] the held 1 decays once by "
+         "0.9, or by 0.9 and 0.5", ([0.0], [0.0, 0.0], [1.0]), domain="nonneg", klass="finite-linear", lift=None),
+    _not("finite_clip_peak", SCALING, "[] and [0] both give (False, 0); after [1] the 1 is held, or decayed to 0.95",
+         ([], [0.0], [1.0]), domain="nonneg", klass="finite-linear", lift=None),
+    _not("finite_gated_compound", SCALING, "[] and [(1, closed)] both give (False, 0); after an opening (0, start) "
+         "the 1 is a gain of its own", ([], [(1.0, False)], [(0.0, True)]), domain="nonneg", klass="finite-linear",
+         lift=None),
+    _not("finite_scan_phase_peak", SCALING, "[0, 2] and [1, 0] both give (2, 1) with decay 2; after [0] they start "
+         "in phase 1, where the 2 is halved and the 1 kept", ([0.0, 2.0], [1.0, 0.0], [0.0]), domain="nonneg",
+         params=({"decay": 2.0},), klass="finite-linear", lift=None),
+    _not("finite_min_ratio_market", SCALING, "[(1, 2, stay)] and [(2, 2, stay)] both give (True, 2); after (1, 1, "
+         "stay) the 1 held is scaled by 1 or by 2", ([(1.0, 2.0, False)], [(2.0, 2.0, False)], [(1.0, 1.0, False)]),
+         domain="nonneg", klass="finite-linear", lift=None),
+    _not("finite_prob_viterbi_phase", SCALING, "[(1, 0), (0, 1)] and [(1, 1), (0, 1)] both give (0, 0, 0.8 * 0.5); "
+         "after (0, 1) the second list's first step reads b", ([(1.0, 0.0), (0.0, 1.0)], [(1.0, 1.0), (0.0, 1.0)],
+                                                              [(0.0, 1.0)]),
+         domain="nonneg", klass="finite-linear", lift=None),
+    _hom("finite_stop_peak", SCALING, "a's own once stopped, else max(0.9 ** b.ticks * a.peak, b.peak)", _stop_peak,
+         domain="nonneg", klass="finite-linear"),
 ]
 
 # The smallest lift by copies of the state (see the docstring), per non-homomorphism above.
@@ -330,6 +356,11 @@ UNCATALOGUED_COPY_LIFTS: dict[str, int] = {
     "finite_phase_viterbi": 10,             # the 2 x 2 slopes from each phase, less the two the fields themselves give
     "finite_sentence_viterbi": 6,           # the offsets from -inf (the reset's 0) and the 2 x 2 slopes
     "finite_toll_int": 6,                   # the cost's offset (from inf) and slope, from each tick
+    "finite_release_peak": 3,               # "quiet" from "quiet", the decays' product from each state
+    "finite_clip_peak": 3,                  # the peak from "clipped", the decays' product from each state
+    "finite_gated_compound": 3,             # the best from "open", the gains' product from each state
+    "finite_scan_phase_peak": 5,            # the peak from phases 1 and 2, decay's power from each phase
+    "finite_min_ratio_market": 4,           # the cheapest (from inf) and the rates' product, from each state
     "finite_frame_checksum": 13,            # the mode from four modes, the data from two, ck's slope from three (64 states)
 }
 

@@ -89,6 +89,10 @@ def _held(pick, c):
     return combine
 
 
+def _release_counts(a, b, p):           # (peak, quiet_n, loud_n)
+    return (max(a[0] * 0.5 ** b[1] * 0.9 ** b[2], b[0]), a[1] + b[1], a[2] + b[2])
+
+
 def _fast_slow(a, b, p):                # (fast, slow, n)
     return (max(0.5 ** b[2] * a[0], b[0]), max(0.95 ** b[2] * a[1], b[1]), a[2] + b[2])
 
@@ -238,6 +242,8 @@ ENTRIES: list[Entry] = [
     _hom("powers_ema_irregular", SEMIRING, "v = exp(-0.5 t2) v1 + v2",
          lambda a, b, p: (math.exp(-0.5 * b[1]) * a[0] + b[0], a[1] + b[1]), klass="powers"),
     _hom("semiring_fast_slow_peaks", SEMIRING, "each peak scaled by its decay ** n2", _fast_slow, klass="semiring"),
+    _hom("semiring_release_counts", SEMIRING, "peak = max(0.5 ** quiet_n2 * 0.9 ** loud_n2 * peak1, peak2): a "
+         "product of two counts' powers", _release_counts, domain="nonneg", klass="semiring"),
     _not("semiring_viterbi2_prob", SEMIRING, "[0, -1, 0] and [1, 0, 0] both give the same scores; after [1] "
          "they differ", ([0.0, -1.0, 0.0], [1.0, 0.0, 0.0], [1.0]), klass="semiring", lift=2),
     _not("semiring_peak_flip", SEMIRING, "[0] and [-1] both give (0, 1); after [1] they give 0 and -0.5",

@@ -24,6 +24,8 @@ ANALYZE_TIMEOUT = 30.0
 _REALS = st.one_of(st.sampled_from([-2.0, -1.0, -0.5, 0.0, 0.5, 1.0, 2.0, 3.0]),
                    st.floats(-8, 8, allow_nan=False, allow_infinity=False))
 _INTS = st.integers(-3, 9)
+_NONNEG = st.one_of(st.sampled_from([0.0, 0.05, 0.5, 1.0, 1.5, 2.0, 3.0]),
+                    st.floats(0, 8, allow_nan=False, allow_infinity=False))
 _BY_DOMAIN = {
     "bits": st.sampled_from([0, 1]),
     "digits": st.integers(0, 9),
@@ -43,6 +45,9 @@ def element_strategy(entry: Entry):
     data = [p for p in loop.elements if not p.index]
     if entry.domain in _BY_DOMAIN:
         scalars = [_BY_DOMAIN[entry.domain]] * len(data)
+    elif entry.domain == "nonneg":
+        scalars = [st.booleans() if p.type is Type.BOOL else st.integers(0, 9) if p.type is Type.INT else _NONNEG
+                   for p in data]
     else:
         scalars = [_INTS if p.type is Type.INT else _REALS for p in data]
     if len(scalars) == 1:

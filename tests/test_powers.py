@@ -172,6 +172,30 @@ def test_the_finite_route_reads_each_modes_decay_off_its_count(name, c):
     assert f"{c} ** b.n0" in text and f"{c} ** b.n1" in text
 
 
+def test_the_semiring_route_reads_a_product_of_two_counts_powers():
+    # a quiet sample halves the peak, a loud one keeps 0.9 of it: after b's list a's peak
+    # is scaled by 0.5 ** b.quiet_n * 0.9 ** b.loud_n, neither power alone
+    loop = thm3.parse_file(CORPUS / "semiring_release_counts.py")
+    got = route_alone(loop, (synth.route_named("semiring"),), 30)
+    assert proved(got), got.statuses
+    text = _combine_text(got)
+    assert "0.5 ** b.quiet_n" in text and "0.9 ** b.loud_n" in text
+
+
+def test_a_product_of_powers_is_read_only_where_it_holds():
+    from thm3.synth.powers import read_power_product
+    rng = np.random.default_rng(3)
+    n1, n2, n3 = (rng.integers(0, 9, size=30) for _ in range(3))
+    v = 2.0 * 0.5 ** n1 * 1.25 ** n3
+    got = read_power_product(v, {"n1": n1, "n2": n2, "n3": n3})
+    assert to_text(got) in ("2.0 * (0.5 ** b.n1 * 1.25 ** b.n3)", "2.0 * 0.5 ** b.n1 * 1.25 ** b.n3"), to_text(got)
+    # one sample off by a relative 1e-6 refutes it; a sum of powers is no product of them
+    w = v.copy()
+    w[7] *= 1 + 1e-6
+    assert read_power_product(w, {"n1": n1, "n2": n2, "n3": n3}) is None
+    assert read_power_product(0.5 ** n1 + 0.25 ** n2, {"n1": n1, "n2": n2}) is None
+
+
 def test_a_decay_close_to_one_is_read_as_a_power_not_as_the_identity():
     """0.99999 a step: within NumPy's default tolerance of 1, which made every word's
     coefficient look fixed by the control state; no fraction with a small denominator is

@@ -269,3 +269,91 @@ def test_slopes_are_read_from_a_start_near_the_values():
     k, j = names.index("b"), names.index("fsm2_d1_1")
     bdata = np.array([row[:-1] for _, _, row, _ in folded], dtype=float)
     assert np.allclose(slopes[:, 2, k, k], bdata[:, j], rtol=0, atol=1e-10)
+
+
+# --- (max, *) and (min, *) data under finite control --------------------------------------
+
+def test_scaled_data_under_control_is_read_over_max_times_or_min_times(tmp_path):
+    from thm3.synth.semiring import MAX_TIMES_NONNEGATIVE, MIN_TIMES
+    loop = _loop("finite_clip_peak")
+    assert {s: [loop.fields[i].name for i in idx] for s, idx in tropical.groups(finite.recognise(loop)).items()} \
+        == {MAX_TIMES_NONNEGATIVE: ["peak"]}
+    loop = _loop("finite_min_ratio_market")
+    assert {s: [loop.fields[i].name for i in idx] for s, idx in tropical.groups(finite.recognise(loop)).items()} \
+        == {MIN_TIMES: ["cost"]}
+    # a coefficient not shown nonnegative (x may be negative) puts it in no semiring
+    loop = _source(tmp_path, "    c = acc.c or x > 1.0\n    return State(c, max(acc.peak * x, 1.0) if c else acc.peak)",
+                   "    c: Bool = False\n    peak: Real = 0.0")
+    with pytest.raises(finite.Failed):
+        tropical.groups(finite.recognise(loop))
+
+
+def test_a_min_times_coefficient_must_be_shown_positive(tmp_path):
+    # +inf (the zero of (min, *)) times a rate of 0 is NaN in IEEE where the semiring's zero
+    # absorbs: `assert r >= 0` is not enough, `assert r > 0` is
+    def loop_with(cond):
+        p = tmp_path / f"m{len(cond)}.py"
+        p.write_text("from typing import NamedTuple\nfrom thm3.lang import Bool, Real\n\n\n"
+                     "class State(NamedTuple):\n    on: Bool = True\n    cost: Real = 1000.0\n\n\n"
+                     "def left(acc: State, r: Real, x: Real, t: Bool) -> State:\n"
+                     f"    assert {cond}\n    assert x >= 0\n    o = acc.on != t\n"
+                     "    return State(o, min(acc.cost * r, x) if o else min(acc.cost, x))\n")
+        return normalize_loop(thm3.parse_file(p))
+    with pytest.raises(finite.Failed):
+        tropical.groups(finite.recognise(loop_with("r >= 0")))
+    assert tropical.groups(finite.recognise(loop_with("r > 0")))
+
+
+def test_the_fit_reads_scaled_forms_through_logarithms():
+    from thm3.synth.semiring import MAX_TIMES_NONNEGATIVE, MIN_TIMES
+    rng = np.random.default_rng(1)
+    b = rng.uniform(0.0, 4.0, size=(40, 3))
+    b[::5, 0] = 0.0                                 # b's first field at the zero of (max, *)
+    v = np.maximum(0.5 * b[:, 0], 0.25 * b[:, 2])    # max(0.5 b0, 0.25 b2)
+    assert tropical._fit(MAX_TIMES_NONNEGATIVE, b, v) == [0.5, 0.0, 0.25, 0.0]
+    # over (min, *), a field at 0 is a value like any (it absorbs the minimum)
+    w = np.minimum(0.25 * b[:, 0], b[:, 1])
+    assert tropical._fit(MIN_TIMES, b, w) == [0.25, 1.0, math.inf, math.inf]
+    # no form: a sum is no max of scaled fields; a negative value is in no (max, *) form
+    assert tropical._fit(MAX_TIMES_NONNEGATIVE, b, b[:, 0] + b[:, 1] + 1.0) is None
+    assert tropical._fit(MAX_TIMES_NONNEGATIVE, b, -v - 1.0) is None
+
+
+def test_scaled_products_compose_with_an_absorbing_zero():
+    from thm3.synth.semiring import MIN_TIMES
+    prod = tropical._product(MIN_TIMES)
+    unit = tropical._unit(MIN_TIMES, 2)
+    mat = np.array([[0.5, math.inf], [0.0, 2.0]])
+    assert np.array_equal(prod(unit, mat), mat) and np.array_equal(prod(mat, unit), mat)
+    # the zero (+inf) absorbs a coefficient 0 where IEEE would give NaN
+    assert prod(np.array([[0.0]]), np.array([[math.inf]]))[0, 0] == math.inf
+
+
+def test_a_slope_hidden_by_the_top_is_no_reading():
+    # over (min, *) a reading of 0 makes the fold 0 whatever the product: that list says
+    # nothing of the slope, which is fitted on the others (NaN in `_slopes_of`)
+    loop = _loop("finite_min_ratio_market")
+    (first, *_) = finite.lift_candidates(loop, time.monotonic() + 10)
+    assert [a.default for a in first.fields if "d0" not in a.key] == [math.inf, math.inf]
+    lifted = normalize_loop(finite.with_added(loop, first.fields))
+    fn, how = finite.synthesize(lifted, time.monotonic() + 30)
+    assert "(min, *)" in how
+    _agrees(lifted, fn)
+
+
+def test_the_route_alone_proves_a_scaled_homomorphism_with_a_power_of_a_count():
+    from test_finite import _alone, _proved
+    loop = thm3.parse_file(by_name("finite_stop_peak").path)
+    got = _alone("finite", loop, 30)
+    assert _proved(got), got.tried()
+    assert "0.9 ** b.ticks" in thm3.ir.printer.to_text(got.combine.outputs[1]).replace("b_", "b.")
+    _agrees(normalize_loop(loop), got.combine)
+
+
+def test_copies_at_the_zero_of_max_times_are_dropped():
+    # a homogeneous 2 x 2 (max, *) pair under a phase: its copies from the zero stay at 0
+    # on every list and go; the lift is the products' other column from phase 0 and the
+    # whole product from phase 1
+    loop = _loop("finite_prob_viterbi_phase")
+    (first, *_) = finite.lift_candidates(loop, time.monotonic() + 10)
+    assert len(first.fields) == 6 and all("_d" in a.key for a in first.fields)

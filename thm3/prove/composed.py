@@ -34,7 +34,10 @@ ensures it), so its rows are a composition over the integers, and (L) is asked o
 exactly.
 
 K is (+, *) over finite values, (max, +) on values below +inf, (min, +) on values above
--inf, or (or, and): on these the semiring laws hold exactly, so the matrix product is
+-inf, (max, *) on finite nonnegative values (a step whose coefficients, offsets and
+initial values are nonnegative: on negative values max_k (p_k * s) is not (max_k p_k) * s,
+and an infinity times a coefficient 0 is NaN), or (or, and): on these the semiring laws
+hold exactly, so the matrix product is
 associative (with +inf in (max, +), -inf + inf is NaN and they do not).  (L) quantifies
 over one state and one element: for a 3x3 (max, +) matrix state it is a few hundred
 small problems, where associativity over three states split on every field's infinite
@@ -67,9 +70,14 @@ def composition(loop: Loop, setting: Setting, combine: Fn):
     from thm3.synth import semiring
     work = normalize_loop(loop)
     step = semiring.whole_affine(work)
-    # (max, *) and (min, *) distribute only over nonnegative coefficients, which the lemma
-    # does not ask: their combines are proved by the laws themselves
-    if step is None or semiring.scaling(step.semiring) or not _applies(work, step) or not _exact_on(setting, step):
+    # (max, *) and (min, *) distribute only over nonnegative coefficients, and a matrix's
+    # product only on nonnegative values (max_k (p_k * s) is (max_k p_k) * s for s >= 0
+    # only): the lemma is used over (max, *) on nonnegatives, where the step's coefficients,
+    # offsets and initial values are (`semiring._scaling_step`), the others' combines are
+    # proved by the laws themselves
+    scaled = step is not None and semiring.scaling(step.semiring)
+    if step is None or (scaled and step.semiring is not semiring.MAX_TIMES_NONNEGATIVE) \
+            or not _applies(work, step) or not _exact_on(setting, step):
         return None
     try:
         fn, reading, offset = semiring.composition(work, step)
@@ -105,6 +113,8 @@ def _exact_on(setting: Setting, step) -> bool:
     coefficients may take: no infinity that breaks distributivity."""
     s = step.semiring
     bad = {Op.ADD: (math.inf, -math.inf), Op.MAX: (math.inf,), Op.MIN: (-math.inf,), Op.OR: ()}[s.plus]
+    if s.times is Op.MUL and s.plus is not Op.ADD:
+        bad = (math.inf, -math.inf)         # (max, *): an infinity times a coefficient 0 is NaN
     if not bad:
         return True
     opts = setting.inf_options()           # per field: "fin", and -1 / 1 for -inf / +inf

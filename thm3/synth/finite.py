@@ -27,7 +27,7 @@ import numpy as np
 from thm3.ir import (COMPARISONS, Expr, Fn, Loop, Op, Type, const, free_vars, initial_state, substitute, transform,
                      same, var, walk)
 from thm3.ir.simplify import simplify
-from thm3.synth.powers import parameter_bases, read_power
+from thm3.synth.powers import parameter_bases, read_power, read_power_product
 from thm3.semantics.evaluate import PYTHON, compiled
 from thm3.semantics.z3_plain import to_z3
 
@@ -1402,9 +1402,9 @@ def _fit_linear(m: Machine, pts: list, terms: list, type_: Type, what: str, modu
         # a constant's power of a count of b (0.75 ** b.n_ping: a decay applied at each
         # step of one mode, which b counts), where that fits: before a linear form that
         # fits only to 1e-7 (0.99999 ** n is 1 - 1e-5 n to that on short lists)
-        power = None if type_ is not Type.REAL or integral else read_power(
-            rhs, {t.arg: mat[:, jj] for jj, t in enumerate(terms) if t.type is Type.INT and t.op is Op.VAR}, prefix="",
-            bases=bases)
+        counts = {t.arg: mat[:, jj] for jj, t in enumerate(terms) if t.type is Type.INT and t.op is Op.VAR}
+        power = None if type_ is not Type.REAL or integral else (
+            read_power(rhs, counts, prefix="", bases=bases) or read_power_product(rhs, counts, prefix=""))
         if power is not None:
             return power
         if not np.allclose(mat @ sol, rhs, atol=1e-7):
@@ -2007,7 +2007,7 @@ def _copies_lifts(m: Machine, deadline: float, limit: int) -> list[LiftSet]:
     groups = _groups_or_none(m)
     started = _zero_started(m, groups)
     variants = [False] + ([True] if started else [])
-    if started and _passes_start(m, groups, started, deadline):
+    if started and (_scaled_start(groups, started) or _passes_start(m, groups, started, deadline)):
         variants = [True]
     # each set read within the deadline (the full table of a lexer's 40 copies: seconds);
     # one past it, or whose data copies read a control copy it leaves out, is not offered
@@ -2244,6 +2244,13 @@ def _passes_start(m: Machine, groups: dict | None, fields: frozenset[int], deadl
     return False
 
 
+def _scaled_start(groups: dict | None, fields: frozenset[int]) -> bool:
+    """Whether a field of `fields` is over (max, *) or (min, *), where a start away from
+    the zero is scaled with the data (min(P * 1000, V) is no offset however the data moves):
+    its copies start at the zero only."""
+    return any(s.times is Op.MUL and s.plus is not Op.ADD and set(idx) & fields for s, idx in (groups or {}).items())
+
+
 def _zero_started(m: Machine, groups: dict | None) -> frozenset[int]:
     """The data fields over (max, +) or (min, +) of a group that starts away from its zero:
     their copies from the zero, the initial state's too, hold T_q(zero) where the copies
@@ -2439,6 +2446,10 @@ def _drop_copied_data(m: Machine, added: list[Added], deadline: float, slopes=fr
     k = len(loop.fields)
     data_keys = {f"fsm{qi}_{loop.fields[j].name}" for qi in range(len(m.states)) for j in m.data}
     data_keys |= set(slopes)
+    # the zero of each copy's semiring, over (max, +), (min, +), (max, *), (min, *): a copy
+    # that stays there on every list is read as it, even by the others (`_at_zero`)
+    zero_of = {f"fsm{qi}_{loop.fields[j].name}": float(s.zero) for s, idx in (_groups_or_none(m) or {}).items()
+               if s.plus is not Op.ADD for j in idx for qi in range(len(m.states))}
     # a slope constant on every list (the diagonal 1 of a unipotent step, a 0 off it) is
     # read as that constant by the updates of the others, then dropped with them
     constant = {}
@@ -2468,7 +2479,7 @@ def _drop_copied_data(m: Machine, added: list[Added], deadline: float, slopes=fr
             if a.key in data_keys:
                 equal = _read_back(a, c, known, a.key in slopes)
                 if equal is not None and (a.key not in needed or (equal.op is Op.VAR and equal.type is a.type)
-                                          or _infinite(equal)):
+                                          or _at_zero(equal, zero_of.get(a.key))):
                     # one the others read goes too where it equals a field before it: they
                     # read that field instead (a slope of a sum that is the sum itself)
                     drop.add(a.key)
@@ -2499,10 +2510,12 @@ def _resolved(replaced: dict[str, Expr]) -> dict[str, Expr]:
     return out
 
 
-def _infinite(e: Expr) -> bool:
-    """A constant infinity: a tropical copy that stays at its zero on every list (copies
-    from the zero of data with no data-free part), which its readers read as that zero."""
-    return e.op is Op.CONST and not isinstance(e.arg, bool) and math.isinf(float(e.arg))
+def _at_zero(e: Expr, zero: float | None) -> bool:
+    """A constant at the semiring's zero (an infinity, or 0 over (max, *)): a copy that
+    stays there on every list (copies from the zero of data with no data-free part), which
+    its readers read as that zero."""
+    return (e.op is Op.CONST and not isinstance(e.arg, bool)
+            and (math.isinf(float(e.arg)) or (zero is not None and float(e.arg) == zero)))
 
 
 def _read_back(a: Added, c: np.ndarray, known: list, slope: bool) -> Expr | None:

@@ -39,6 +39,50 @@ def read_power(values, counts: dict[str, np.ndarray], prefix: str = "b.", bases=
     return None
 
 
+MAX_FACTORS = 3          # counts whose powers `read_power_product` multiplies, at most
+
+
+def read_power_product(values, counts: dict[str, np.ndarray], prefix: str = "b.") -> Expr | None:
+    """r * c_1 ** <prefix>f_1 * ... * c_k ** <prefix>f_k, 2 <= k <= MAX_FACTORS Int
+    columns of `counts`, where it holds on every sample (relative 1e-9), each c_i a small
+    positive rational not 1 and r a small positive one: a decay of 0.5 in one mode and
+    0.9 in another leaves 0.5 ** b.quiet * 0.9 ** b.loud on a's value.  The logarithm of
+    the value is solved by least squares as a linear form in the counts, each base then
+    read as the fraction it is.  None where none does; samples where a value is not finite
+    and positive are left out."""
+    from itertools import combinations
+    values = np.asarray(values, dtype=np.float64)
+    with np.errstate(all="ignore"):
+        ok = np.isfinite(values) & (values > 0)
+        logs = np.log(np.where(ok, values, 1.0))
+    names = [n for n, c in counts.items() if len(set(np.asarray(c)[ok].tolist())) >= 2]
+    for k in range(2, min(MAX_FACTORS, len(names)) + 1):
+        for chosen in combinations(names, k):
+            t = np.column_stack([np.asarray(counts[n], dtype=np.float64) for n in chosen])
+            use = ok & np.all(np.abs(t) < 4096, axis=1)
+            if use.sum() < k + 3:
+                continue
+            mat = np.column_stack([np.ones(int(use.sum())), t[use]])
+            if np.linalg.matrix_rank(mat) < k + 1:
+                continue
+            sol = np.linalg.lstsq(mat, logs[use], rcond=None)[0]
+            with np.errstate(all="ignore"):
+                r = Fraction(float(np.exp(sol[0]))).limit_denominator(DENOMINATOR)
+                cs = [Fraction(float(np.exp(x))).limit_denominator(DENOMINATOR) for x in sol[1:]]
+            if r <= 0 or any(c <= 0 or c == 1 for c in cs):
+                continue
+            with np.errstate(all="ignore"):
+                want = float(r) * np.prod([np.power(float(c), t[use][:, i]) for i, c in enumerate(cs)], axis=0)
+            if not np.allclose(want, values[use], rtol=1e-9, atol=0.0):
+                continue
+            out = None
+            for n, c in zip(chosen, cs):
+                power = Expr(Op.POWN, Type.REAL, (const(float(c), Type.REAL), var(prefix + n, Type.INT)))
+                out = power if out is None else Expr(Op.MUL, Type.REAL, (out, power))
+            return _scaled(r, out)
+    return None
+
+
 def read_exponential(values, fields: dict[str, np.ndarray], prefix: str = "b.") -> Expr | None:
     """r * exp(k * <prefix><f>) for the first Real field f of `fields` (name -> values)
     where it holds on every sample (relative 1e-9), k a small nonzero rational and r a

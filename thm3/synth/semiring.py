@@ -25,10 +25,10 @@ import numpy as np
 
 from thm3.ir import Expr, Fn, Loop, Op, Type, const, free_vars, initial_state, same, var, walk
 from thm3.ir.simplify import simplify
-from thm3.synth.powers import parameter_bases, read_exponential, read_power
+from thm3.synth.powers import parameter_bases, read_exponential, read_power, read_power_product
 
-__all__ = ["Failed", "SEMIRINGS", "Semiring", "Step", "Unit", "composed_entries", "full_matrix_size", "lift_units",
-           "recognise", "synthesize", "whole_affine", "whole_linear"]
+__all__ = ["Failed", "SEMIRINGS", "Semiring", "Step", "Unit", "absorbing", "asserted_nonnegative", "composed_entries",
+           "full_matrix_size", "lift_units", "nonnegative", "positive", "recognise", "synthesize", "whole_affine", "whole_linear"]
 
 
 MAX_FULL = 3        # the full matrix is offered as a lift for blocks of at most this many fields
@@ -160,14 +160,14 @@ def _scaling_step(step: Step, loop: Loop, outputs: dict) -> Step | None:
     """A (max, *) or (min, *) step where every coefficient is nonnegative (else None),
     over (max, *) on nonnegatives where the block's values are too: its initial values are
     0 or more and its offsets nonnegative, so by induction every value it reaches is."""
-    known = _asserted_nonnegative(loop)
-    if not all(_nonnegative(c, known) for row in step.matrix.values() for c in row.values()):
+    known = asserted_nonnegative(loop)
+    if not all(nonnegative(c, known) for row in step.matrix.values() for c in row.values()):
         return None
     if step.semiring is not MAX_TIMES:
         return step
     init = dict(zip(loop.field_names, initial_state(loop)))
     if all(init[f].op is Op.CONST and not isinstance(init[f].arg, bool) and float(init[f].arg) >= 0
-           for f in step.block) and all(step.offset[f] is None or _nonnegative(step.offset[f], known)
+           for f in step.block) and all(step.offset[f] is None or nonnegative(step.offset[f], known)
                                         for f in step.block):
         return _fit(MAX_TIMES_NONNEGATIVE, step.block, step.types, outputs)
     return step
@@ -181,7 +181,7 @@ def _unsigned_coefficients(loop: Loop) -> str:
     from thm3.syntax.loopfile import expression_text
     types = {f.name: f.type for f in loop.fields}
     outputs = dict(zip(loop.field_names, normalize(loop.left.outputs)))
-    known = _asserted_nonnegative(loop)
+    known = asserted_nonnegative(loop)
     for group in components(loop):
         if any(types[f] not in (Type.REAL, Type.INT) for f in group):
             continue
@@ -192,7 +192,7 @@ def _unsigned_coefficients(loop: Loop) -> str:
             step = _fit(s, tuple(group), types, outputs)
             if step is None:
                 continue
-            bad = [c for row in step.matrix.values() for c in row.values() if not _nonnegative(c, known)]
+            bad = [c for row in step.matrix.values() for c in row.values() if not nonnegative(c, known)]
             if bad:
                 names = sorted(free_vars(bad) - {f"acc.{f}" for f in loop.field_names})
                 hint = (f"; an `assert {names[0]} >= 0`, where it holds, puts it there" if names else "")
@@ -202,9 +202,10 @@ def _unsigned_coefficients(loop: Loop) -> str:
     return ""
 
 
-def _asserted_nonnegative(loop: Loop) -> set[str]:
+def asserted_nonnegative(loop: Loop, strict: bool = False) -> set[str]:
     """The elements and parameters that a precondition bounds below by 0 or more
-    (`assert x >= 0`, `assert 0.0 < p`)."""
+    (`assert x >= 0`, `assert 0.0 < p`); `strict`: those it bounds above 0 (`x > 0`,
+    `x >= 0.5`)."""
     out: set[str] = set()
     todo = list(loop.preconditions)
     while todo:
@@ -216,11 +217,34 @@ def _asserted_nonnegative(loop: Loop) -> set[str]:
             continue
         x, y = c.src if c.op in (Op.GE, Op.GT) else c.src[::-1]     # x >= y or x > y
         if x.op is Op.VAR and y.op is Op.CONST and not isinstance(y.arg, bool) and float(y.arg) >= 0:
-            out.add(x.arg)
+            if not strict or c.op in (Op.GT, Op.LT) or float(y.arg) > 0:
+                out.add(x.arg)
     return out
 
 
-def _nonnegative(e: Expr, known: set[str]) -> bool:
+def positive(e: Expr, known: set[str]) -> bool:
+    """`e` > 0 (or +inf) on every value its inputs take, from its form alone (`known`: the
+    variables a precondition bounds above 0, `asserted_nonnegative(loop, strict=True)`):
+    positive constants, exp, and sums, products, quotients, selections of such."""
+    match e.op:
+        case Op.CONST:
+            return not isinstance(e.arg, bool) and float(e.arg) > 0
+        case Op.VAR:
+            return e.arg in known
+        case Op.EXP | Op.EXP2:
+            return True
+        case Op.POWN | Op.POW:
+            return positive(e.src[0], known)
+        case Op.MUL | Op.DIV | Op.ADD | Op.MIN:
+            return all(positive(x, known) for x in e.src)
+        case Op.MAX:
+            return any(positive(x, known) for x in e.src)
+        case Op.WHERE:
+            return all(positive(x, known) for x in e.src[1:])
+    return False
+
+
+def nonnegative(e: Expr, known: set[str]) -> bool:
     """`e` >= 0 (or +inf) on every value its inputs take, from its form alone: constants,
     powers of a nonnegative base, exp, abs, sqrt, squares, and sums, products, quotients,
     selections of such; a variable only where a precondition says so."""
@@ -232,18 +256,18 @@ def _nonnegative(e: Expr, known: set[str]) -> bool:
         case Op.EXP | Op.EXP2 | Op.ABS | Op.SQRT:
             return True
         case Op.POWN:
-            return _nonnegative(e.src[0], known)
+            return nonnegative(e.src[0], known)
         case Op.MUL:
             a, b = e.src
-            return same(a, b) or (_nonnegative(a, known) and _nonnegative(b, known))
+            return same(a, b) or (nonnegative(a, known) and nonnegative(b, known))
         case Op.DIV | Op.ADD | Op.MIN:
-            return all(_nonnegative(x, known) for x in e.src)
+            return all(nonnegative(x, known) for x in e.src)
         case Op.MAX:
-            return any(_nonnegative(x, known) for x in e.src)
+            return any(nonnegative(x, known) for x in e.src)
         case Op.WHERE:
-            return all(_nonnegative(x, known) for x in e.src[1:])
+            return all(nonnegative(x, known) for x in e.src[1:])
         case Op.POW:
-            return e.arg % 2 == 0 or _nonnegative(e.src[0], known)
+            return e.arg % 2 == 0 or nonnegative(e.src[0], known)
     return False
 
 
@@ -501,11 +525,11 @@ def _np_plus(s: Semiring):
 
 def _np_times(s: Semiring):
     if scaling(s):
-        return _absorbing(s.zero)
+        return absorbing(s.zero)
     return {Op.MUL: np.multiply, Op.ADD: np.add, Op.AND: np.logical_and}[s.times]
 
 
-def _absorbing(zero: float):
+def absorbing(zero: float):
     """The product of (max, *) or (min, *) on samples: the zero (an infinity) absorbs, where
     IEEE gives NaN for 0 * inf and +inf for -inf * -inf."""
     def times(a, b):
@@ -966,7 +990,10 @@ def _read(col: np.ndarray, states: dict, loop: Loop, s: Semiring, type_: Type, b
     if type_ is Type.REAL and s.times is Op.MUL and s.modulus is None:
         # a constant's power of a count of b (0.9 ** b.n: a decay applied at each step b counts),
         # or the exponential of a sum b keeps (exp(-b.t): the product of exp(-dt) over b's list)
-        got = read_power(col, {f.name: states[f.name] for f in loop.fields if f.type is Type.INT}, bases=bases)
+        counts = {f.name: states[f.name] for f in loop.fields if f.type is Type.INT}
+        got = read_power(col, counts, bases=bases)
+        if got is None:
+            got = read_power_product(col, counts)
         if got is None:
             got = read_exponential(col, {f.name: states[f.name] for f in loop.fields if f.type is Type.REAL})
         return got

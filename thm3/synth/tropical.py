@@ -18,7 +18,13 @@ dropped.  A leaf whose parts are no such forms is fitted whole on pairs of lists
 (`_direct_leaf`).  The prover then decides the combine, as for any route.
 
 Fields over different semirings may sit side by side (a peak and a total since a reset);
-fields that read each other share one."""
+fields that read each other share one.
+
+The same holds over (max, *) and (min, *) with nonnegative data (a peak that decays by 0.5
+after a clip, a cheapest quote scaled by a rate while a market is open): the logarithm
+maps them onto (max, +) and (min, +), so the fits read logarithms, the zero (0 under
+max, +inf under min) stands for -inf and +inf, and the products along a list are read
+off folds from a start scaled by 2 ** 500, exact to divide by."""
 from __future__ import annotations
 
 import math
@@ -31,9 +37,16 @@ from thm3.ir import Expr, Op, Type, const, free_vars, initial_state, substitute
 from thm3.ir.simplify import simplify
 from thm3.synth.finite import (Failed, Machine, affine_form, affine_rows, coefficient_products, composes,
                                data_steps, expr_tree, sampled_ends, show_state)
-from thm3.synth.semiring import MAX_PLUS, MIN_PLUS, RING, Semiring, is_value, semiring_form
+from thm3.synth.semiring import (MAX_PLUS, MAX_TIMES_NONNEGATIVE, MIN_PLUS, MIN_TIMES, RING, Semiring, absorbing,
+                                 asserted_nonnegative, is_value, nonnegative, positive,
+                                 semiring_form)
 
-__all__ = ["combine", "determined", "groups", "restricted", "slopes"]
+__all__ = ["GROUPS", "combine", "determined", "groups", "restricted", "slopes"]
+
+# the semirings a group of data fields may be affine over, in the order they are tried:
+# (max, *) only where its fields start at 0 or more and its coefficients and offsets are
+# nonnegative (then every value is, and the fits read logarithms), (min, *) likewise
+GROUPS = (RING, MAX_PLUS, MIN_PLUS, MAX_TIMES_NONNEGATIVE, MIN_TIMES)
 
 
 def groups(m: Machine) -> dict[Semiring, tuple[int, ...]] | None:
@@ -52,16 +65,24 @@ def groups(m: Machine) -> dict[Semiring, tuple[int, ...]] | None:
     names = {f"acc.{fields[i].name}": i for i in m.data}
     by_name = {f"acc.{fields[i].name}": fields[i].name for i in m.data}
     reads: dict[tuple[int, Semiring], set[int]] = {}
+    known = asserted_nonnegative(loop)
+    strict = asserted_nonnegative(loop, strict=True)
+    init = initial_state(loop)
     for k, i in enumerate(m.data):
-        for s in (RING, MAX_PLUS, MIN_PLUS):
+        for s in GROUPS:
+            if _multiplicative(s) and not (init[i].op is Op.CONST and not isinstance(init[i].arg, bool)
+                                           and float(init[i].arg) >= 0):
+                continue
             got: set[int] = set()
             for exprs in steps.values():
                 if s is RING:
                     lin = affine_form(exprs[k], names)
                     form = None if lin is None else {j: c for j, c in lin.items() if isinstance(j, int)}
                 else:
-                    form = _tropical_row(s, exprs[k], by_name)
-                    form = None if form is None else {names[f"acc.{n}"]: c for n, c in form.items() if n != ""}
+                    row = _tropical_row(s, exprs[k], by_name)
+                    if row is not None and _multiplicative(s) and not _signed(s, row, known, strict):
+                        row = None
+                    form = None if row is None else {names[f"acc.{n}"]: c for n, c in row.items() if n != ""}
                 if form is None:
                     break
                 got |= set(form)
@@ -83,9 +104,9 @@ def groups(m: Machine) -> dict[Semiring, tuple[int, ...]] | None:
     of: dict[int, Semiring] = {}
     for c in {root(i) for i in m.data}:
         members = [i for i in m.data if root(i) == c]
-        options = [s for s in (RING, MAX_PLUS, MIN_PLUS) if all((i, s) in reads for i in members)]
+        options = [s for s in GROUPS if all((i, s) in reads for i in members)]
         if not options:
-            lone = [i for i in members if not any((i, s) in reads for s in (RING, MAX_PLUS, MIN_PLUS))]
+            lone = [i for i in members if not any((i, s) in reads for s in GROUPS)]
             if lone or len(members) == 1:
                 raise first
             raise Failed(f"recognised control ({', '.join(m.names(m.control))}); "
@@ -98,6 +119,21 @@ def groups(m: Machine) -> dict[Semiring, tuple[int, ...]] | None:
     for i in m.data:
         out[of[i]] = out.get(of[i], ()) + (i,)
     return out
+
+
+def _signed(s: Semiring, row: dict, known: set[str], strict: set[str]) -> bool:
+    """Whether a row over (max, *) or (min, *) keeps the data nonnegative: its offset and
+    coefficients nonnegative, the coefficients positive over (min, *) (whose zero, +inf,
+    IEEE multiplies by 0 into NaN where the semiring's zero absorbs)."""
+    for n, c in row.items():
+        if c is None:
+            continue
+        if n != "" and s.plus is Op.MIN:
+            if not (c > 0 if isinstance(c, float) else positive(c, strict)):
+                return False
+        elif not (c >= 0 if isinstance(c, float) else nonnegative(c, known)):
+            return False
+    return True
 
 
 def _tropical_row(s: Semiring, e: Expr, names: dict) -> dict | None:
@@ -129,16 +165,23 @@ def _tropical_row(s: Semiring, e: Expr, names: dict) -> dict | None:
 
 def _product(s: Semiring):
     """The matrix product over `s` on the last two axes."""
-    pick = np.max if s is MAX_PLUS else np.min
+    pick = np.max if s.plus is Op.MAX else np.min
+    times = _np_times(s)
 
     def product(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-        return pick(x[..., :, :, None] + y[..., None, :, :], axis=-2)
+        return pick(times(x[..., :, :, None], y[..., None, :, :]), axis=-2)
     return product
+
+
+def _np_times(s: Semiring):
+    """The semiring's product on arrays: + over (max, +) and (min, +); * over (max, *) and
+    (min, *), where the zero absorbs (0 * inf is the zero, not NaN)."""
+    return absorbing(float(s.zero)) if _multiplicative(s) else np.add
 
 
 def _unit(s: Semiring, n: int) -> np.ndarray:
     out = np.full((n, n), float(s.zero))
-    np.fill_diagonal(out, 0.0)
+    np.fill_diagonal(out, float(s.one))
     return out
 
 
@@ -220,15 +263,15 @@ def _structured_leaf(s: Semiring, m: Machine, k: int, q: int, r: int, f, joint, 
                          f"in b's fields: a lift is needed")
     if coef is not None:
         arow = coef[f][q][k] if f in coef else _unit(s, len(m.data))[k]
-        pieces = [_shifted(a[j], c) for j, c in zip(m.data, arow) if math.isfinite(c)]
+        pieces = [_shifted(s, a[j], c) for j, c in zip(m.data, arow) if _live(s, c)]
     else:
         pieces = []
         for jj, j in enumerate(m.data):
             pieces += _slope_terms(s, m, slopes[:, q, k, jj], bdata, by_end[r], a[j], terms,
                                    f"the slope of {fields[i].name} in {fields[j].name} from "
                                    f"{show_state(m, m.states[q])}")
-    pieces += [_shifted(t, c) for t, c in zip(terms, fit[:-1]) if math.isfinite(c)]
-    if math.isfinite(fit[-1]):
+    pieces += [_shifted(s, t, c) for t, c in zip(terms, fit[:-1]) if _live(s, c)]
+    if _live(s, fit[-1]):
         pieces.append(const(_number(fit[-1], fields[i].type), fields[i].type
                             if float(fit[-1]).is_integer() else Type.REAL))
     return _joined(s, pieces, fields[i].type)
@@ -268,10 +311,11 @@ def _direct_leaf(s: Semiring, whole: Machine, m: Machine, k: int, q: int, r: int
     av, bv, target = pairs[(q, r)]
     nb = bv.shape[1]
     feats, exprs = [], []
+    times = _np_times(s)
     for jj, j in enumerate(m.data):
         for ll in range(nb):
-            feats.append(av[:, jj] + bv[:, ll])
-            exprs.append(_plus_field(a[j], terms[ll]))
+            feats.append(times(av[:, jj], bv[:, ll]))
+            exprs.append(_times_field(s, a[j], terms[ll]))
         feats.append(av[:, jj])
         exprs.append(a[j])
     for ll in range(nb):
@@ -283,8 +327,8 @@ def _direct_leaf(s: Semiring, whole: Machine, m: Machine, k: int, q: int, r: int
     if fit is None:
         return None
     i = m.data[k]
-    pieces = [_shifted(e, c) for e, c in zip(exprs, fit[:-1]) if math.isfinite(c)]
-    if math.isfinite(fit[-1]):
+    pieces = [_shifted(s, e, c) for e, c in zip(exprs, fit[:-1]) if _live(s, c)]
+    if _live(s, fit[-1]):
         pieces.append(const(_number(fit[-1], fields[i].type), fields[i].type
                             if float(fit[-1]).is_integer() else Type.REAL))
     return _joined(s, pieces, fields[i].type)
@@ -313,16 +357,33 @@ def _big(m: Machine, folded: list) -> float:
     return min(BIG, 2.0 ** math.ceil(math.log2(1024 * most)))
 
 
+SCALE = 2.0 ** 500   # the start of one field in `_slopes_of` over (max, *): exact to scale by, far past any offset
+
+
 def _slopes_of(m: Machine, s: Semiring, folded: list, deadline: float) -> np.ndarray:
     """(list, control state q, field k, field j) -> the product of the coefficients of k
     in j along the list from q (the semiring's zero where j never reaches k): the fold
-    from q with j at `_big` and the rest at the zero, less that, where it is past half."""
-    sign = 1.0 if s is MAX_PLUS else -1.0
+    from q with j at `_big` and the rest at the zero, less that, where it is past half.
+    Over (max, *) the start is SCALE, a power of 2 (so the product is read back exactly),
+    and the fold is divided by it where it is past SCALE * 2 ** -300; over (min, *) the
+    start is 1 / SCALE, the fold read where it is below 2 ** 300 / SCALE.  NaN where the
+    fold is the other infinity, which hides the product (a reading of 0 under min)."""
+    sign = 1.0 if s.plus is Op.MAX else -1.0
     nd = len(m.data)
-    big = _big(m, folded)
     out = np.full((len(folded), len(m.states), nd, nd), float(s.zero))
+    if _multiplicative(s):
+        start = SCALE ** sign
+        for jj in range(nd):
+            got = _ends(m, s, folded, deadline, ("big", jj, start))
+            with np.errstate(invalid="ignore", divide="ignore"):
+                scale = sign * np.log2(np.maximum(got, 0.0))
+            # the other infinity (0 under min, +inf under max) hides the product: no reading
+            out[:, :, :, jj] = np.where(scale == math.inf, math.nan,
+                                        np.where(scale >= 200.0, got / start, float(s.zero)))
+        return out
+    big = _big(m, folded)
     for jj in range(nd):
-        got = _ends(m, s, folded, deadline, ("big", jj, big))
+        got = _ends(m, s, folded, deadline, ("big", jj, sign * big))
         high = sign * got >= big / 2
         out[:, :, :, jj] = np.where(high, got - sign * big, float(s.zero))
     return out
@@ -333,18 +394,39 @@ def _slope_terms(s: Semiring, m: Machine, col: np.ndarray, bdata: np.ndarray, ns
     """The pieces (x) a's field j: the slope `col`, fitted as a form over `s` in b's
     fields (on every list, else on those that end in b's state), each term shifted by
     a's field."""
-    fit = _fit(s, bdata, col) or _fit(s, bdata[ns], col[ns])
+    seen = ~np.isnan(col)
+    ns = [n for n in ns if seen[n]]
+    fit = _fit(s, bdata[seen], col[seen]) or _fit(s, bdata[ns], col[ns])
+    if fit is None and _multiplicative(s):
+        # over (max, *) and (min, *) a product of decays is a power of a count of b
+        # (0.5 ** b.n after a clip), or a product of such powers, or exp of a sum
+        got = _power_of(col[seen], bdata[seen], terms)
+        if got is not None:
+            return [simplify(_times_field(s, aj, got))]
     if fit is None:
         raise Failed(f"recognised as {m.describe()}, data over {s.name}; {what} is no form over {s.name} in b's "
                      f"fields: a lift is needed")
-    out = [_shifted(_plus_field(aj, t), c) for t, c in zip(terms, fit[:-1]) if math.isfinite(c)]
-    if math.isfinite(fit[-1]):
-        out.append(_shifted(aj, fit[-1]))
+    out = [_shifted(s, _times_field(s, aj, t), c) for t, c in zip(terms, fit[:-1]) if _live(s, c)]
+    if _live(s, fit[-1]):
+        out.append(_shifted(s, aj, fit[-1]))
     return out
 
 
-def _plus_field(x: Expr, y: Expr) -> Expr:
-    return Expr(Op.ADD, x.type if x.type is y.type else Type.REAL, (x, y))
+def _power_of(col: np.ndarray, bdata: np.ndarray, terms: list) -> Expr | None:
+    """A slope as a power of one of b's Int fields, a product of such powers, or an
+    exponential of a Real one (`thm3.synth.powers`), in b's fields `terms`; None where none
+    reads it."""
+    from thm3.synth.powers import read_exponential, read_power, read_power_product
+    named = [(t.arg, k) for k, t in enumerate(terms) if t.op is Op.VAR]
+    counts = {n: bdata[:, k] for n, k in named if terms[k].type is Type.INT}
+    reals = {n: bdata[:, k] for n, k in named if terms[k].type is Type.REAL}
+    return (read_power(col, counts, prefix="") or read_power_product(col, counts, prefix="")
+            or read_exponential(col, reals, prefix=""))
+
+
+def _times_field(s: Semiring, x: Expr, y: Expr) -> Expr:
+    """x (x) y over `s`: x + y, or x * y over (max, *) and (min, *)."""
+    return Expr(s.times, x.type if x.type is y.type else Type.REAL, (x, y))
 
 
 def _ends(m: Machine, s: Semiring, folded: list, deadline: float, start) -> np.ndarray:
@@ -366,8 +448,8 @@ def _ends(m: Machine, s: Semiring, folded: list, deadline: float, start) -> np.n
                 st[j] = float(init[j])
             elif start == "zero" or start[1] != jj:
                 st[j] = float(s.zero)
-            else:                               # ("big", jj, big): field jj far above the rest
-                st[j] = (1.0 if s is MAX_PLUS else -1.0) * start[2]
+            else:                               # ("big", jj, v): field jj at v, far past the rest
+                st[j] = start[2]
         starts.append(st)
     batch = tuple(np.array([st[f] for st in starts], dtype=float if f in m.data else None)
                   for f in range(len(fields)))
@@ -385,16 +467,28 @@ def _number(c: float, type_: Type):
     return int(c) if type_ is Type.INT and float(c).is_integer() else float(c)
 
 
-def _shifted(t: Expr, c: float) -> Expr:
-    if c == 0.0:
+def _shifted(s: Semiring, t: Expr, c: float) -> Expr:
+    """t (x) c over `s`: t + c, or t * c over (max, *) and (min, *)."""
+    if c == float(s.one):
         return t
     k = _number(c, t.type) if float(c).is_integer() else float(c)
     type_ = t.type if isinstance(k, int) else Type.REAL
-    return simplify(Expr(Op.ADD, type_, (t, const(k, type_))))
+    return simplify(Expr(s.times, type_, (t, const(k, type_))))
+
+
+def _live(s: Semiring, c: float) -> bool:
+    """Whether a coefficient is a term of a form over `s` (not its zero)."""
+    return not math.isnan(c) and c != float(s.zero)
+
+
+def _multiplicative(s: Semiring) -> bool:
+    return s.times is Op.MUL and s.plus is not Op.ADD
 
 
 def _joined(s: Semiring, pieces: list[Expr], type_: Type) -> Expr:
     if not pieces:
+        if type_ is Type.INT and math.isfinite(float(s.zero)):      # 0, the zero of (max, *) on nonnegatives
+            return const(int(s.zero), Type.INT)
         if type_ is Type.INT:
             raise Failed(f"an Int field over {s.name} reaches its zero, which it cannot hold")
         return const(float(s.zero), Type.REAL)
@@ -404,31 +498,49 @@ def _joined(s: Semiring, pieces: list[Expr], type_: Type) -> Expr:
     return out
 
 
-def _fit(s: Semiring, bdata: np.ndarray, v: np.ndarray) -> list[float] | None:
+def _fit(s: Semiring, bdata: np.ndarray, v: np.ndarray, nice=None) -> list[float] | None:
     """A sparse tropical form (+)_j (c_j + b_j) (+) c_0 equal to `v` on every row of
     `bdata`: [c_1, ..., c_k, c_0], the zero for a term left out; None where none is.  The
     greatest subsolution over every term is a solution where any form is (residuation);
     then each term whose removal keeps it one is removed, the constant first.  (min, +)
-    is read as (max, +) of the negated values."""
+    is read as (max, +) of the negated values; (max, *) and (min, *), over nonnegative
+    values, as (max, +) and (min, +) of their logarithms (a negative field of b is no
+    term), the coefficients read nicely as the values they scale by."""
+    if _multiplicative(s):
+        if np.any(np.isnan(v)) or np.any(v < 0):
+            return None
+        with np.errstate(divide="ignore", invalid="ignore"):
+            lb = np.where(bdata >= 0, np.log(np.maximum(bdata, 0.0)), math.nan)
+            got = _fit_additive(MAX_PLUS if s.plus is Op.MAX else MIN_PLUS, lb, np.log(v), _nice_log, tops=True)
+        return None if got is None else [_nice(math.exp(c)) for c in got]
+    return _fit_additive(s, bdata, v, nice or _nice)
+
+
+def _fit_additive(s: Semiring, bdata: np.ndarray, v: np.ndarray, nice, tops: bool = False) -> list[float] | None:
+    """`_fit` over (max, +) or (min, +), the coefficients read nicely by `nice`.  `tops`:
+    the other infinity is a value like any (the logarithm of 0 over (min, *), which
+    absorbs every product), not a field of another semiring."""
     sign = 1.0 if s is MAX_PLUS else -1.0
     bd, vv = sign * bdata, sign * v
     n, k = bd.shape
-    if np.any(np.isnan(vv)) or np.any(vv == math.inf):
+    if np.any(np.isnan(vv)) or (not tops and np.any(vv == math.inf)):
         return None
     # a field of b that is ever the other infinity (a (min, +) field beside) is no term
-    bad = np.any(np.isnan(bd) | (bd == math.inf), axis=0)
+    bad = np.any(np.isnan(bd) | (not tops and bd == math.inf), axis=0)
     if bad.any():
         bd = np.where(bad[None, :], -math.inf, bd)
     raw = np.full(k + 1, -math.inf)
     for j in range(k):
-        live = np.isfinite(bd[:, j])
-        if live.any():
-            # c_j <= v - b_j on every row where b_j is finite (-inf where v is)
-            raw[j] = float(np.min(np.where(np.isfinite(vv[live]), vv[live] - bd[live, j], -math.inf)))
+        if np.any(bd[:, j] > -math.inf):
+            # c_j <= v - b_j on every row where b_j is not the zero (-inf where v is; no
+            # bound where both are the other infinity)
+            with np.errstate(invalid="ignore"):
+                gap = vv - bd[:, j]
+            raw[j] = float(np.min(np.where(np.isnan(gap), math.inf, gap)))
     raw[k] = float(np.min(vv)) if n else -math.inf
     # each as the small rational it is up to rounding, unless that lifts a term that no
     # row attains past the values (-2.000000005 read as -2 where the 5e-9 counts)
-    coefs = np.array([_nice(c) for c in raw])
+    coefs = np.array([nice(c) for c in raw])
     if not _matches(bd, vv, coefs):
         coefs = raw
         if not _matches(bd, vv, coefs):
@@ -446,12 +558,12 @@ def _fit(s: Semiring, bdata: np.ndarray, v: np.ndarray) -> list[float] | None:
             if not _matches(bd, vv, coefs):
                 coefs[j] = kept
     for j in range(k + 1):          # (the kept terms' coefficients read nicely where they still fit)
-        if math.isfinite(coefs[j]) and _nice(coefs[j]) != coefs[j]:
+        if math.isfinite(coefs[j]) and nice(coefs[j]) != coefs[j]:
             kept = coefs[j]
-            coefs[j] = _nice(kept)
+            coefs[j] = nice(kept)
             if not _matches(bd, vv, coefs):
                 coefs[j] = kept
-    return [sign * c if math.isfinite(c) else float(s.zero) for c in coefs]
+    return [sign * c if c != -math.inf else float(s.zero) for c in coefs]
 
 
 def _matches(bd: np.ndarray, vv: np.ndarray, coefs: np.ndarray) -> bool:
@@ -460,7 +572,8 @@ def _matches(bd: np.ndarray, vv: np.ndarray, coefs: np.ndarray) -> bool:
     for j in range(k):
         if math.isfinite(coefs[j]):
             pred = np.maximum(pred, coefs[j] + bd[:, j])
-    return bool(np.array_equal(pred == -math.inf, vv == -math.inf) and np.allclose(
+    return bool(np.array_equal(pred == -math.inf, vv == -math.inf) and np.array_equal(pred == math.inf, vv == math.inf)
+                and np.allclose(
         np.where(np.isfinite(pred), pred, 0.0), np.where(np.isfinite(vv), vv, 0.0), rtol=1e-12, atol=1e-9))
 
 
@@ -472,6 +585,15 @@ def _nice(c: float) -> float:
         return c
     near = float(Fraction(c).limit_denominator(1000))
     return near if abs(near - c) <= 1e-9 * max(1.0, abs(c)) else c
+
+
+def _nice_log(c: float) -> float:
+    """`_nice` for the logarithm of a coefficient: the log of the small rational it scales
+    by, up to rounding (log(0.5) + 1e-17 is log(0.5)), else as it is."""
+    if not math.isfinite(c) or abs(c) > 700.0:
+        return c
+    near = _nice(math.exp(c))
+    return math.log(near) if near > 0 and abs(math.log(near) - c) <= 1e-9 else c
 
 
 def restricted(m: Machine, idx: tuple[int, ...]) -> Machine:
@@ -547,7 +669,7 @@ def slopes(m: Machine, expr_of, roles: dict, got: dict | None) -> list:
                         return []
                     key = f"fsm{qi}_d{pos[i]}_{pos[j]}"
                     roles[key] = ("slope", qi, pos[i], pos[j])
-                    one = 0.0 if i == j else float(s.zero)
+                    one = float(s.one) if i == j else float(s.zero)
                     out.append(Added(key, f"slope_{fields[i].name}_{fields[j].name}_from{qi}", Type.REAL, one,
                                      simplify(update), f"what {fields[i].name} adds to the {fields[j].name} before "
                                      f"the list, over {s.name}, from {show_state(m, m.states[qi])} (the product of "
@@ -567,6 +689,6 @@ def _homogeneous(s: Semiring, e: Expr, names: dict, slope: dict) -> Expr | None:
     row = _tropical_row(s, e, names)
     if row is None:
         return None
-    pieces = [_shifted(slope[n], c) if not isinstance(c, Expr) else simplify(_plus_field(slope[n], c))
+    pieces = [_shifted(s, slope[n], c) if not isinstance(c, Expr) else simplify(_times_field(s, slope[n], c))
               for n, c in row.items() if n != ""]
     return _joined(s, pieces, Type.REAL)
