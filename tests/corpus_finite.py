@@ -294,6 +294,11 @@ ENTRIES: list[Entry] = [
          "after (0, 1) the second list's first step reads b", ([(1.0, 0.0), (0.0, 1.0)], [(1.0, 1.0), (0.0, 1.0)],
                                                               [(0.0, 1.0)]),
          domain="nonneg", klass="finite-linear", lift=None),
+    _not("finite_phase_weighted_peak", SCALING, "[1] and [0, 0, 1, 1] both give (1, 1); after [0] the lists start "
+         "in phase 1: 0.5 against 0.8", ([1.0], [0.0, 0.0, 1.0, 1.0], [0.0]), domain="nonneg", klass="finite-linear",
+         lift=None),
+    _not("finite_phase_weighted_best", TROPICAL, "[0, 0] and [1, -1] both give (2, 0); after [0] the lists start in "
+         "phase 1: 0 against -0.25", ([0.0, 0.0], [1.0, -1.0], [0.0]), klass="finite-linear", lift=None),
     _hom("finite_stop_peak", SCALING, "a's own once stopped, else max(0.9 ** b.ticks * a.peak, b.peak)", _stop_peak,
          domain="nonneg", klass="finite-linear"),
 ]
@@ -361,6 +366,8 @@ UNCATALOGUED_COPY_LIFTS: dict[str, int] = {
     "finite_gated_compound": 3,             # the best from "open", the gains' product from each state
     "finite_scan_phase_peak": 5,            # the peak from phases 1 and 2, decay's power from each phase
     "finite_min_ratio_market": 4,           # the cheapest (from inf) and the rates' product, from each state
+    "finite_phase_weighted_peak": 3,        # the peak from phases 1 and 2, the decays' product once
+    "finite_phase_weighted_best": 3,        # the best from phases 1 and 2 (from -inf), the age's slope once
     "finite_frame_checksum": 13,            # the mode from four modes, the data from two, ck's slope from three (64 states)
 }
 

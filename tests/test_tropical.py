@@ -357,3 +357,17 @@ def test_copies_at_the_zero_of_max_times_are_dropped():
     loop = _loop("finite_prob_viterbi_phase")
     (first, *_) = finite.lift_candidates(loop, time.monotonic() + 10)
     assert len(first.fields) == 6 and all("_d" in a.key for a in first.fields)
+
+
+@pytest.mark.parametrize("name", ["finite_phase_weighted_peak", "finite_phase_weighted_best"])
+def test_a_slope_is_added_where_the_offset_reads_the_controls_copy(name):
+    # the phase weighs the reading, so each copy's offset reads the phase's copy; the
+    # product of the coefficients (0.8 ** n, -n) is no function of the phase's transition
+    # function and is added once (equal from every phase)
+    loop = _loop(name)
+    (first, *_) = finite.lift_candidates(loop, time.monotonic() + 10)
+    assert [a.hint for a in first.fields if "slope" in a.hint] == [f"slope_{loop.fields[1].name}_"
+                                                                   f"{loop.fields[1].name}_from0"]
+    lifted = normalize_loop(finite.with_added(loop, first.fields))
+    fn, how = finite.synthesize(lifted, time.monotonic() + 30)
+    _agrees(lifted, fn)

@@ -139,9 +139,15 @@ def _signed(s: Semiring, row: dict, known: set[str], strict: set[str]) -> bool:
 def _tropical_row(s: Semiring, e: Expr, names: dict) -> dict | None:
     """`e` over `s` as {field name: its coefficient, "": the data-free rest or None}: a
     coefficient a float, or a data-free expression (the element: Kadane's `acc.cur + x`);
-    None where `e` is no such form."""
+    None where `e` is no such form.  A field outside `names` (the control, or a copy of
+    it in a lift: the weight of a phase copy's reading) is read as data-free, as the
+    element is."""
     from thm3.ir.normalize import normalize
     (e,) = normalize([e])
+    others = {n: Expr(Op.VAR, ty, (), "ctl." + n[4:]) for n, ty in _acc_vars(e) if n not in names}
+    back = {"ctl." + n[4:]: Expr(Op.VAR, v.type, (), n) for n, v in others.items()}
+    if others:
+        (e,) = substitute([e], others)
     form = semiring_form(s, e, dict(names), e.type)
     if form is None:
         return None
@@ -149,16 +155,23 @@ def _tropical_row(s: Semiring, e: Expr, names: dict) -> dict | None:
     for k, c in form.items():
         c = simplify(c)
         if k == "":
-            out[k] = None if is_value(c, s.zero) else c
+            out[k] = None if is_value(c, s.zero) else (substitute([c], back)[0] if back else c)
         elif c.op is Op.CONST and not isinstance(c.arg, bool):
             if not is_value(c, s.zero):
                 out[k] = float(c.arg)
         elif not any(n.startswith("acc.") for n in free_vars([c])):
-            out[k] = c
+            out[k] = substitute([c], back)[0] if back else c
         else:
             return None
     out.setdefault("", None)
     return out
+
+
+def _acc_vars(e: Expr) -> list[tuple[str, Type]]:
+    """The state's variables `e` reads (`acc.<field>`), with their types."""
+    from thm3.ir import walk
+    return sorted({(x.arg, x.type) for x in walk([e]) if x.op is Op.VAR and x.arg.startswith("acc.")},
+                  key=lambda nt: nt[0])
 
 
 # --- the combine ------------------------------------------------------------------------
