@@ -737,3 +737,19 @@ def test_a_coefficient_of_unknown_sign_is_named_with_the_assert_that_would_place
         "    return State(max(k * acc.v, x), acc.n + 1)", "    assert k >= 0\n    return State(max(k * acc.v, x), acc.n + 1)")
     fn, how = semiring.synthesize(normalize_loop(thm3.parse_source(text)))
     assert to_text(fn.outputs[0]) == "max(k ** b.n * a.v, b.v)" and "(max, *)" in how
+
+
+def test_the_composition_lemma_proves_a_max_times_matrix_on_nonnegatives():
+    """Viterbi in probabilities lifted by the other column of the product: over (max, *) on
+    nonnegatives the matrix product is associative, and the lemma gives all three laws
+    (the laws over three states were not proved within 60 s)."""
+    from thm3.prove import composed
+    from thm3.syntax.loopfile import loop_text
+    from thm3.lift import lift as lift_loop
+    res = lift_loop(thm3.parse_file(CORPUS / "semiring_viterbi2_prob.py"), timeout=20.0)
+    assert res.loop is not None, res.reason
+    lifted = thm3.parse_source(loop_text(res.loop))
+    loop, setting, triples = _setting_and_triples(loop=lifted)
+    fn, _ = semiring.synthesize(loop)
+    out = composed.prove_composed(loop, setting, fn, time.monotonic() + 20)
+    assert out is not None and out.proved and out.detail == composed.HOW, out
