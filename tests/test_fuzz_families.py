@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 import thm3
-from fuzz.generate import (FAMILIES, asserted_params, from_seed, power_of_count, scaled_extremum, scripted,
-                           wide_coupled)
+from fuzz.generate import (FAMILIES, asserted_params, controlled_scaled, from_seed, power_of_count, scaled_extremum,
+                           scripted, wide_coupled)
 from fuzz.oracle import judge
 
 
@@ -19,8 +19,9 @@ def test_named_families_parse_and_leave_the_default_mix_alone():
         seen.add(case.family)
     assert seen == {"asserted_params", "wide_coupled"}
     assert asserted_params not in FAMILIES and wide_coupled not in FAMILIES and power_of_count not in FAMILIES
-    assert scaled_extremum not in FAMILIES
-    assert all(from_seed(s).family not in seen | {"power_of_count", "scaled_extremum"} for s in range(200))
+    assert scaled_extremum not in FAMILIES and controlled_scaled not in FAMILIES
+    assert all(from_seed(s).family not in seen | {"power_of_count", "scaled_extremum", "controlled_scaled"}
+               for s in range(200))
 
 
 @pytest.mark.parametrize("kind", ["window", pytest.param("pinned", marks=pytest.mark.slow),
@@ -72,6 +73,20 @@ def test_scaled_extrema_are_answered_truly(choices, truth):
     """The oracle decides these (the family records no truth): thm3's verdict must be the
     construction's, and a combine must fold as the loop does."""
     case = scaled_extremum(scripted(*choices))
+    thm3.parse_source(case.source)
+    j = judge(case, timeout=20)
+    assert j.outcome not in ("crash", "wrong", "overrun"), f"{j.verdict}: {j.detail}\n{case.source}"
+    assert j.verdict == truth, (j.verdict, j.detail, case.source)
+
+
+# choices: pick, control, three coefficients, three offsets, init, count
+@pytest.mark.parametrize("choices, truth", [
+    (("max", "sticky", "1.0", "1.0", "1.0", "x", "x", "x", "0", "none"), "homomorphism"),      # max(v1, v2)
+    (("max", "phase2", "0.5", "-0.5", "0.5", "x", "x", "x", "0", "none"), "not-homomorphism"),  # a negative coefficient
+    (("min", "toggle", "0.5", "0.9", "0.5", "x", "x", "x", "inf", "none"), "not-homomorphism"),  # no field for the product
+])
+def test_controlled_scaled_loops_are_answered_truly(choices, truth):
+    case = controlled_scaled(scripted(*choices))
     thm3.parse_source(case.source)
     j = judge(case, timeout=20)
     assert j.outcome not in ("crash", "wrong", "overrun"), f"{j.verdict}: {j.detail}\n{case.source}"

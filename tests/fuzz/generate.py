@@ -317,9 +317,52 @@ def scaled_extremum(choose) -> FuzzLoop:
     return FuzzLoop("scaled_extremum", _file(title, fields, body, lang=("inf", "exp")), None)
 
 
+def controlled_scaled(choose) -> FuzzLoop:
+    """A max or a min of a field scaled by a coefficient that a control field chooses
+    (issue 21, finite control with (max, *) or (min, *) data): the control a sticky flag, a
+    flag the element sets, a toggle or a phase mod 2 or 3; the coefficient per control state
+    a constant (positive, 0 or negative), the element's abs or exp(-abs(x)); the offset the
+    element, a weight of it per state, or 0 in one state; the field from 0, 1 or inf; a
+    count of the steps in one state, or none.  The oracle decides each (a negative
+    coefficient, or no field for the product, is no homomorphism; most need a lift)."""
+    pick = choose(("max", "min", "max"))
+    control = choose(("sticky", "set", "toggle", "phase2", "phase3"))
+    coefs = [choose(("0.5", "0.9", "2.0", "1.0", "abs(x)", "exp(-abs(x))", "-0.5", "0.0")) for _ in range(3)]
+    weights = [choose(("x", "x", "0.5 * x", "abs(x)", "0.0")) for _ in range(3)]
+    init = choose(("0", "1", "inf" if pick == "min" else "0"))
+    count = choose(("none", "none", "state0"))
+    if control in ("phase2", "phase3"):
+        k = 2 if control == "phase2" else 3
+        fields = [("q", "Int", "0")]
+        cur, nxt = "acc.q", f"(acc.q + 1) % {k}"
+        states = [f"acc.q == {i}" for i in range(k - 1)]
+    else:
+        fields = [("q", "Bool", "False")]
+        k = 2
+        cur, nxt = "acc.q", {"sticky": "acc.q or x > 1.0", "set": "x > 1.0", "toggle": "acc.q != (x < 0.25)"}[control]
+        states = ["acc.q"]
+    fields.append(("v", "Real", init))
+    if count != "none":
+        fields.append(("n", "Int", "0"))
+
+    def chosen(options):
+        out = options[k - 1]
+        for i in reversed(range(k - 1)):
+            out = f"({options[i]} if {states[i]} else {out})"
+        return out
+    coef, weight = chosen(coefs), chosen(weights)
+    body = [f"c = {coef}", f"w = {weight}",
+            f"v = {pick}(acc.v * c, w)"]
+    step = [nxt, "v"] + (["acc.n + (1 if " + states[0] + " else 0)"] if count != "none" else [])
+    body.append(f"return State({', '.join(step)})")
+    title = f"{pick} of a field scaled by ({', '.join(coefs[:k])}) under {control}, offsets ({', '.join(weights[:k])})"
+    del cur
+    return FuzzLoop("controlled_scaled", _file(title, fields, body, lang=("inf", "exp")), None)
+
+
 # Drawn only where asked for by name (`from_seed(seed, families=...)`, bench/fuzz.py
 # --family), so that every seed of the default mix keeps the loop it always drew.
-NAMED_ONLY = (asserted_params, wide_coupled, power_of_count, scaled_extremum)
+NAMED_ONLY = (asserted_params, wide_coupled, power_of_count, scaled_extremum, controlled_scaled)
 
 FAMILIES = (reciprocal, infinite_default_scaled, sum_of_predicate, extremum_with_count, first_or_last_with_flag, affine_map,
             rescaled_sum, prefix_suffix_max, forgetful, flag_by_comparison,
