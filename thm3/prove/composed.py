@@ -111,9 +111,10 @@ def _applies(loop: Loop, step) -> bool:
 def _exact_on(setting: Setting, step) -> bool:
     """Whether the semiring's laws hold on every value the fields and the step's
     coefficients may take: no infinity that breaks distributivity."""
+    from thm3.synth.semiring import scaling
     s = step.semiring
     bad = {Op.ADD: (math.inf, -math.inf), Op.MAX: (math.inf,), Op.MIN: (-math.inf,), Op.OR: ()}[s.plus]
-    if s.times is Op.MUL and s.plus is not Op.ADD:
+    if scaling(s):
         bad = (math.inf, -math.inf)         # (max, *): an infinity times a coefficient 0 is NaN
     if not bad:
         return True

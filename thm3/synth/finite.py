@@ -2248,7 +2248,8 @@ def _scaled_start(groups: dict | None, fields: frozenset[int]) -> bool:
     """Whether a field of `fields` is over (max, *) or (min, *), where a start away from
     the zero is scaled with the data (min(P * 1000, V) is no offset however the data moves):
     its copies start at the zero only."""
-    return any(s.times is Op.MUL and s.plus is not Op.ADD and set(idx) & fields for s, idx in (groups or {}).items())
+    from thm3.synth.semiring import scaling
+    return any(scaling(s) and set(idx) & fields for s, idx in (groups or {}).items())
 
 
 def _zero_started(m: Machine, groups: dict | None) -> frozenset[int]:

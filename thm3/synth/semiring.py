@@ -27,8 +27,8 @@ from thm3.ir import Expr, Fn, Loop, Op, Type, const, free_vars, initial_state, s
 from thm3.ir.simplify import simplify
 from thm3.synth.powers import parameter_bases, read_exponential, read_power, read_power_product
 
-__all__ = ["Failed", "SEMIRINGS", "Semiring", "Step", "Unit", "absorbing", "asserted_nonnegative", "composed_entries",
-           "full_matrix_size", "lift_units", "nonnegative", "positive", "recognise", "synthesize", "whole_affine", "whole_linear"]
+__all__ = ["Failed", "SEMIRINGS", "Semiring", "Step", "Unit", "asserted_nonnegative", "composed_entries",
+           "full_matrix_size", "lift_units", "nonnegative", "np_times", "positive", "recognise", "synthesize", "whole_affine", "whole_linear"]
 
 
 MAX_FULL = 3        # the full matrix is offered as a lift for blocks of at most this many fields
@@ -523,13 +523,15 @@ def _np_plus(s: Semiring):
     return {Op.ADD: np.add, Op.MAX: np.maximum, Op.MIN: np.minimum, Op.OR: np.logical_or}[s.plus]
 
 
-def _np_times(s: Semiring):
+def np_times(s: Semiring):
+    """The semiring's product on arrays (+ over (max, +), * with an absorbing zero over
+    (max, *) and (min, *))."""
     if scaling(s):
-        return absorbing(s.zero)
+        return _absorbing(s.zero)
     return {Op.MUL: np.multiply, Op.ADD: np.add, Op.AND: np.logical_and}[s.times]
 
 
-def absorbing(zero: float):
+def _absorbing(zero: float):
     """The product of (max, *) or (min, *) on samples: the zero (an infinity) absorbs, where
     IEEE gives NaN for 0 * inf and +inf for -inf * -inf."""
     def times(a, b):
@@ -565,7 +567,7 @@ def _composed_entries(loop: Loop, step: Step, seed: int, count: int, max_len: in
     coeffs = [step.matrix[f].get(g, _zero(s, step.types[f])) for f in block for g in block]
     coeffs += [step.offset[f] if step.offset[f] is not None else _zero(s, step.types[f]) for f in block]
     run = compiled(tuple(coeffs), NUMPY)
-    add, mul = _np_plus(s), _np_times(s)
+    add, mul = _np_plus(s), np_times(s)
     k = len(block)
     entries = {(f, g): [] for f in block for g in block}
     offsets = {f: [] for f in block}
@@ -787,7 +789,7 @@ def _absorbs_init(s: Semiring, step: Step, f: str, entries: dict, offsets: dict,
     a reaches at least its map of init (a peak meter held from 0.0: its peak never falls
     below 0).  Checked on the sampled states paired with the next sample's map; the
     prover decides."""
-    plus, times = _np_plus(s), _np_times(s)
+    plus, times = _np_plus(s), np_times(s)
     n = len(offsets[f])
     if n < 2:
         return False

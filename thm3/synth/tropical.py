@@ -33,12 +33,13 @@ from dataclasses import replace
 
 import numpy as np
 
-from thm3.ir import Expr, Op, Type, const, free_vars, initial_state, substitute
+from thm3.ir import Expr, Op, Type, const, free_vars, initial_state, substitute, walk
 from thm3.ir.simplify import simplify
 from thm3.synth.finite import (Failed, Machine, affine_form, affine_rows, coefficient_products, composes,
                                data_steps, expr_tree, sampled_ends, show_state)
-from thm3.synth.semiring import (MAX_PLUS, MAX_TIMES_NONNEGATIVE, MIN_PLUS, MIN_TIMES, RING, Semiring, absorbing,
-                                 asserted_nonnegative, is_value, nonnegative, positive,
+from thm3.synth.powers import read_exponential, read_power, read_power_product
+from thm3.synth.semiring import (MAX_PLUS, MAX_TIMES_NONNEGATIVE, MIN_PLUS, MIN_TIMES, RING, Semiring,
+                                 asserted_nonnegative, is_value, nonnegative, np_times, positive, scaling,
                                  semiring_form)
 
 __all__ = ["GROUPS", "combine", "determined", "groups", "restricted", "slopes"]
@@ -70,7 +71,7 @@ def groups(m: Machine) -> dict[Semiring, tuple[int, ...]] | None:
     init = initial_state(loop)
     for k, i in enumerate(m.data):
         for s in GROUPS:
-            if _multiplicative(s) and not (init[i].op is Op.CONST and not isinstance(init[i].arg, bool)
+            if scaling(s) and not (init[i].op is Op.CONST and not isinstance(init[i].arg, bool)
                                            and float(init[i].arg) >= 0):
                 continue
             got: set[int] = set()
@@ -80,7 +81,7 @@ def groups(m: Machine) -> dict[Semiring, tuple[int, ...]] | None:
                     form = None if lin is None else {j: c for j, c in lin.items() if isinstance(j, int)}
                 else:
                     row = _tropical_row(s, exprs[k], by_name)
-                    if row is not None and _multiplicative(s) and not _signed(s, row, known, strict):
+                    if row is not None and scaling(s) and not _signed(s, row, known, strict):
                         row = None
                     form = None if row is None else {names[f"acc.{n}"]: c for n, c in row.items() if n != ""}
                 if form is None:
@@ -169,7 +170,6 @@ def _tropical_row(s: Semiring, e: Expr, names: dict) -> dict | None:
 
 def _acc_vars(e: Expr) -> list[tuple[str, Type]]:
     """The state's variables `e` reads (`acc.<field>`), with their types."""
-    from thm3.ir import walk
     return sorted({(x.arg, x.type) for x in walk([e]) if x.op is Op.VAR and x.arg.startswith("acc.")},
                   key=lambda nt: nt[0])
 
@@ -179,17 +179,11 @@ def _acc_vars(e: Expr) -> list[tuple[str, Type]]:
 def _product(s: Semiring):
     """The matrix product over `s` on the last two axes."""
     pick = np.max if s.plus is Op.MAX else np.min
-    times = _np_times(s)
+    times = np_times(s)
 
     def product(x: np.ndarray, y: np.ndarray) -> np.ndarray:
         return pick(times(x[..., :, :, None], y[..., None, :, :]), axis=-2)
     return product
-
-
-def _np_times(s: Semiring):
-    """The semiring's product on arrays: + over (max, +) and (min, +); * over (max, *) and
-    (min, *), where the zero absorbs (0 * inf is the zero, not NaN)."""
-    return absorbing(float(s.zero)) if _multiplicative(s) else np.add
 
 
 def _unit(s: Semiring, n: int) -> np.ndarray:
@@ -324,7 +318,7 @@ def _direct_leaf(s: Semiring, whole: Machine, m: Machine, k: int, q: int, r: int
     av, bv, target = pairs[(q, r)]
     nb = bv.shape[1]
     feats, exprs = [], []
-    times = _np_times(s)
+    times = np_times(s)
     for jj, j in enumerate(m.data):
         for ll in range(nb):
             feats.append(times(av[:, jj], bv[:, ll]))
@@ -384,7 +378,7 @@ def _slopes_of(m: Machine, s: Semiring, folded: list, deadline: float) -> np.nda
     sign = 1.0 if s.plus is Op.MAX else -1.0
     nd = len(m.data)
     out = np.full((len(folded), len(m.states), nd, nd), float(s.zero))
-    if _multiplicative(s):
+    if scaling(s):
         start = SCALE ** sign
         for jj in range(nd):
             got = _ends(m, s, folded, deadline, ("big", jj, start))
@@ -410,7 +404,7 @@ def _slope_terms(s: Semiring, m: Machine, col: np.ndarray, bdata: np.ndarray, ns
     seen = ~np.isnan(col)
     ns = [n for n in ns if seen[n]]
     fit = _fit(s, bdata[seen], col[seen]) or _fit(s, bdata[ns], col[ns])
-    if fit is None and _multiplicative(s):
+    if fit is None and scaling(s):
         # over (max, *) and (min, *) a product of decays is a power of a count of b
         # (0.5 ** b.n after a clip), or a product of such powers, or exp of a sum
         got = _power_of(col[seen], bdata[seen], terms)
@@ -429,7 +423,6 @@ def _power_of(col: np.ndarray, bdata: np.ndarray, terms: list) -> Expr | None:
     """A slope as a power of one of b's Int fields, a product of such powers, or an
     exponential of a Real one (`thm3.synth.powers`), in b's fields `terms`; None where none
     reads it."""
-    from thm3.synth.powers import read_exponential, read_power, read_power_product
     named = [(t.arg, k) for k, t in enumerate(terms) if t.op is Op.VAR]
     counts = {n: bdata[:, k] for n, k in named if terms[k].type is Type.INT}
     reals = {n: bdata[:, k] for n, k in named if terms[k].type is Type.REAL}
@@ -494,10 +487,6 @@ def _live(s: Semiring, c: float) -> bool:
     return not math.isnan(c) and c != float(s.zero)
 
 
-def _multiplicative(s: Semiring) -> bool:
-    return s.times is Op.MUL and s.plus is not Op.ADD
-
-
 def _joined(s: Semiring, pieces: list[Expr], type_: Type) -> Expr:
     if not pieces:
         if type_ is Type.INT and math.isfinite(float(s.zero)):      # 0, the zero of (max, *) on nonnegatives
@@ -519,7 +508,7 @@ def _fit(s: Semiring, bdata: np.ndarray, v: np.ndarray, nice=None) -> list[float
     is read as (max, +) of the negated values; (max, *) and (min, *), over nonnegative
     values, as (max, +) and (min, +) of their logarithms (a negative field of b is no
     term), the coefficients read nicely as the values they scale by."""
-    if _multiplicative(s):
+    if scaling(s):
         if np.any(np.isnan(v)) or np.any(v < 0):
             return None
         with np.errstate(divide="ignore", invalid="ignore"):
