@@ -301,6 +301,31 @@ ENTRIES: list[Entry] = [
          "phase 1: 0 against -0.25", ([0.0, 0.0], [1.0, -1.0], [0.0]), klass="finite-linear", lift=None),
     _hom("finite_stop_peak", SCALING, "a's own once stopped, else max(0.9 ** b.ticks * a.peak, b.peak)", _stop_peak,
          domain="nonneg", klass="finite-linear"),
+    _not("finite_gap_phase_viterbi", TROPICAL, "[-1, -1] and [-2, -1] both give (2, -2, 0); after [0] the lists "
+         "start in phase 1: (0, -1, 1) against (0, 0, 2)", ([-1.0, -1.0], [-2.0, -1.0], [0.0]),
+         klass="finite-linear", lift=None),
+    _not("finite_storm_viterbi", TROPICAL, "[(1, 0, alarm)] and [(0, 0, alarm), (0, 0, calm)] both give (True, -2, "
+         "-1); after (0, 0, alarm) the 1 reaches s0 at -1 against -2",
+         ([(1.0, 0.0, True)], [(0.0, 0.0, True), (0.0, 0.0, False)], [(0.0, 0.0, True)]), domain="nonneg",
+         klass="finite-linear", lift=None),
+    _not("finite_momentum_phase", LINEAR, "[1, -1, 0.9] and [-1, 1, 0] both give (1, 0, 0.45); after [0] the "
+         "frictions swap: pos 0.95 against -0.95", ([1.0, -1.0, 0.9], [-1.0, 1.0, 0.0], [0.0]),
+         klass="finite-linear", lift=None),
+    _not("finite_fib_mode", LINEAR, "[(1, slow)] and [(0, fast), (0, slow)] both give (False, 2, 1); after "
+         "(0, slow) v is 1 against 2", ([(1.0, False)], [(0.0, True), (0.0, False)], [(0.0, False)]),
+         domain="nonneg", klass="finite-linear", lift=None),
+    _not("finite_two_lane_stop", TROPICAL, "[(0, 0, go)] and [(0, 1, go), (0, 0, go)] both give (False, 0, 2); "
+         "after (0, -1, go) lane 1 costs 1 against 2",
+         ([(0.0, 0.0, False)], [(0.0, 1.0, False), (0.0, 0.0, False)], [(0.0, -1.0, False)]), domain="nonneg",
+         klass="finite-linear", lift=None),
+    _not("finite_night_reach", "Boolean matrix products of a time-varying graph (Fischer and Meyer 1971)",
+         "[(no, no, toggle)] and [(edge, no, toggle)] both give (True, True, False); after a toggle to day the "
+         "forward edge reaches node 1 in the second only",
+         ([(False, False, True)], [(True, False, True)], [(False, False, True)]), domain="nonneg",
+         klass="finite-linear", lift=None),
+    _not("finite_sticky_coupled_decay", LINEAR, "[] and [(0, go)] both give (False, 0, 0); after (1, go) the 1 "
+         "decays once more in the second", ([], [(0.0, False)], [(1.0, False)]), domain="nonneg",
+         klass="finite-linear", lift=None),
 ]
 
 # The smallest lift by copies of the state (see the docstring), per non-homomorphism above.
@@ -369,6 +394,13 @@ UNCATALOGUED_COPY_LIFTS: dict[str, int] = {
     "finite_phase_weighted_peak": 3,        # the peak from phases 1 and 2, the decays' product once
     "finite_phase_weighted_best": 3,        # the best from phases 1 and 2 (from -inf), the age's slope once
     "finite_frame_checksum": 13,            # the mode from four modes, the data from two, ck's slope from three (64 states)
+    "finite_gap_phase_viterbi": 10,         # the 2 x 2 slopes from each phase, less the two the fields give
+    "finite_storm_viterbi": 6,              # the 2 x 2 slopes from "storm", the column of s1 from "calm"
+    "finite_momentum_phase": 6,             # pos and vel from phase 1, the velocity's column from each phase
+    "finite_fib_mode": 7,                   # the mode and both counts from "fast", the 2 x 2 slopes from "slow"
+    "finite_two_lane_stop": 2,              # the column of c1 (from inf) of the composed (min, +) step
+    "finite_night_reach": 1,                # r1 from "night" (r0 from night is r0)
+    "finite_sticky_coupled_decay": 2,       # the column of y of the composed matrix
 }
 
 # The named field read back in place of the copies (`thm3.synth.readback`), by its name in

@@ -1114,3 +1114,20 @@ def test_an_int_element_read_as_it_is_is_finite_control():
     assert m.names(m.control) == ["gear"] and len(m.states) == 4 and len(m.cells) == 2
     (first, *_) = finite.lift_candidates(loop, time.monotonic() + 10)
     assert sorted(a.hint for a in first.fields) == ["km_from1", "km_from2", "km_from3"]
+
+
+@pytest.mark.slow
+def test_a_coupled_tropical_lift_under_a_phase_is_proved_in_a_short_budget():
+    """The copies lift of a 2 x 2 (max, +) step under a `% 3` phase has 12 real fields, 6
+    of which may be -inf: its step law splits two operands into 64 x 64 cases, of which
+    18 are feasible.  Each case made both operands' 93 invariants again, and the analysis
+    took 25 s; an operand's facts are made once per infinite pattern now, and a case with
+    an operand whose facts are false is skipped before any symbol is made (4 s)."""
+    from thm3.pipeline import analyze_loop
+    from thm3.syntax.loopfile import loop_text
+    loop = _loop("finite_gap_phase_viterbi")
+    (first, *_) = finite.lift_candidates(loop, time.monotonic() + 10)
+    lifted = thm3.parse_source(loop_text(finite.with_added(loop, first.fields)))
+    assert len(first.fields) == 10
+    a = analyze_loop(lifted, timeout=15, lift=False)
+    assert a.verdict.value == "homomorphism", a.reason

@@ -153,3 +153,59 @@ def test_finiteness_survives_houdini_rounds_in_either_encoding_of_inf():
     a = thm3.analyze_source(PREFIX_MAX, timeout=30, lift=False)
     assert {"s > -inf", "s < inf", "m < inf"} <= set(a.invariants), a.invariants
     assert a.verdict == "homomorphism", a.reason
+
+
+GROWING_COUNT = '''
+from typing import NamedTuple
+from thm3.lang import Int, Real
+
+
+class State(NamedTuple):
+    n: Int = 0
+    c: Int = 0
+    s: Real = 0.0
+
+
+def left(acc: State, x: Real) -> State:
+    hit = 1 if (x > -100 or x > 200 or x > 300 or x > 400 or x > 700 or x > 800 or x > 900) else 0
+    c = min(acc.c + hit, 500) if x < 600 else acc.c
+    return State(acc.n + hit, c, acc.s + x)
+'''
+
+
+def _plain_houdini(loop, atoms, deadline):
+    """Houdini as the textbook writes it: drop what fails, one round at a time."""
+    from thm3.prove.laws import Setting, preserved_atoms
+    alive, rounds = list(atoms), 0
+    while alive:
+        flags, timed_out = preserved_atoms(Setting(loop, list(alive)), alive, deadline)
+        rounds += 1
+        assert not timed_out
+        if all(flags):
+            break
+        alive = [a for a, ok in zip(alive, flags) if ok]
+    return alive, rounds
+
+
+def test_houdini_cuts_chains_of_constant_bounds_and_keeps_houdinis_answer(monkeypatch):
+    """A count that grows (n) has bounds n <= 200, 300, ..., 900 from the loop's
+    constants that hold on short samples; each dies in a round of its own in plain
+    Houdini.  The cut keeps only the loosest for a round (dead in 2 rounds); for the
+    capped count (c <= 500 is inductive) the loosest holds, and the rounds go on from the
+    survivors before the cut.  The answer is plain Houdini's, in fewer rounds."""
+    import thm3.analysis.invariants as inv
+    loop = thm3.parse_source(GROWING_COUNT)
+    atoms = inv.candidates(loop)
+    states = [inv.batch_init(loop, 1, 3)] + [s for t in make_triples(loop) for s in (t.a, t.b, t.c)]
+    atoms = inv.initially(loop, [a for a, k in zip(atoms, inv._holds(atoms, states, loop, {})) if k])
+    texts = {repr(a) for a in atoms}
+    assert {"acc.n <= 200.0", "acc.n <= 600.0", "acc.c <= 200.0", "acc.c <= 500.0"} <= texts, texts
+    plain, plain_rounds = _plain_houdini(loop, atoms, later(120))
+    rounds = []
+    real = inv.preserved_atoms
+    monkeypatch.setattr(inv, "preserved_atoms", lambda *a: rounds.append(1) or real(*a))
+    got, timed_out = inv._houdini(loop, [], atoms, later(120))
+    assert not timed_out
+    assert {repr(a) for a in got} == {repr(a) for a in plain}
+    assert "acc.c <= 500.0" in {repr(a) for a in got} and "acc.n <= 600.0" not in {repr(a) for a in got}
+    assert len(rounds) <= plain_rounds - 3, (len(rounds), plain_rounds)

@@ -340,18 +340,71 @@ def initially(loop: Loop, atoms: list[Expr]) -> list[Expr]:
 
 def _houdini(loop: Loop, assumed: list[Expr], atoms: list[Expr], deadline: float) -> tuple[list[Expr], bool]:
     """The largest subset of `atoms` that, with `assumed` (already inductive), is preserved
-    by one `left` step; and whether the search ran out of time."""
+    by one `left` step; and whether the search ran out of time.
+
+    Bounds of one term by constants (n <= 3, n <= 4, n <= 32, ... from the loop's
+    constants) die one a round on a count that grows: the tightest fails, the next holds
+    while the tightest is assumed.  So where the tightest of such a chain fails, the next
+    round keeps only its loosest: where that fails too, the chain is dead in 2 rounds, not
+    one a bound (a pretokenizer: 10 rounds to 3).  Where it holds, the chain may have an
+    inductive member, and the round is taken again from the survivors before it, that
+    chain not cut again.  The result is then Houdini's; where the loosest fails only
+    without a tighter bound assumed (a square: s <= 1 is inductive, s <= 3 is not), it is
+    weaker, never unsound: every atom kept is proved preserved with the others."""
     alive = list(atoms)
+    uncut: set = set()               # chains whose loosest held after a cut
+    before = None                    # (the survivors before the cut, the chains cut)
     while alive:
         if time.monotonic() > deadline:
             return [], True
         flags, timed_out = preserved_atoms(Setting(loop, assumed + alive), alive, deadline)
         if timed_out:
             return [], True
+        if before is not None:
+            held = {key for key, loosest in before[1].items()
+                    if any(ok and a is loosest for a, ok in zip(alive, flags))}
+            if held:
+                uncut |= held
+                alive, before = before[0], None
+                continue
+            before = None
         if all(flags):
             return alive, False
+        failed = [a for a, ok in zip(alive, flags) if not ok]
         alive = [a for a, ok in zip(alive, flags) if ok]
+        cut = _chain_cuts(failed, alive, uncut)
+        if cut:
+            before = (alive, {key: loosest for key, (loosest, _) in cut.items()})
+            dropped = {id(a) for _, members in cut.values() for a in members}
+            alive = [a for a in alive if id(a) not in dropped]
     return [], False
+
+
+def _chain_cuts(failed: list[Expr], alive: list[Expr], uncut: set) -> dict:
+    """For each chain of constant bounds on one term (the same side: <= and <, or >= and
+    >) whose tightest alive member just failed and that has two or more members left:
+    key -> (its loosest member, the members between, to drop for a round)."""
+    def chain(a: Expr):
+        if a.op not in (Op.LE, Op.LT, Op.GE, Op.GT) or not _finite_const(a.src[1]):
+            return None
+        upper = a.op in (Op.LE, Op.LT)
+        # looser: a larger bound above (<= before < at the same bound), a smaller below
+        strength = float(a.src[1].arg) if upper else -float(a.src[1].arg)
+        return (upper, repr(a.src[0])), (strength, a.op in (Op.LE, Op.GE))
+
+    hit = {key for key in map(lambda a: (chain(a) or (None,))[0], failed) if key is not None and key not in uncut}
+    members: dict = {}
+    for a in alive:
+        c = chain(a)
+        if c is not None and c[0] in hit:
+            members.setdefault(c[0], []).append((c[1], a))
+    out = {}
+    for key, ms in members.items():
+        if len(ms) < 2:
+            continue
+        ms.sort(key=lambda t: t[0])
+        out[key] = (ms[-1][1], [a for _, a in ms[:-1]])
+    return out
 
 
 def _integer_counts(loop: Loop) -> list[Expr]:

@@ -222,6 +222,8 @@ class IntegerForm:
     a law of near_max_count_int).  Terms with a real variable or a division stay as they
     are.  One instance memoises the terms it has rewritten (kept, so that ids stay theirs)."""
 
+    LIMIT = 200_000          # terms memoised before the memo starts afresh
+
     def __init__(self):
         self._up: dict[int, tuple] = {}
         self._down: dict[int, tuple] = {}
@@ -233,6 +235,9 @@ class IntegerForm:
         kept = self._up.get(key)
         if kept is not None:
             return kept[1]
+        if len(self._up) + len(self._down) > self.LIMIT:
+            self._up.clear()
+            self._down.clear()
         got = self._rewrite(t)
         self._up[key] = (t, got)
         return got
@@ -283,6 +288,18 @@ class IntegerForm:
         return got
 
 
+_SHARED_FORM = IntegerForm()
+
+
+def shared_integer_form() -> IntegerForm:
+    """One integer form for every law of the process.  The form of a term is a function of
+    the term alone, and Z3 gives a term built again the id of the one the memo keeps, so
+    the laws over the same hypotheses (Houdini's rounds: about 100 invariants each, 10
+    rounds on a pretokenizer) rewrite each hypothesis once, not once a law.  Bounded by
+    `IntegerForm.LIMIT`."""
+    return _SHARED_FORM
+
+
 def integer_hypothesis(z):
     """`z` (a Real constant) is an integer, told to Z3 as `z == ToReal(z!int)` over a
     fresh Int: its integer reasoning decides that form where `IsInt(z)` stays unknown."""
@@ -298,22 +315,36 @@ class Symbols:
 
     def real(self, name: str, type_: Type):
         key = name.replace(".", "_")
+        made = _SYMBOLS.get((key, type_))
+        if made is None:
+            if len(_SYMBOLS) >= MAX_SYMBOLS:
+                _SYMBOLS.clear()
+            made = _SYMBOLS[(key, type_)] = _symbol(key, type_)
         if type_ is Type.BOOL:
-            b = z3.Bool(key)
-            self.z3_of[name] = b
-            return b
-        if type_ is Type.INT:
-            # an Int is a Real term over an integer constant: the arithmetic stays in the
-            # reals (no integer division), and Z3 reasons on the integer as an Int, where
-            # `IsInt(Real)` left it "unknown" after 20 s on laws it decides in 7 ms
-            s = sp.Symbol(key, integer=True)
-            z = z3.ToReal(z3.Int(key))
-        else:
-            s = sp.Symbol(key, real=True)
-            z = z3.Real(key)
+            self.z3_of[name] = made
+            return made
+        s, z = made
         self.sympy_of[name] = s
         self.z3_of[name] = z
         return Fin(s, z)
+
+
+# (name, type) -> the SymPy and Z3 terms of a symbol: one name is one term in both (SymPy
+# and Z3 intern them), so they are made once, not on each of a law's cases (4,096 cases of
+# 27 symbols on a 12-field lift's step law: 11 s of making the same terms)
+_SYMBOLS: dict = {}
+MAX_SYMBOLS = 4096
+
+
+def _symbol(key: str, type_: Type):
+    if type_ is Type.BOOL:
+        return z3.Bool(key)
+    if type_ is Type.INT:
+        # an Int is a Real term over an integer constant: the arithmetic stays in the
+        # reals (no integer division), and Z3 reasons on the integer as an Int, where
+        # `IsInt(Real)` left it "unknown" after 20 s on laws it decides in 7 ms
+        return sp.Symbol(key, integer=True), z3.ToReal(z3.Int(key))
+    return sp.Symbol(key, real=True), z3.Real(key)
 
 
 _CONSTANTS: dict = {}       # (kind, repr) -> Fin: a number's SymPy and Z3 forms, made once
