@@ -382,8 +382,8 @@ def _houdini(loop: Loop, assumed: list[Expr], atoms: list[Expr], deadline: float
 
 def _chain_cuts(failed: list[Expr], alive: list[Expr], uncut: set) -> dict:
     """For each chain of constant bounds on one term (the same side: <= and <, or >= and
-    >) whose tightest alive member just failed and that has two or more members left:
-    key -> (its loosest member, the members between, to drop for a round)."""
+    >) of which a member just failed and that has two or more members left: key -> (its
+    loosest member, the others, to drop for a round)."""
     def chain(a: Expr):
         if a.op not in (Op.LE, Op.LT, Op.GE, Op.GT) or not _finite_const(a.src[1]):
             return None
@@ -392,7 +392,7 @@ def _chain_cuts(failed: list[Expr], alive: list[Expr], uncut: set) -> dict:
         strength = float(a.src[1].arg) if upper else -float(a.src[1].arg)
         return (upper, repr(a.src[0])), (strength, a.op in (Op.LE, Op.GE))
 
-    hit = {key for key in map(lambda a: (chain(a) or (None,))[0], failed) if key is not None and key not in uncut}
+    hit = {c[0] for c in map(chain, failed) if c is not None and c[0] not in uncut}
     members: dict = {}
     for a in alive:
         c = chain(a)

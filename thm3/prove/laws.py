@@ -334,6 +334,9 @@ class Law:
                         if v is False:
                             feasible = False
                             if key is not None and not self.transcendental_facts:
+                                # a False is decided on constants, exactly: no state of the
+                                # operand with this pattern meets the invariants, whatever
+                                # the other operands are and however infinities are told
                                 dead.add(key)
                         elif not isinstance(v, bool):
                             hyps.append(v)
