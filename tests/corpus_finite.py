@@ -401,6 +401,7 @@ UNCATALOGUED_COPY_LIFTS: dict[str, int] = {
     "finite_two_lane_stop": 2,              # the column of c1 (from inf) of the composed (min, +) step
     "finite_night_reach": 1,                # r1 from "night" (r0 from night is r0)
     "finite_sticky_coupled_decay": 2,       # the column of y of the composed matrix
+    "finite_prob_viterbi_phase": 6,         # the other column from phase 0, the whole product from phase 1
 }
 
 # The named field read back in place of the copies (`thm3.synth.readback`), by its name in

@@ -22,7 +22,7 @@ import z3
 
 from thm3.errors import SolverTimeout
 from thm3.prove.modular import congruent_remainders
-from thm3.prove.reachable import control_cases, selects_on_first, widest
+from thm3.prove.reachable import control_cases, finite_fields, selects_on_finite_first, selects_on_first, widest
 from thm3.prove.rational import rational_is_zero
 from thm3.semantics.evaluate import evaluate
 from thm3.ir import WITH_ARG, Expr, Fn, Loop, Op, TRANSCENDENTAL, Type, initial_state, walk
@@ -912,6 +912,13 @@ def composes_on_control(setting: Setting, combine: Fn) -> bool:
     return bool(_split(setting, combine, ["a"]))
 
 
+def composes_on_finite(setting: Setting, combine: Fn) -> bool:
+    """Whether `combine` selects on fields of its first operand that take finitely many
+    values (Bool, or Int between constant bounds), where no invariant lists the reachable
+    tuples (the box of a `% 2` phase is reached whole): a composed table all the same."""
+    return selects_on_finite_first(combine, finite_fields(setting.loop, setting.invariants))
+
+
 def prove_associativity(setting: Setting, combine: Fn, deadline: float) -> Outcome:
     loop = setting.loop
 
@@ -982,6 +989,10 @@ def prove_homomorphism(setting: Setting, combine: Fn, deadline: float) -> Outcom
 def prove_bird(setting: Setting, deadline: float) -> Outcome:
     """left and right compute the same function: they agree on [x], and
     right(x, left(s, y)) == left(right(x, s), y) on reachable s."""
+    from thm3.prove.forms import law_by_forms
+    by_forms = law_by_forms(setting, None, "bird", deadline)
+    if by_forms is not None:
+        return by_forms
     loop = setting.loop
     right = loop.right
 

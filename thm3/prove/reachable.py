@@ -76,3 +76,40 @@ def selects_on_first(combine, control: list[dict] | None) -> bool:
     names = {f"a.{g}" for g in control[0]}
     conds = [e.src[0] for e in walk(list(combine.outputs)) if e.op is Op.WHERE]
     return any(v.op is Op.VAR and v.arg in names for v in walk(conds))
+
+
+MAX_RANGE = 64          # values an Int field with constant bounds may take, to count as finite
+
+
+def finite_fields(loop, invariants: list[Expr]) -> set[str]:
+    """The fields that take finitely many values on the states the invariants admit: Bool
+    fields, and Int fields with a constant lower and upper bound at most MAX_RANGE apart
+    (`0 <= phase`, `phase <= 1`: a box reached whole, which no disjunction lists)."""
+    lo: dict[str, float] = {}
+    hi: dict[str, float] = {}
+    for a in invariants:
+        if a.op not in (Op.GE, Op.GT, Op.LE, Op.LT) or a.src[0].op is not Op.VAR \
+                or not a.src[0].arg.startswith("acc.") or a.src[1].op is not Op.CONST \
+                or isinstance(a.src[1].arg, bool) or not math.isfinite(float(a.src[1].arg)):
+            continue
+        name, c = a.src[0].arg[4:], float(a.src[1].arg)
+        if a.op in (Op.GE, Op.GT):
+            lo[name] = max(lo.get(name, -math.inf), c)
+        else:
+            hi[name] = min(hi.get(name, math.inf), c)
+    out = {f.name for f in loop.fields if f.type is Type.BOOL}
+    out |= {f.name for f in loop.fields if f.type is Type.INT and f.name in lo and f.name in hi
+            and hi[f.name] - lo[f.name] <= MAX_RANGE}
+    return out
+
+
+def selects_on_finite_first(combine, names: set[str]) -> bool:
+    """Whether the combine's selections read a field of its first operand among `names`
+    (the fields of finitely many values): a composed table over a control that no
+    disjunction lists."""
+    if not names:
+        return False
+    names = {f"a.{g}" for g in names}
+    conds = [e.src[0] for e in walk(list(combine.outputs)) if e.op is Op.WHERE]
+    return any(v.op is Op.VAR and v.arg in names for v in walk(conds))
+
