@@ -253,3 +253,67 @@ def test_the_bird_check_of_a_max_times_fold_is_proved_by_forms(tmp_path):
     q.write_text(p.read_text().replace("max(x * acc.prod, acc.best)", "max(x * acc.best, acc.prod)"))
     wrong = thm3.parse_file(q)
     assert forms.law_by_forms(_setting(wrong), None, "bird", time.monotonic() + 10) is None
+
+
+# --- coefficients nonnegative by asserted upper bounds -----------------------------------
+
+def test_a_difference_is_nonnegative_where_the_asserts_bound_it():
+    from thm3.synth.semiring import asserted_nonnegative, nonnegative, positive
+    from thm3.ir import var
+    src = ("from typing import NamedTuple\nfrom thm3.lang import Real\n\nfail: Real\n\n\n"
+           "class State(NamedTuple):\n    s: Real = 0\n\n\n"
+           "def left(acc: State, x: Real) -> State:\n    assert {a}\n    return State(acc.s * x)\n")
+    one_minus = Expr(Op.SUB, R, (const(1.0), var("fail", R)))
+    half_minus = Expr(Op.SUB, R, (const(0.5), var("fail", R)))
+    loop = thm3.parse_source(src.format(a="0 <= fail <= 1"))
+    known = asserted_nonnegative(loop)
+    assert known.upper["fail"] == (1.0, False) and known.lower["fail"] == (0.0, False)
+    assert nonnegative(one_minus, known) and not nonnegative(half_minus, known)
+    assert not positive(one_minus, asserted_nonnegative(loop, strict=True))
+    strict = thm3.parse_source(src.format(a="0 <= fail < 1"))
+    assert positive(one_minus, asserted_nonnegative(strict, strict=True))
+    loose = thm3.parse_source(src.format(a="fail <= 2"))
+    assert not nonnegative(one_minus, asserted_nonnegative(loose))
+
+
+RELIABILITY = """from typing import NamedTuple
+from thm3.lang import Int, Real
+
+fail: Real   # the chance that a check on an even tick finds the unit failed
+
+
+class State(NamedTuple):
+    phase: Int = 0
+    up: Real = 1
+    down: Real = 0
+
+
+def left(acc: State, ok: Real) -> State:
+    assert 0 <= fail <= {hi} and ok >= 0
+    if acc.phase == 0:
+        return State(1, acc.up * (1 - fail) * ok, max(acc.up * fail, acc.down))
+    return State(0, acc.up * ok, acc.down)
+"""
+
+
+def test_a_phase_lift_with_a_one_minus_coefficient_is_proved_by_forms():
+    # (1 - fail) is nonnegative by `fail <= 1`: the step is (max, *) on nonnegatives, its
+    # copies lift it, and the step law's forms read (1 - fail) as one nonnegative atom
+    loop = normalize_loop(thm3.parse_source(RELIABILITY.format(hi=1), name="reliability"))
+    (first, *_) = finite.lift_candidates(loop, time.monotonic() + 10)
+    lifted = normalize_loop(finite.with_added(loop, first.fields))
+    fn, how = finite.synthesize(lifted, time.monotonic() + 30)
+    assert "(max, *)" in how
+    out = forms.law_by_forms(_setting(lifted), fn, "step", time.monotonic() + 10)
+    assert out is not None and out.proved
+
+
+def test_an_atom_not_shown_nonnegative_is_left_to_the_solver():
+    # the same step with `fail <= 2`: 1 - fail may be negative, so no (max, *) form
+    loop = normalize_loop(thm3.parse_source(RELIABILITY.format(hi=2), name="reliability"))
+    ok = normalize_loop(thm3.parse_source(RELIABILITY.format(hi=1), name="reliability"))
+    (first, *_) = finite.lift_candidates(ok, time.monotonic() + 10)
+    lifted_ok = normalize_loop(finite.with_added(ok, first.fields))
+    fn, _ = finite.synthesize(lifted_ok, time.monotonic() + 30)
+    lifted = normalize_loop(finite.with_added(loop, first.fields))
+    assert forms.law_by_forms(_setting(lifted), fn, "step", time.monotonic() + 10) is None

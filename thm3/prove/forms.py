@@ -136,8 +136,9 @@ class _Normaliser:
     """Evaluates terms to Python values (the finite variables, constants, and what is
     decided from them) or to `Form`s (anything reading a data variable)."""
 
-    def __init__(self, kind: Op, algebra: str, env: dict, ends: frozenset):
+    def __init__(self, kind: Op, algebra: str, env: dict, ends: frozenset, atoms=None):
         self.kind, self.algebra, self.env, self.ends, self.memo = kind, algebra, env, ends, {}
+        self.atoms = atoms          # (element and parameter names, their asserted bounds), or None
 
     def form(self, v) -> Form:
         if isinstance(v, Form):
@@ -153,9 +154,33 @@ class _Normaliser:
         got = self.memo.get(id(e))
         if got is not None and got[0] is e:
             return got[1]
-        v = self._eval(e)
+        try:
+            v = self._eval(e)
+        except NotForm:
+            v = self._atom(e)
+            if v is None:
+                raise
         self.memo[id(e)] = (e, v)
         return v
+
+    def _atom(self, e: Expr) -> Form | None:
+        """A term of the elements and parameters alone that is no form (`1 - p`, `x * x`)
+        as one variable of its own, where its value is a finite real (sums, differences,
+        products, max, min and abs of finite reals) and, under a product, nonnegative by
+        the asserted bounds (`1 - p` where `p <= 1` is asserted); None else."""
+        if self.atoms is None:
+            return None
+        from thm3.synth.semiring import nonnegative
+        names, known = self.atoms
+        for x in walk([e]):
+            if x.op not in _ATOM_OPS or x.op is Op.VAR and x.arg not in names or \
+                    x.op is Op.CONST and (isinstance(x.arg, bool) or not math.isfinite(float(x.arg))):
+                return None
+        if self.algebra is TIMES and not nonnegative(e, known):
+            return None
+        key = ((f"({e!r})", 1),)
+        return Form(self.kind, self.algebra, {key: Fraction(1) if self.algebra is TIMES else Fraction(0)},
+                    self.ends)
 
     def _eval(self, e: Expr):
         op = e.op
@@ -169,9 +194,10 @@ class _Normaliser:
                 raise NotForm("an infinite constant")
             return _number(e.arg) if e.type is Type.REAL else e.arg
         if op is Op.VAR:
-            if e.arg not in self.env:
-                raise NotForm(f"{e.arg} is unknown")
-            return self.env[e.arg]
+            v = self.env.get(e.arg)
+            if v is None or v is _ONLY_IN_ATOMS:
+                raise NotForm(f"{e.arg} is unknown here")
+            return v
         if op is Op.WHERE:
             c = self(e.src[0])
             if not isinstance(c, bool):
@@ -214,6 +240,10 @@ class _Normaliser:
         if op is Op.DIV and not isinstance(args[1], (Form, _Zero)) and _number(args[1]) != 0:
             return self.form(args[0]).scaled(1 / _number(args[1]))
         raise NotForm(f"{op.name.lower()} of data over a sum")
+
+
+_ONLY_IN_ATOMS = object()      # an element or parameter not shown nonnegative: read inside an atom only
+_ATOM_OPS = frozenset({Op.CONST, Op.VAR, Op.ADD, Op.SUB, Op.MUL, Op.NEG, Op.ABS, Op.MAX, Op.MIN})
 
 
 class _Zero:
@@ -364,14 +394,18 @@ def _kind(exprs) -> Op | None:
     return Op.MIN if Op.MIN in ops else Op.MAX
 
 
-def _variables(kind: Op, algebra: str, data: dict) -> tuple[dict, frozenset] | None:
+def _variables(kind: Op, algebra: str, data: dict, atomic=frozenset()) -> tuple[dict, frozenset] | None:
     """Each data variable's form, and those that may be the zero; None where one is
-    outside the semiring's values."""
-    env, ends = {}, set()
+    outside the semiring's values (an element or parameter in `atomic` is then read only
+    inside an atom, `_Normaliser._atom`: `1 - p` with p <= 1 asserted, p of any sign)."""
+    env, ends, inside = {}, set(), {}
     for n, (nonneg, below, above) in data.items():
         if algebra is TIMES:
             if not (nonneg and below):
-                return None
+                if n not in atomic:
+                    return None
+                inside[n] = _ONLY_IN_ATOMS
+                continue
         else:
             finite_side, zero_side = (below, above) if kind is Op.MAX else (above, below)
             if not finite_side:
@@ -381,7 +415,7 @@ def _variables(kind: Op, algebra: str, data: dict) -> tuple[dict, frozenset] | N
         env[n] = ((n, 1),)
     ends = frozenset(ends)
     return {n: Form(kind, algebra, {key: Fraction(1) if algebra is TIMES else Fraction(0)}, ends)
-            for n, key in env.items()}, ends
+            for n, key in env.items()} | inside, ends
 
 
 def prove_by_forms(setting: Setting, lhs: list[Expr], rhs: list[Expr], operands: list[str],
@@ -408,16 +442,34 @@ def prove_by_forms(setting: Setting, lhs: list[Expr], rhs: list[Expr], operands:
     facts += [substitute([a], {d.name: var(f"{x}.{d.name}", d.type) for d in loop.elements})[0]
               for x in elements for a in pre]
     data = {n: v for n, v in data.items() if n in used}
+    atoms = _atom_names(loop, elements, set(data))
     for algebra in (TIMES, PLUS):
-        got = _by_cases(kind, algebra, data, finite, names, facts, lhs, rhs, deadline)
+        got = _by_cases(kind, algebra, data, finite, names, facts, lhs, rhs, deadline, atoms)
         if got is not None:
             return got
     return None
 
 
-def _by_cases(kind, algebra, data, finite, names, facts, lhs, rhs, deadline) -> Outcome | None:
+def _atom_names(loop: Loop, elements: list[str], data: set[str]):
+    """The element and parameter variables of a law (elements as "<x>.<name>") among
+    `data`, with their asserted bounds under those names: what an atom may read."""
+    from thm3.synth.semiring import Asserted, asserted_nonnegative
+    known = asserted_nonnegative(loop)
+    rename = {d.name: [f"{x}.{d.name}" for x in elements] for d in loop.elements}
+    rename |= {d.name: [d.name] for d in loop.params}
+
+    def renamed(names):
+        return {n2 for n in names for n2 in rename.get(n, ())}
+
+    def bounds(d: dict) -> dict:
+        return {n2: b for n, b in d.items() for n2 in rename.get(n, ())}
+    names = {n for ns in rename.values() for n in ns} & data
+    return names, Asserted(renamed(known), bounds(known.lower), bounds(known.upper))
+
+
+def _by_cases(kind, algebra, data, finite, names, facts, lhs, rhs, deadline, atoms=None) -> Outcome | None:
     t0 = time.monotonic()
-    got = _variables(kind, algebra, data)
+    got = _variables(kind, algebra, data, atoms[0] if atoms else frozenset())
     if got is None:
         return None
     data_env, ends = got
@@ -427,7 +479,7 @@ def _by_cases(kind, algebra, data, finite, names, facts, lhs, rhs, deadline) -> 
             return None
         env = dict(data_env)
         env.update(zip(names, values))
-        norm = _Normaliser(kind, algebra, env, ends)
+        norm = _Normaliser(kind, algebra, env, ends, atoms)
         if any(_decided(norm, a) is False for a in facts):
             continue
         try:

@@ -27,7 +27,7 @@ from thm3.ir import Expr, Fn, Loop, Op, Type, const, free_vars, initial_state, s
 from thm3.ir.simplify import simplify
 from thm3.synth.powers import parameter_bases, read_exponential, read_power, read_power_product
 
-__all__ = ["Failed", "SEMIRINGS", "Semiring", "Step", "Unit", "asserted_nonnegative", "composed_entries",
+__all__ = ["Asserted", "Failed", "SEMIRINGS", "Semiring", "Step", "Unit", "asserted_nonnegative", "composed_entries",
            "full_matrix_size", "lift_units", "nonnegative", "np_times", "positive", "recognise", "synthesize", "whole_affine", "whole_linear"]
 
 
@@ -202,11 +202,22 @@ def _unsigned_coefficients(loop: Loop) -> str:
     return ""
 
 
-def asserted_nonnegative(loop: Loop, strict: bool = False) -> set[str]:
+class Asserted(set):
+    """The names `asserted_nonnegative` gives, with the constant bounds the preconditions
+    put on each variable: `lower[name]` and `upper[name]`, (bound, strict)."""
+
+    def __init__(self, names=(), lower: dict | None = None, upper: dict | None = None):
+        super().__init__(names)
+        self.lower = lower or {}
+        self.upper = upper or {}
+
+
+def asserted_nonnegative(loop: Loop, strict: bool = False) -> Asserted:
     """The elements and parameters that a precondition bounds below by 0 or more
     (`assert x >= 0`, `assert 0.0 < p`); `strict`: those it bounds above 0 (`x > 0`,
-    `x >= 0.5`)."""
-    out: set[str] = set()
+    `x >= 0.5`).  With every variable's constant bounds (`Asserted`), so that `1 - p` is
+    nonnegative where `p <= 1` is asserted."""
+    out = Asserted()
     todo = list(loop.preconditions)
     while todo:
         c = todo.pop()
@@ -216,10 +227,30 @@ def asserted_nonnegative(loop: Loop, strict: bool = False) -> set[str]:
         if c.op not in (Op.GE, Op.GT, Op.LE, Op.LT):
             continue
         x, y = c.src if c.op in (Op.GE, Op.GT) else c.src[::-1]     # x >= y or x > y
+        strict_op = c.op in (Op.GT, Op.LT)
+        # x >= y: a lower bound y on a variable x, an upper bound x on a variable y
+        for var_, bound, bounds, tighter in ((x, y, out.lower, lambda b, o: b > o), (y, x, out.upper, lambda b, o: b < o)):
+            if var_.op is Op.VAR and bound.op is Op.CONST and not isinstance(bound.arg, bool):
+                b, old = float(bound.arg), bounds.get(var_.arg)
+                if old is None or tighter(b, old[0]) or b == old[0] and strict_op:
+                    bounds[var_.arg] = (b, strict_op)
         if x.op is Op.VAR and y.op is Op.CONST and not isinstance(y.arg, bool) and float(y.arg) >= 0:
-            if not strict or c.op in (Op.GT, Op.LT) or float(y.arg) > 0:
+            if not strict or strict_op or float(y.arg) > 0:
                 out.add(x.arg)
     return out
+
+
+def _apart(a: Expr, b: Expr, known: set[str], strict: bool) -> bool:
+    """a - b >= 0 (> 0 where `strict`) from the asserted constant bounds: a's lower bound
+    against b's upper one (a constant is its own bound)."""
+    def bound(e: Expr, side: str):
+        if e.op is Op.CONST and not isinstance(e.arg, bool):
+            return float(e.arg), False
+        return getattr(known, side, {}).get(e.arg) if e.op is Op.VAR else None
+    lo, hi = bound(a, "lower"), bound(b, "upper")
+    if lo is None or hi is None:
+        return False
+    return lo[0] > hi[0] or lo[0] == hi[0] and (not strict or lo[1] or hi[1])
 
 
 def positive(e: Expr, known: set[str]) -> bool:
@@ -241,6 +272,8 @@ def positive(e: Expr, known: set[str]) -> bool:
             return any(positive(x, known) for x in e.src)
         case Op.WHERE:
             return all(positive(x, known) for x in e.src[1:])
+        case Op.SUB:
+            return _apart(e.src[0], e.src[1], known, strict=True)
     return False
 
 
@@ -268,6 +301,8 @@ def nonnegative(e: Expr, known: set[str]) -> bool:
             return all(nonnegative(x, known) for x in e.src[1:])
         case Op.POW:
             return e.arg % 2 == 0 or nonnegative(e.src[0], known)
+        case Op.SUB:
+            return _apart(e.src[0], e.src[1], known, strict=False)
     return False
 
 
