@@ -209,9 +209,10 @@ def _associativity(loop, setting, combine, triples, deadline):
 
 
 def _by_forms(setting, combine, deadline):
-    """Associativity, else the step law, by normal forms over (max, *) or (min, *) on
-    nonnegatives (`thm3.prove.forms`): `_associativity`'s answer where one is proved, None
-    else (milliseconds either way)."""
+    """Associativity, else the step law, by normal forms over a tropical semiring
+    (`thm3.prove.forms`: (max, *) or (min, *) on nonnegatives, (max, +) or (min, +)):
+    `_associativity`'s answer where one is proved, None else (each on at most a quarter of
+    the time left; milliseconds where the terms are outside the class)."""
     from thm3.prove import forms
     out = forms.law_by_forms(setting, combine, "associativity", deadline)
     if out is not None:
