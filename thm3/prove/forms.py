@@ -45,6 +45,7 @@ from fractions import Fraction
 
 from thm3.ir import Expr, Fn, Loop, Op, Type, initial_state, substitute, var, walk
 from thm3.prove.laws import Outcome, Setting
+from thm3.prove.reachable import conjuncts, constant_bounds, int_values
 
 MAX_CASES = 4096        # assignments of the finite variables a law is split into at most
 MAX_TERMS = 512         # monomials in one normal form at most
@@ -297,64 +298,16 @@ def _concrete(op: Op, args: list, e: Expr):
     raise NotForm(f"{op.name.lower()} of decided values")
 
 
-def _atoms(conds) -> list[Expr]:
-    out = []
-    for c in conds:
-        out += _atoms(c.src) if c.op is Op.AND else [c]
-    return out
-
-
-def _bound(atom: Expr):
-    """(name, op, constant) for `name op c` or `c op name` (flipped); None else."""
-    flip = {Op.LT: Op.GT, Op.LE: Op.GE, Op.GT: Op.LT, Op.GE: Op.LE}
-    if atom.op not in flip or len(atom.src) != 2:
-        return None
-    x, y = atom.src
-    if x.op is Op.VAR and y.op is Op.CONST and not isinstance(y.arg, bool):
-        return x.arg, atom.op, float(y.arg)
-    if y.op is Op.VAR and x.op is Op.CONST and not isinstance(x.arg, bool):
-        return y.arg, flip[atom.op], float(x.arg)
-    return None
-
-
-def _ranges(atoms) -> tuple[dict, dict]:
-    """The tightest constant lower and upper bounds each variable has in `atoms`, with
-    whether each is strict."""
-    lo: dict = {}
-    hi: dict = {}
-    for a in atoms:
-        got = _bound(a)
-        if got is None:
-            continue
-        name, op, c = got
-        if op in (Op.GE, Op.GT):
-            if name not in lo or c > lo[name][0] or c == lo[name][0] and op is Op.GT:
-                lo[name] = (c, op is Op.GT)
-        elif name not in hi or c < hi[name][0] or c == hi[name][0] and op is Op.LT:
-            hi[name] = (c, op is Op.LT)
-    return lo, hi
-
-
-MAX_VALUES = 64         # values an Int variable with constant bounds may take, to be enumerated
-
-
 def _domains(loop: Loop, setting: Setting, operands: list[str], elements: list[str]):
     """The finite variables of a law with their values, and for every other variable its
     sign and ends: {name: (nonnegative, below +inf, above -inf)} (elements and parameters
     are finite reals in the proofs)."""
-    inv = _atoms(setting.invariants)
-    pre = _atoms(loop.preconditions)
-    flo, fhi = _ranges(inv)
-    plo, phi = _ranges(pre)
+    inv = conjuncts(setting.invariants)
+    pre = conjuncts(loop.preconditions)
+    flo, fhi = constant_bounds(inv)
+    plo, phi = constant_bounds(pre)
     finite: dict[str, list] = {}
     data: dict[str, tuple[bool, bool, bool]] = {}
-
-    def int_values(lo, hi):
-        if lo is None or hi is None or not math.isfinite(lo[0]) or not math.isfinite(hi[0]):
-            return None
-        a = math.floor(lo[0]) + 1 if lo[1] and lo[0] == math.floor(lo[0]) else math.ceil(lo[0])
-        b = math.ceil(hi[0]) - 1 if hi[1] and hi[0] == math.ceil(hi[0]) else math.floor(hi[0])
-        return list(range(a, b + 1)) if 0 <= b - a < MAX_VALUES else None
 
     def facts(lo, hi, real_field: bool) -> tuple[bool, bool, bool]:
         nonneg = lo is not None and lo[0] >= 0
@@ -542,7 +495,11 @@ def _law_terms(loop: Loop, combine: Fn | None, law: str) -> tuple[list, list, li
 def law_by_forms(setting: Setting, combine: Fn | None, law: str, deadline: float) -> Outcome | None:
     """`law` ("step", "associativity" or "bird", `_law_terms`) by normal forms
     (`prove_by_forms`); None where they do not decide it."""
-    lhs, rhs, operands, elements = _law_terms(setting.loop, combine, law)
+    loop = setting.loop
+    fns = [loop.left] + ([combine] if combine is not None else []) + ([loop.right] if law == "bird" else [])
+    if _kind([e for fn in fns for e in fn.outputs]) is None:
+        return None                 # no max or min, or both: before any term is built
+    lhs, rhs, operands, elements = _law_terms(loop, combine, law)
     now = time.monotonic()
     return prove_by_forms(setting, lhs, rhs, operands, elements,
                           min(deadline, now + max(1.0, SHARE * (deadline - now))))

@@ -71,45 +71,79 @@ def selects_on_first(combine, control: list[dict] | None) -> bool:
     """Whether the combine's selections read control fields of its first operand (a
     composed table: `b.st_from1 if a.st == 1 else ...`), so that a split of that operand
     folds them away."""
-    if not control:
-        return False
-    names = {f"a.{g}" for g in control[0]}
+    return bool(control) and _selects_on(combine, set(control[0]))
+
+
+def _selects_on(combine, fields: set[str]) -> bool:
+    """Whether a condition of the combine's selections reads one of its first operand's `fields`."""
+    names = {f"a.{g}" for g in fields}
     conds = [e.src[0] for e in walk(list(combine.outputs)) if e.op is Op.WHERE]
     return any(v.op is Op.VAR and v.arg in names for v in walk(conds))
 
 
-MAX_RANGE = 64          # values an Int field with constant bounds may take, to count as finite
+MAX_VALUES = 64         # values an Int variable with constant bounds may take, to count as finite
+
+
+def conjuncts(conds) -> list[Expr]:
+    """The atoms of `conds`, each `and` taken apart."""
+    out = []
+    for c in conds:
+        out += conjuncts(c.src) if c.op is Op.AND else [c]
+    return out
+
+
+def _bound(atom: Expr):
+    """(name, op, constant) for `name op c` or `c op name` (flipped); None else."""
+    flip = {Op.LT: Op.GT, Op.LE: Op.GE, Op.GT: Op.LT, Op.GE: Op.LE}
+    if atom.op not in flip or len(atom.src) != 2:
+        return None
+    x, y = atom.src
+    if x.op is Op.VAR and y.op is Op.CONST and not isinstance(y.arg, bool):
+        return x.arg, atom.op, float(y.arg)
+    if y.op is Op.VAR and x.op is Op.CONST and not isinstance(x.arg, bool):
+        return y.arg, flip[atom.op], float(x.arg)
+    return None
+
+
+def constant_bounds(atoms) -> tuple[dict, dict]:
+    """The tightest constant lower and upper bounds each variable has in `atoms`:
+    {name: (bound, strict)} each."""
+    lo: dict = {}
+    hi: dict = {}
+    for a in atoms:
+        got = _bound(a)
+        if got is None:
+            continue
+        name, op, c = got
+        if op in (Op.GE, Op.GT):
+            if name not in lo or c > lo[name][0] or c == lo[name][0] and op is Op.GT:
+                lo[name] = (c, op is Op.GT)
+        elif name not in hi or c < hi[name][0] or c == hi[name][0] and op is Op.LT:
+            hi[name] = (c, op is Op.LT)
+    return lo, hi
+
+
+def int_values(lo, hi) -> list[int] | None:
+    """The integers between the bounds (`constant_bounds`' entries), where both are finite
+    and there are at most MAX_VALUES of them; None else."""
+    if lo is None or hi is None or not math.isfinite(lo[0]) or not math.isfinite(hi[0]):
+        return None
+    a = math.floor(lo[0]) + 1 if lo[1] and lo[0] == math.floor(lo[0]) else math.ceil(lo[0])
+    b = math.ceil(hi[0]) - 1 if hi[1] and hi[0] == math.ceil(hi[0]) else math.floor(hi[0])
+    return list(range(a, b + 1)) if 0 <= b - a < MAX_VALUES else None
 
 
 def finite_fields(loop, invariants: list[Expr]) -> set[str]:
     """The fields that take finitely many values on the states the invariants admit: Bool
-    fields, and Int fields with a constant lower and upper bound at most MAX_RANGE apart
+    fields, and Int fields between constant bounds with at most MAX_VALUES integers
     (`0 <= phase`, `phase <= 1`: a box reached whole, which no disjunction lists)."""
-    lo: dict[str, float] = {}
-    hi: dict[str, float] = {}
-    for a in invariants:
-        if a.op not in (Op.GE, Op.GT, Op.LE, Op.LT) or a.src[0].op is not Op.VAR \
-                or not a.src[0].arg.startswith("acc.") or a.src[1].op is not Op.CONST \
-                or isinstance(a.src[1].arg, bool) or not math.isfinite(float(a.src[1].arg)):
-            continue
-        name, c = a.src[0].arg[4:], float(a.src[1].arg)
-        if a.op in (Op.GE, Op.GT):
-            lo[name] = max(lo.get(name, -math.inf), c)
-        else:
-            hi[name] = min(hi.get(name, math.inf), c)
-    out = {f.name for f in loop.fields if f.type is Type.BOOL}
-    out |= {f.name for f in loop.fields if f.type is Type.INT and f.name in lo and f.name in hi
-            and hi[f.name] - lo[f.name] <= MAX_RANGE}
-    return out
+    lo, hi = constant_bounds(conjuncts(invariants))
+    return {f.name for f in loop.fields if f.type is Type.BOOL or f.type is Type.INT and int_values(
+        lo.get(f"acc.{f.name}"), hi.get(f"acc.{f.name}")) is not None}
 
 
 def selects_on_finite_first(combine, names: set[str]) -> bool:
     """Whether the combine's selections read a field of its first operand among `names`
     (the fields of finitely many values): a composed table over a control that no
     disjunction lists."""
-    if not names:
-        return False
-    names = {f"a.{g}" for g in names}
-    conds = [e.src[0] for e in walk(list(combine.outputs)) if e.op is Op.WHERE]
-    return any(v.op is Op.VAR and v.arg in names for v in walk(conds))
-
+    return bool(names) and _selects_on(combine, names)
