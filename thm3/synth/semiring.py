@@ -217,27 +217,10 @@ def asserted_nonnegative(loop: Loop, strict: bool = False) -> Asserted:
     (`assert x >= 0`, `assert 0.0 < p`); `strict`: those it bounds above 0 (`x > 0`,
     `x >= 0.5`).  With every variable's constant bounds (`Asserted`), so that `1 - p` is
     nonnegative where `p <= 1` is asserted."""
-    out = Asserted()
-    todo = list(loop.preconditions)
-    while todo:
-        c = todo.pop()
-        if c.op is Op.AND:
-            todo += list(c.src)
-            continue
-        if c.op not in (Op.GE, Op.GT, Op.LE, Op.LT):
-            continue
-        x, y = c.src if c.op in (Op.GE, Op.GT) else c.src[::-1]     # x >= y or x > y
-        strict_op = c.op in (Op.GT, Op.LT)
-        # x >= y: a lower bound y on a variable x, an upper bound x on a variable y
-        for var_, bound, bounds, tighter in ((x, y, out.lower, lambda b, o: b > o), (y, x, out.upper, lambda b, o: b < o)):
-            if var_.op is Op.VAR and bound.op is Op.CONST and not isinstance(bound.arg, bool):
-                b, old = float(bound.arg), bounds.get(var_.arg)
-                if old is None or tighter(b, old[0]) or b == old[0] and strict_op:
-                    bounds[var_.arg] = (b, strict_op)
-        if x.op is Op.VAR and y.op is Op.CONST and not isinstance(y.arg, bool) and float(y.arg) >= 0:
-            if not strict or strict_op or float(y.arg) > 0:
-                out.add(x.arg)
-    return out
+    from thm3.prove.reachable import conjuncts, constant_bounds
+    lower, upper = constant_bounds(conjuncts(loop.preconditions))
+    names = {n for n, (b, tight) in lower.items() if b >= 0 and (not strict or tight or b > 0)}
+    return Asserted(names, lower, upper)
 
 
 def _apart(a: Expr, b: Expr, known: set[str], strict: bool) -> bool:
