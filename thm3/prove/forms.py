@@ -496,7 +496,7 @@ def law_by_forms(setting: Setting, combine: Fn | None, law: str, deadline: float
     """`law` ("step", "associativity" or "bird", `_law_terms`) by normal forms
     (`prove_by_forms`); None where they do not decide it."""
     loop = setting.loop
-    fns = [loop.left] + ([combine] if combine is not None else []) + ([loop.right] if law == "bird" else [])
+    fns = {"step": [combine, loop.left], "bird": [loop.left, loop.right]}.get(law, [combine])
     if _kind([e for fn in fns for e in fn.outputs]) is None:
         return None                 # no max or min, or both: before any term is built
     lhs, rhs, operands, elements = _law_terms(loop, combine, law)
