@@ -366,16 +366,16 @@ UNCATALOGUED_COPY_LIFTS: dict[str, int] = {
     "finite_string_escape_hash": 7,         # mode and h from "inside" and "escaped", the slope 31 ** k from each mode
     "finite_two_switch_ema": 8,             # armed from (on, off), the level from the three other states, a ** k from each
     "finite_gated_momentum": 8,             # run, v and pos from a run of one, the slopes of v and pos in v from two states
-    "finite_flushed_ones": 14,              # buf and total from three phases, their slopes in buf from four (buf read as data)
+    "finite_flushed_ones": 8,               # buf from three phases, its slope from four and total's once (buf read as data): total's copies are buf + total less buf's copy
     "finite_comment_scanner": 9,            # the mode and both counts from the three other modes (57 lifted control states)
-    "finite_holt_warmup": 11,               # level and trend from phases 1 and 2, their slopes from each phase
-    "finite_token_bucket": 20,              # the level from five levels, sent, dropped and n from each (61 states)
+    "finite_holt_warmup": 9,                # level and trend from phases 1 and 2, the slopes less 4 that are sums of the others
+    "finite_token_bucket": 15,              # the level from five levels, sent and n from each (61 states): dropped is sent + dropped less sent
     "finite_debounce_five": 34,             # level and streak from 9 other states less 2 read back, energy and flips from each (81 states)
     "finite_code_hash_four_modes": 10,      # the mode from three modes, h and its slope 7 ** k from each (88 states)
     "finite_base64_quanta": 18,             # pos and padded from the five other states, both counts from each
-    "finite_retry_breaker": 36,             # streak, open and cool-down from the five other states, the data from each (171 lifted states)
+    "finite_retry_breaker": 32,             # streak, open and cool-down from the five other states, the data from four (171 lifted states): ok + failed + dropped is kept
     "finite_csv_columns": 35,               # quoted and column from the five other states, the data from each (196 lifted states)
-    "finite_wire_type_fields": 14,          # key flag and wire type from the other states, the data from each
+    "finite_wire_type_fields": 13,          # key flag and wire type from the other states, the data from each less one sum of two others
     "finite_hot_streak_min": 4,             # the streak from 1 and 2, the best from each (from inf)
     "finite_outage_worst": 3,               # the mode, the worst level and the count from "in an outage"
     "finite_armed_mps": 3,                  # the best's slope in the total from each state, the total's from "open" (the copies from -inf stay there)
@@ -397,7 +397,7 @@ UNCATALOGUED_COPY_LIFTS: dict[str, int] = {
     "finite_gap_phase_viterbi": 10,         # the 2 x 2 slopes from each phase, less the two the fields give
     "finite_storm_viterbi": 6,              # the 2 x 2 slopes from "storm", the column of s1 from "calm"
     "finite_momentum_phase": 6,             # pos and vel from phase 1, the velocity's column from each phase
-    "finite_fib_mode": 7,                   # the mode and both counts from "fast", the 2 x 2 slopes from "slow"
+    "finite_fib_mode": 5,                   # the mode and both counts from "fast", one column of the slopes (the other is (u, v) less the copies)
     "finite_two_lane_stop": 2,              # the column of c1 (from inf) of the composed (min, +) step
     "finite_night_reach": 1,                # r1 from "night" (r0 from night is r0)
     "finite_sticky_coupled_decay": 2,       # the column of y of the composed matrix

@@ -4,7 +4,8 @@ Source: gradient accumulation / micro-batching: a phase counter mod 4 as control
 of the ones seen since the last flush and the flushed total as data. The buffer is
 bounded (at most 3 ones), so it is finite control too; read that way the lift copies 9
 states' worth of fields, read as data it copies the buffer and the total from the three
-other phases and the slopes of both in the buffer from each phase (14 fields)."""
+other phases and the slopes of both in the buffer from each phase (14 fields); 8, where
+the total's copies, buf + total less the buffer's copy, are read so."""
 from typing import NamedTuple
 from thm3.lang import Int
 

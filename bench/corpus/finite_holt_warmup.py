@@ -4,8 +4,8 @@ Source: Holt's linear trend method as streaming forecasters start it: the first 
 sets the level, the second the trend, then the smoothing runs with weights alpha and beta.
 Finite control (the phase) with data affine in themselves and parameter coefficients.  Its
 composition lift copies the level and the trend from the two later phases and the slopes
-from each (11 fields); the lifted combine reads a copy that equals a slope on every
-reachable state (both are 0 once the warm-up is over), so its step law is proved with the
+from each (11 fields; 9 where four slopes are read as sums of the others); the lifted
+combine reads a copy that equals a slope on every reachable state (both are 0 once the warm-up is over), so its step law is proved with the
 facts of the data at reachable control states (at phase 1 the trend is 0)."""
 from typing import NamedTuple
 from thm3.lang import Int, Real

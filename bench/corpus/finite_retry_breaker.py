@@ -4,7 +4,8 @@ Source: retry and circuit-breaker policies of RPC clients. Control: the failure 
 (0..3), the open flag and the cool-down (0..2), 6 reachable states and 170 transition
 functions; data: five counts and sums. Not a homomorphism: [0, -1, -1, 0] and
 [-1, -1, 0, 0] end alike, but after [-1] the first holds three failures in a row and
-opens the breaker. The copies lift (36 fields) is found and proved by composition.
+opens the breaker. The copies lift (36 fields; 32 where the conserved ok + failed + dropped
+and one state's copies equal to another's are read so) is found and proved by composition.
 """
 from typing import NamedTuple
 from thm3.lang import Bool, Int, Real

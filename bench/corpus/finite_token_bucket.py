@@ -5,7 +5,7 @@ control, with two sums and a count as data.  The count steers nothing (no condit
 it), so it is data, not control: the lifted loop then has 61 reachable control states (the
 bucket's transition functions), where read as control with the level it had past 256.  Its
 composition lift copies the level from the five other levels and the three data fields
-from each (20 fields)."""
+from each (20 fields; 15 where dropped is read as sent + dropped less sent)."""
 from typing import NamedTuple
 from thm3.lang import Int, Real
 

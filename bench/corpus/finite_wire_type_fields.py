@@ -4,7 +4,8 @@ Source: protobuf-style wire types read off a key byte. The control reads the ele
 through a value, not a predicate: the wire type x % 4 (4 values), kept as control beside
 the key flag (8 reachable states); the counts and the sum are data. Not a homomorphism:
 [0, 0] and [0, 1] end alike, but after [0] the first 0 is a value and the 1 a key of
-wire type 1 whose value is summed. The copies lift (14 fields) is found and proved.
+wire type 1 whose value is summed. The copies lift (14 fields, 13 where one
+data copy is read as a sum of two others) is found and proved.
 """
 from typing import NamedTuple
 from thm3.lang import Bool, Int

@@ -1782,6 +1782,7 @@ class LiftSet:
     why: str
     full: bool = False          # the full table (every copy), tried after the minimal ones
     combine: Fn | None = None   # the composition read group by group (`thm3.synth.copies`), over the keys
+    related: bool = False       # a copy was dropped as a relation (a multiple, a shift, a linear combination) of others
 
 
 def lift_candidates(loop: Loop, deadline: float, limit: int = 3) -> list[LiftSet]:
@@ -2018,10 +2019,15 @@ def _copies_lifts(m: Machine, deadline: float, limit: int) -> list[LiftSet]:
                 break
             try:
                 got = _lift_set(m, chosen, col, originals, deadline, full=full, from_zero=from_zero)
+                # a lift smaller by relations read on lists is offered first; the same set
+                # with those copies kept after it, should the relations not be proved
+                also = [got] + ([_lift_set(m, chosen, col, originals, deadline, full=full, from_zero=from_zero,
+                                           relate=False)] if got.related else [])
             except Failed:
                 continue
-            if not full or all(len(got.fields) > len(s.fields) for s in out):
-                out.append(got)
+            for got in also:
+                if not full or all(len(got.fields) > len(s.fields) for s in out):
+                    out.append(got)
     return [s for s in out if s.fields]
 
 
@@ -2045,7 +2051,8 @@ def _negation(c: tuple) -> tuple | None:
     return tuple(not v for v in c) if c and isinstance(c[0], bool) else None
 
 
-def _lift_set(m: Machine, chosen, col, originals, deadline, full: bool = False, from_zero: bool = False) -> LiftSet:
+def _lift_set(m: Machine, chosen, col, originals, deadline, full: bool = False, from_zero: bool = False,
+              relate: bool = True) -> LiftSet:
     loop = m.loop
     fields = loop.fields
     keys = {q: f"fsm{q[0]}_{fields[m.control[q[1]]].name}" for q in chosen}
@@ -2138,8 +2145,9 @@ def _lift_set(m: Machine, chosen, col, originals, deadline, full: bool = False, 
     replaced: dict[str, Expr] = {}
     if time.monotonic() > deadline:
         raise Failed("time ran out reading the copies lift")
+    related = False
     if m.data:
-        added, replaced = _drop_copied_data(m, added, deadline, slope_keys)
+        added, replaced, related = _drop_copied_data(m, added, deadline, slope_keys, roles if relate else None)
     # (the combine by construction is over (+, *) and reads the initial state's data from
     # the field itself: none for copies from the zero)
     combine = None if zero_started else _copies_combine(m, added, roles, replaced, expr_of, bool(slopes))
@@ -2147,7 +2155,9 @@ def _lift_set(m: Machine, chosen, col, originals, deadline, full: bool = False, 
     what = "the full transition table" if full else "the fewest copies that tell the transition functions apart"
     why = (f"{what}: {len(added)} fields, of the {size} of the full table ({len(m.states) - 1} other "
            f"reachable states x {len(m.control) + len(m.data)} fields); {m.describe()}")
-    return LiftSet(tuple(added), why, full, combine)
+    if related:
+        why += "; copies that are a fixed multiple, shift or linear combination of kept fields on folded lists read as it"
+    return LiftSet(tuple(added), why, full, combine, related)
 
 
 def _ring_slopes(m: Machine, idx: tuple[int, ...], expr_of, roles: dict, deadline: float) -> list[Added] | None:
@@ -2431,10 +2441,18 @@ def fold_batched(loop: Loop, lists: list[tuple[list, dict]]) -> list[tuple]:
     return out
 
 
-def _drop_copied_data(m: Machine, added: list[Added], deadline: float, slopes=frozenset()) -> list[Added]:
+def _drop_copied_data(m: Machine, added: list[Added], deadline: float, slopes=frozenset(),
+                      roles: dict | None = None) -> tuple[list[Added], dict[str, Expr], bool]:
     """Data copies that equal (on folded lists) an original field, its negation, another
     kept copy, or 0 add nothing, and a slope that is constant (its combine reads the
-    constant, and so do the updates of the others); a copy another kept one reads stays."""
+    constant, and so do the updates of the others); a copy another kept one reads stays,
+    unless it is read back as a field.  With `roles` (`_lift_set`'s), also a copy that is a
+    relation of the kept fields of its own semiring group (`_related`): a fixed multiple
+    over (+, *), (max, *) or (min, *), a fixed shift over (max, +) or (min, +), a linear
+    combination over (+, *) (a phase that only rescales its data: the minimal weighted
+    automaton keeps a basis of the copies, Schützenberger's reduction); its readers read
+    the relation, which stays in the semiring, and the lift's proof decides it.  Returns
+    the kept fields, what each dropped one equals, and whether a relation was used."""
     loop = m.loop
     mega = with_added(loop, added)
     # random lists, and walks over the control's moves: a copy that differs only after a
@@ -2464,6 +2482,10 @@ def _drop_copied_data(m: Machine, added: list[Added], deadline: float, slopes=fr
         added = [a if a.key in slopes and f"acc.{a.key}" in constant else
                  dc_replace(a, update=simplify(substitute([a.update], constant)[0])) for a in added]
     dropped: set[str] = set()
+    group = _relation_groups(m, roles) if roles is not None else {}
+    related = False
+    again = None
+    index = {f"acc.{f.name}": i for i, f in enumerate(loop.fields)} | {f"acc.{a.key}": k + n for n, a in enumerate(added)}
     while True:
         needed = set()
         for a in added:
@@ -2479,8 +2501,22 @@ def _drop_copied_data(m: Machine, added: list[Added], deadline: float, slopes=fr
             c = cols[k + n]
             if a.key in data_keys:
                 equal = _read_back(a, c, known, a.key in slopes)
+                if equal is None and a.key in group:
+                    same = [(e, o) for e, o in known if group.get(e.arg[4:]) == group[a.key]]
+                    equal = _related(a, c, same, group[a.key])
+                    if equal is not None:
+                        # a relation has unknowns an equality has not: it holds on a second,
+                        # longer sample too (counts of rare bytes fit one sample by chance)
+                        if again is None:
+                            again = _fresh_columns(m, mega, deadline)
+                        if not _holds(equal, again[k + n], again, index):
+                            equal = None
+                    related = related or equal is not None
+                    is_relation = equal is not None
+                else:
+                    is_relation = False
                 if equal is not None and (a.key not in needed or (equal.op is Op.VAR and equal.type is a.type)
-                                          or _at_zero(equal, zero_of.get(a.key))):
+                                          or _at_zero(equal, zero_of.get(a.key)) or is_relation):
                     # one the others read goes too where it equals a field before it: they
                     # read that field instead (a slope of a sum that is the sum itself)
                     drop.add(a.key)
@@ -2490,10 +2526,142 @@ def _drop_copied_data(m: Machine, added: list[Added], deadline: float, slopes=fr
                     continue
                 known.append((var(f"acc.{a.key}", a.type), c))
         if not drop:
-            return [a for a in added if a.key not in dropped], _resolved(replaced)
+            return [a for a in added if a.key not in dropped], _resolved(replaced), related
         if swap:
             added = [dc_replace(a, update=simplify(substitute([a.update], swap)[0])) for a in added]
         dropped |= drop
+
+
+def _relation_groups(m: Machine, roles: dict) -> dict[str, tuple]:
+    """Field name or copy key -> (its semiring, its group's number), for the data fields
+    and their data copies and slopes: relations (`_related`) are read within a group only.
+    Empty where the data is reduced modulo m (a multiple of a residue is no residue) or is
+    over (or, and)."""
+    from thm3.synth.semiring import RING
+    fields = m.loop.fields
+    got = _groups_or_none(m)
+    try:
+        if got is None and any(v is not None for v in moduli(m, affine_rows(m)).values()):
+            return {}
+    except Failed:
+        return {}
+    by_field = {j: (RING, 0) for j in m.data} if got is None else \
+        {j: (s, n) for n, (s, idx) in enumerate(got.items()) for j in idx if s.times in (Op.MUL, Op.ADD)}
+    out = {fields[j].name: g for j, g in by_field.items()}
+    for key, role in roles.items():
+        if role[0] in ("data", "slope") and m.data[role[-1]] in by_field:
+            out[key] = by_field[m.data[role[-1]]]
+    return out
+
+
+def _related(a: Added, c: np.ndarray, known: list, group: tuple) -> Expr | None:
+    """What a data copy or slope (its column `c` on folded lists) equals as a relation of
+    the `known` fields of its group: λ * o over a multiplicative semiring (λ > 0 for
+    (max, *) and (min, *), an integer for Int), o + λ over (max, +) or (min, +) (the
+    infinities in the same places), a combination of several over (+, *); None where none.
+    The coefficients are read as short fractions and the whole column checked again."""
+    from thm3.synth.semiring import RING
+    sr = group[0]
+    if not known or not np.all(np.isfinite(c) | np.isinf(c)):
+        return None
+    if sr.times is Op.ADD:                  # a shift, over (max, +) or (min, +)
+        for e, o in known:
+            same_inf = np.isinf(c) | np.isinf(o)
+            if not np.array_equal(c[same_inf], o[same_inf]) or same_inf.all():
+                continue
+            d = c[~same_inf] - o[~same_inf]
+            lam = _short(float(d[0]), a.type)
+            if lam is not None and np.allclose(d, float(lam)):
+                return _shifted(e, lam, a.type)
+        return None
+    if not np.all(np.isfinite(c)):
+        return None
+    for e, o in known:                      # a fixed multiple
+        if not np.all(np.isfinite(o)) or np.allclose(o, 0):
+            continue
+        at = int(np.argmax(np.abs(o)))
+        lam = _short(float(c[at] / o[at]), a.type)
+        if lam is None or lam == 0 or (sr.plus is not Op.ADD and lam < 0):
+            continue
+        if np.allclose(c, float(lam) * o, rtol=1e-9, atol=1e-9 * max(1.0, float(np.max(np.abs(c))))):
+            return _scaled_by(e, lam, a.type)
+    if sr is not RING:
+        return None
+    usable = [(e, o) for e, o in known if np.all(np.isfinite(o))]
+    if len(usable) < 2 or len(c) <= 2 * len(usable):
+        return None
+    mat = np.stack([o for _, o in usable], axis=1)
+    coefs, *_ = np.linalg.lstsq(mat, c, rcond=None)
+    lams = [_short(float(x), a.type) for x in coefs]
+    if any(x is None for x in lams):
+        return None
+    fit = mat @ np.array([float(x) for x in lams])
+    if not np.allclose(c, fit, rtol=1e-9, atol=1e-9 * max(1.0, float(np.max(np.abs(c))))):
+        return None
+    out = None
+    for (e, _), lam in zip(usable, lams):
+        if lam != 0:
+            term = _scaled_by(e, lam, a.type)
+            out = term if out is None else Expr(Op.ADD, a.type, (out, term))
+    return out
+
+
+def _fresh_columns(m: Machine, mega: Loop, deadline: float) -> np.ndarray:
+    """The fields of `mega` (the loop with its copies) folded on a second sample: other
+    random lists, longer, and other walks."""
+    lists = _random_and_walked(m, deadline, seed=2, count=80, shortest=0, longest=12, walks=DROP_WALKS)
+    if time.monotonic() > deadline:
+        raise Failed("time ran out reading the copies lift")
+    return np.array(fold_batched(mega, lists), dtype=float).T
+
+
+def _holds(relation: Expr, c: np.ndarray, cols: np.ndarray, index: dict) -> bool:
+    """Whether the relation (`_related`'s: sums of constant multiples of fields, or a field
+    plus a constant) gives the column `c`, on the columns `cols` (`index`: field -> row)."""
+    def value(e: Expr) -> np.ndarray:
+        match e.op:
+            case Op.VAR:
+                return cols[index[e.arg]]
+            case Op.CONST:
+                return np.full(len(c), float(e.arg))
+            case Op.MUL:
+                return value(e.src[0]) * value(e.src[1])
+            case Op.ADD:
+                return value(e.src[0]) + value(e.src[1])
+        raise AssertionError(f"no relation: {e!r}")
+    with np.errstate(all="ignore"):
+        got = value(relation)
+    inf = np.isinf(c) | np.isinf(got)
+    if not np.array_equal(c[inf], got[inf]):
+        return False
+    return bool(np.allclose(c[~inf], got[~inf], rtol=1e-9, atol=1e-9 * max(1.0, float(np.max(np.abs(c), initial=0)))))
+
+
+def _short(x: float, type_: Type) -> Fraction | None:
+    """`x` as a short fraction (denominator ≤ 1000; an integer for Int) where it is one to
+    1e-9 and the float printed for it reads back as it (the provers and the composition
+    route read a constant by its decimal text: 0.45 is 9/20, but no float is 16/11, so a
+    relation through it is not offered); None otherwise."""
+    if not math.isfinite(x):
+        return None
+    f = Fraction(x).limit_denominator(1000)
+    if abs(float(f) - x) > 1e-9 * max(1.0, abs(x)):
+        return None
+    if f.denominator != 1 and (type_ is Type.INT or Fraction(repr(float(f))) != f):
+        return None
+    return f
+
+
+def _number(f: Fraction, type_: Type) -> Expr:
+    return const(int(f) if type_ is Type.INT else float(f), type_)
+
+
+def _scaled_by(e: Expr, lam: Fraction, type_: Type) -> Expr:
+    return e if lam == 1 else Expr(Op.MUL, type_, (_number(lam, type_), e))
+
+
+def _shifted(e: Expr, lam: Fraction, type_: Type) -> Expr:
+    return e if lam == 0 else Expr(Op.ADD, type_, (e, _number(lam, type_)))
 
 
 def _resolved(replaced: dict[str, Expr]) -> dict[str, Expr]:
