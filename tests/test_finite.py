@@ -1133,3 +1133,57 @@ def test_a_coupled_tropical_lift_under_a_phase_is_proved_in_a_short_budget():
     assert len(first.fields) == 10
     a = analyze_loop(lifted, timeout=15, lift=False)
     assert a.verdict.value == "homomorphism", a.reason
+
+
+# --- relations among the copies (the minimal weighted automaton) ---------------------
+
+_SCALED_PHASE = '''
+from typing import NamedTuple
+from thm3.lang import Int, Real
+
+
+class State(NamedTuple):
+    phase: Int = 0
+    a: Real = 1.0
+    b: Real = 0.0
+
+
+def left(acc: State, p: Real) -> State:
+    assert p >= 0
+    if acc.phase == 0:
+        return State(1, max(acc.a * 0.5, acc.b) * p, acc.b * p)
+    return State(0, acc.a * p, max(acc.a * 0.25, acc.b * 0.5) * p)
+'''
+
+
+def test_copies_that_are_relations_of_kept_fields_are_read_as_them():
+    """A (max, *) pair under a phase: of the products from each phase, one from phase 1 is
+    a quarter of one from phase 0 and another is 4 * b on every list, so the lift keeps 2
+    of the 4 (a fixed multiple over (max, *)); the set without relations comes next.  The
+    smaller lifted loop's laws are proved."""
+    from thm3.pipeline import analyze_loop
+    from thm3.syntax.loopfile import loop_text
+    loop = thm3.parse_source(_SCALED_PHASE)
+    sets = finite.lift_candidates(loop, time.monotonic() + 30)
+    assert [(len(s.fields), s.related) for s in sets[:2]] == [(2, True), (4, False)]
+    assert "a fixed multiple, shift or linear combination" in sets[0].why
+    lifted = thm3.parse_source(loop_text(finite.with_added(loop, sets[0].fields)))
+    a = analyze_loop(lifted, timeout=60, lift=False)
+    assert a.verdict.value == "homomorphism", a.reason
+    assert all(a.proofs[k] == "proved" for k in ("identity", "associativity", "homomorphism")), a.proofs
+
+
+def test_a_conserved_sum_is_read_as_a_combination_and_a_chance_fit_is_not():
+    """A token bucket's copies of the packets dropped are sent + dropped less its copies
+    of the packets sent (a combination over (+, *)), and its lift with them read so agrees
+    with the fold.  A CSV scanner's copies fit such a combination on the first sample
+    (its quotes, commas and newlines are rare bytes) but not on the second, so none is
+    read there."""
+    loop = _loop("finite_token_bucket")
+    first, second = finite.lift_candidates(loop, time.monotonic() + 30)[:2]
+    assert first.related and not second.related
+    assert {a.key for a in second.fields} - {a.key for a in first.fields} == \
+        {f"fsm{q}_dropped" for q in range(1, 6)}
+    _agrees_with_fold(finite.with_added(loop, first.fields), first.combine, lists=80)
+    csv = finite.lift_candidates(_loop("finite_csv_columns"), time.monotonic() + 30)
+    assert not any(s.related for s in csv)
