@@ -1187,3 +1187,41 @@ def test_a_conserved_sum_is_read_as_a_combination_and_a_chance_fit_is_not():
     _agrees_with_fold(finite.with_added(loop, first.fields), first.combine, lists=80)
     csv = finite.lift_candidates(_loop("finite_csv_columns"), time.monotonic() + 30)
     assert not any(s.related for s in csv)
+
+
+_WEIGHTED_DIGITS = '''
+from typing import NamedTuple
+from thm3.lang import Int
+
+
+class State(NamedTuple):
+    pos: Int = 0
+    weighted: Int = 0
+    plain: Int = 0
+
+
+def left(acc: State, d: Int) -> State:
+    assert 0 <= d <= 9
+    w = 1 if acc.pos == 0 else 5
+    return State((acc.pos + 1) % 2, (acc.weighted + w * d) % 7, (acc.plain + d) % 7)
+'''
+
+
+def test_the_narrow_reading_goes_first_where_the_wide_table_is_much_bigger():
+    """Digits weighted 1 and 5 by the parity of their position, summed mod 7 beside their
+    plain sum: read with both sums as control it is 98 states (past MAX_STATES, within
+    the wide reading's), whose table's laws are slow; read as data mod 7 beside the phase
+    (2 states), b's weighted sum from the other phase is a form in b's two sums (weights
+    5 and 1 are 6 * plain - w), and the combine comes from that reading."""
+    from thm3.pipeline import analyze_loop
+    loop = thm3.parse_source(_WEIGHTED_DIGITS)
+    narrow = finite.determined_reading(loop, time.monotonic() + 10)
+    wide = finite._wider(loop, time.monotonic() + 10, len(narrow.states))
+    assert len(narrow.states) == 2 and wide is not None
+    assert len(wide.states) ** 2 > finite.NARROW_FIRST * len(narrow.states) ** 2
+    fn, how = finite.synthesize(loop, time.monotonic() + 30)
+    assert "2 reachable states of (pos)" in how, how
+    _agrees_with_fold(loop, fn)
+    a = analyze_loop(loop, timeout=60, lift=False)
+    assert a.verdict.value == "homomorphism", a.reason
+    assert all(a.proofs[k] == "proved" for k in ("identity", "associativity", "homomorphism")), a.proofs
