@@ -1159,15 +1159,16 @@ def left(acc: State, p: Real) -> State:
 def test_copies_that_are_relations_of_kept_fields_are_read_as_them():
     """A (max, *) pair under a phase: of the products from each phase, one from phase 1 is
     a quarter of one from phase 0 and another is 4 * b on every list, so the lift keeps 2
-    of the 4 (a fixed multiple over (max, *)); the set without relations comes next.  The
-    smaller lifted loop's laws are proved."""
+    of the 4 (a fixed multiple over (max, *)), and its laws are proved.  Read with factors
+    the control chooses (a or 2 * a by the phase), 1 is left, offered first (its laws are
+    tested, not proved); the set without relations comes last."""
     from thm3.pipeline import analyze_loop
     from thm3.syntax.loopfile import loop_text
     loop = thm3.parse_source(_SCALED_PHASE)
     sets = finite.lift_candidates(loop, time.monotonic() + 30)
-    assert [(len(s.fields), s.related) for s in sets[:2]] == [(2, True), (4, False)]
-    assert "a fixed multiple, shift or linear combination" in sets[0].why
-    lifted = thm3.parse_source(loop_text(finite.with_added(loop, sets[0].fields)))
+    assert [(len(s.fields), s.related) for s in sets[:3]] == [(1, 2), (2, 1), (4, 0)]
+    assert "a fixed multiple, shift or linear combination" in sets[1].why
+    lifted = thm3.parse_source(loop_text(finite.with_added(loop, sets[1].fields)))
     a = analyze_loop(lifted, timeout=60, lift=False)
     assert a.verdict.value == "homomorphism", a.reason
     assert all(a.proofs[k] == "proved" for k in ("identity", "associativity", "homomorphism")), a.proofs

@@ -1796,7 +1796,8 @@ class LiftSet:
     why: str
     full: bool = False          # the full table (every copy), tried after the minimal ones
     combine: Fn | None = None   # the composition read group by group (`thm3.synth.copies`), over the keys
-    related: bool = False       # a copy was dropped as a relation (a multiple, a shift, a linear combination) of others
+    related: int = 0            # a copy was dropped as a relation of others: 1 fixed (a multiple, a shift, a
+                                # combination), 2 with a factor of parameters or one the control chooses
 
 
 def lift_candidates(loop: Loop, deadline: float, limit: int = 3) -> list[LiftSet]:
@@ -2034,9 +2035,14 @@ def _copies_lifts(m: Machine, deadline: float, limit: int) -> list[LiftSet]:
             try:
                 got = _lift_set(m, chosen, col, originals, deadline, full=full, from_zero=from_zero)
                 # a lift smaller by relations read on lists is offered first; the same set
-                # with those copies kept after it, should the relations not be proved
-                also = [got] + ([_lift_set(m, chosen, col, originals, deadline, full=full, from_zero=from_zero,
-                                           relate=False)] if got.related else [])
+                # with fixed relations only, then with none, after it, should a relation
+                # not be proved (a factor the control chooses may need an invariant)
+                also = [got]
+                for level in range(got.related - 1, -1, -1):
+                    also.append(_lift_set(m, chosen, col, originals, deadline, full=full, from_zero=from_zero,
+                                          relate=level))
+                    if also[-1].related < level:
+                        break
             except Failed:
                 continue
             for got in also:
@@ -2066,7 +2072,7 @@ def _negation(c: tuple) -> tuple | None:
 
 
 def _lift_set(m: Machine, chosen, col, originals, deadline, full: bool = False, from_zero: bool = False,
-              relate: bool = True) -> LiftSet:
+              relate: int = 2) -> LiftSet:
     loop = m.loop
     fields = loop.fields
     keys = {q: f"fsm{q[0]}_{fields[m.control[q[1]]].name}" for q in chosen}
@@ -2159,9 +2165,9 @@ def _lift_set(m: Machine, chosen, col, originals, deadline, full: bool = False, 
     replaced: dict[str, Expr] = {}
     if time.monotonic() > deadline:
         raise Failed("time ran out reading the copies lift")
-    related = False
+    related = 0
     if m.data:
-        added, replaced, related = _drop_copied_data(m, added, deadline, slope_keys, roles if relate else None)
+        added, replaced, related = _drop_copied_data(m, added, deadline, slope_keys, roles, relate)
     # (the combine by construction is over (+, *) and reads the initial state's data from
     # the field itself: none for copies from the zero)
     combine = None if zero_started else _copies_combine(m, added, roles, replaced, expr_of, bool(slopes))
@@ -2170,7 +2176,8 @@ def _lift_set(m: Machine, chosen, col, originals, deadline, full: bool = False, 
     why = (f"{what}: {len(added)} fields, of the {size} of the full table ({len(m.states) - 1} other "
            f"reachable states x {len(m.control) + len(m.data)} fields); {m.describe()}")
     if related:
-        why += "; copies that are a fixed multiple, shift or linear combination of kept fields on folded lists read as it"
+        why += ("; copies that are a fixed multiple, shift or linear combination of kept fields on folded lists read "
+                "as it" + (", with factors of parameters or ones the control chooses" if related > 1 else ""))
     return LiftSet(tuple(added), why, full, combine, related)
 
 
@@ -2456,17 +2463,19 @@ def fold_batched(loop: Loop, lists: list[tuple[list, dict]]) -> list[tuple]:
 
 
 def _drop_copied_data(m: Machine, added: list[Added], deadline: float, slopes=frozenset(),
-                      roles: dict | None = None) -> tuple[list[Added], dict[str, Expr], bool]:
+                      roles: dict | None = None, relate: int = 0) -> tuple[list[Added], dict[str, Expr], int]:
     """Data copies that equal (on folded lists) an original field, its negation, another
     kept copy, or 0 add nothing, and a slope that is constant (its combine reads the
     constant, and so do the updates of the others); a copy another kept one reads stays,
-    unless it is read back as a field.  With `roles` (`_lift_set`'s), also a copy that is a
-    relation of the kept fields of its own semiring group (`_related`): a fixed multiple
-    over (+, *), (max, *) or (min, *), a fixed shift over (max, +) or (min, +), a linear
-    combination over (+, *) (a phase that only rescales its data: the minimal weighted
-    automaton keeps a basis of the copies, Schützenberger's reduction); its readers read
-    the relation, which stays in the semiring, and the lift's proof decides it.  Returns
-    the kept fields, what each dropped one equals, and whether a relation was used."""
+    unless it is read back as a field.  With `roles` (`_lift_set`'s) and `relate` 1, also a
+    copy that is a relation of the kept fields of its own semiring group (`_related`): a
+    fixed multiple over (+, *), (max, *) or (min, *), a fixed shift over (max, +) or
+    (min, +), a linear combination over (+, *) (a phase that only rescales its data: the
+    minimal weighted automaton keeps a basis of the copies, Schützenberger's reduction);
+    with `relate` 2, also one whose factor is a power product of parameters, the same or
+    chosen by the control state the list ends in.  Its readers read the relation, which
+    stays in the semiring, and the lift's proof decides it.  Returns the kept fields, what
+    each dropped one equals, and the highest level of relation used (0: none)."""
     loop = m.loop
     mega = with_added(loop, added)
     # random lists, and walks over the control's moves: a copy that differs only after a
@@ -2477,6 +2486,7 @@ def _drop_copied_data(m: Machine, added: list[Added], deadline: float, slopes=fr
         raise Failed("time ran out reading the copies lift")
     cols = np.array(fold_batched(mega, lists), dtype=float).T
     k = len(loop.fields)
+    rows = _Rows.of(m, lists, cols) if relate > 1 else None
     data_keys = {f"fsm{qi}_{loop.fields[j].name}" for qi in range(len(m.states)) for j in m.data}
     data_keys |= set(slopes)
     # the zero of each copy's semiring, over (max, +), (min, +), (max, *), (min, *): a copy
@@ -2496,8 +2506,8 @@ def _drop_copied_data(m: Machine, added: list[Added], deadline: float, slopes=fr
         added = [a if a.key in slopes and f"acc.{a.key}" in constant else
                  dc_replace(a, update=simplify(substitute([a.update], constant)[0])) for a in added]
     dropped: set[str] = set()
-    group = _relation_groups(m, roles) if roles is not None else {}
-    related = False
+    group = _relation_groups(m, roles) if roles is not None and relate else {}
+    related = 0
     again = None
     index = {f"acc.{f.name}": i for i, f in enumerate(loop.fields)} | {f"acc.{a.key}": k + n for n, a in enumerate(added)}
     while True:
@@ -2517,15 +2527,15 @@ def _drop_copied_data(m: Machine, added: list[Added], deadline: float, slopes=fr
                 equal = _read_back(a, c, known, a.key in slopes)
                 if equal is None and a.key in group:
                     same = [(e, o) for e, o in known if group.get(e.arg[4:]) == group[a.key]]
-                    equal = _related(a, c, same, group[a.key])
+                    equal, level = _related(a, c, same, group[a.key], rows)
                     if equal is not None:
                         # a relation has unknowns an equality has not: it holds on a second,
                         # longer sample too (counts of rare bytes fit one sample by chance)
                         if again is None:
                             again = _fresh_columns(m, mega, deadline)
-                        if not _holds(equal, again[k + n], again, index):
+                        if not _holds(equal, again[1][k + n], again[1], index, again[0]):
                             equal = None
-                    related = related or equal is not None
+                    related = max(related, level) if equal is not None else related
                     is_relation = equal is not None
                 else:
                     is_relation = False
@@ -2568,7 +2578,119 @@ def _relation_groups(m: Machine, roles: dict) -> dict[str, tuple]:
     return out
 
 
-def _related(a: Added, c: np.ndarray, known: list, group: tuple) -> Expr | None:
+def _related(a: Added, c: np.ndarray, known: list, group: tuple,
+             rows: _Rows | None = None) -> tuple[Expr | None, int]:
+    """`_related_fixed` (level 1), else (with `rows`) `_related_by_end` (level 2)."""
+    got = _related_fixed(a, c, known, group)
+    if got is not None:
+        return got, 1
+    if rows is not None and a.type is Type.REAL:
+        return _related_by_end(a, c, known, group, rows), 2
+    return None, 0
+
+
+MAX_EXPONENT = 2        # a parameter's power in a relation's factor: p ** -2 .. p ** 2
+
+
+def _related_by_end(a: Added, c: np.ndarray, known: list, group: tuple, rows: _Rows) -> Expr | None:
+    """A copy that is a multiple (a shift over (max, +), (min, +)) of one known field with
+    a factor that is a product of powers of the parameters (a sum of multiples of them,
+    for a shift), the same or chosen by the control state the list ends in: a peak in
+    pascals that is `pa_per_count` times the peak in counts; a phase that puts a unit
+    factor on every other step (from phase 1, a list of odd length meets one more of them
+    than from phase 0).  As `where(the control at q, factor_q (x) field, ...)`."""
+    sr = group[0]
+    shift = sr.times is Op.ADD
+    present = [q for q in range(len(rows.m.states)) if np.any(rows.ends == q)]
+    if not present or np.any(rows.ends < 0) or not np.all(np.isfinite(c) | np.isinf(c)):
+        return None
+    for e, o in known:
+        whole = _end_factor(c, o, rows.params, shift, positive=sr.plus is not Op.ADD)
+        if whole is not None:
+            return _with_factor(e, whole, shift, a.type)
+        factors = []
+        for q in present:
+            sel = rows.ends == q
+            got = _end_factor(c[sel], o[sel], {p: v[sel] for p, v in rows.params.items()}, shift,
+                              positive=sr.plus is not Op.ADD)
+            if got is None:
+                break
+            factors.append(got)
+        else:
+            out = None
+            for q, f in reversed(list(zip(present, factors))):
+                term = _with_factor(e, f, shift, a.type)
+                out = term if out is None else Expr(Op.WHERE, a.type, (rows.at(q), term, out))
+            return out
+    return None
+
+
+def _end_factor(c: np.ndarray, o: np.ndarray, params: dict, shift: bool, positive: bool):
+    """(k, ((param, exponent), ...)) with c = k * prod p ** e * o (c = o + k + sum e * p
+    for a shift) on every row, k a short fraction and e a whole number up to MAX_EXPONENT
+    in size; None where none."""
+    if shift:
+        inf = np.isinf(c) | np.isinf(o)
+        if not np.array_equal(c[inf], o[inf]):
+            return None
+        y = c[~inf] - o[~inf]
+        cols = {p: v[~inf] for p, v in params.items()}
+        sign = 1.0
+    else:
+        if not (np.all(np.isfinite(c)) and np.all(np.isfinite(o))):
+            return None
+        live = o != 0
+        if not np.allclose(c[~live], 0):
+            return None
+        with np.errstate(all="ignore"):
+            ratio = c[live] / o[live]
+        if not len(ratio) or np.any(ratio == 0) or (positive and np.any(ratio < 0)):
+            return None
+        sign = 1.0 if ratio[0] > 0 else -1.0
+        if np.any(np.sign(ratio) != sign):
+            return None
+        y = np.log(np.abs(ratio))
+        cols = {p: np.log(v[live]) for p, v in params.items() if np.all(v[live] > 0)}
+    if len(y) == 0:
+        return None
+    names = [p for p, v in cols.items() if not np.allclose(v, v[0])]
+    mat = np.stack([np.ones(len(y))] + [cols[p] for p in names], axis=1)
+    if len(y) < 2 * mat.shape[1]:
+        return None
+    coefs, *_ = np.linalg.lstsq(mat, y, rcond=None)
+    exps = {p: int(round(float(x))) for p, x in zip(names, coefs[1:])}
+    if any(abs(x - e) > 1e-6 or abs(e) > MAX_EXPONENT for x, e in zip(coefs[1:], exps.values())):
+        return None
+    rest = y - sum((e * cols[p] for p, e in exps.items()), np.zeros(len(y)))
+    base = float(np.mean(rest))
+    k = _short(base if shift else sign * math.exp(base), Type.REAL)
+    if k is None or (not shift and k == 0):
+        return None
+    want = (float(k) if shift else math.log(abs(float(k)))) + sum((e * cols[p] for p, e in exps.items()),
+                                                                   np.zeros(len(y)))
+    if not np.allclose(y, want, rtol=1e-9, atol=1e-9):
+        return None
+    return k, tuple(sorted((p, e) for p, e in exps.items() if e))
+
+
+def _with_factor(e: Expr, factor, shift: bool, type_: Type) -> Expr:
+    """e (x) k * prod p ** n (e + k + sum n * p for a shift)."""
+    k, exps = factor
+    if shift:
+        out = _shifted(e, k, type_)
+        for p, n in exps:
+            term = var(p, Type.REAL) if n == 1 else Expr(Op.MUL, Type.REAL, (const(float(n), Type.REAL),
+                                                                            var(p, Type.REAL)))
+            out = Expr(Op.ADD, type_, (out, term))
+        return out
+    out = _scaled_by(e, k, type_)
+    for p, n in exps:
+        for _ in range(abs(n)):
+            out = Expr(Op.MUL if n > 0 else Op.DIV, type_, (out, var(p, Type.REAL)))
+    return out
+
+
+def _related_fixed(a: Added, c: np.ndarray, known: list, group: tuple) -> Expr | None:
     """What a data copy or slope (its column `c` on folded lists) equals as a relation of
     the `known` fields of its group: λ * o over a multiplicative semiring (λ > 0 for
     (max, *) and (min, *), an integer for Int), o + λ over (max, +) or (min, +) (the
@@ -2620,28 +2742,67 @@ def _related(a: Added, c: np.ndarray, known: list, group: tuple) -> Expr | None:
     return out
 
 
-def _fresh_columns(m: Machine, mega: Loop, deadline: float) -> np.ndarray:
+@dataclass(frozen=True)
+class _Rows:
+    """What `_related` reads of each sampled list beside its folded fields: the control
+    state it ends in (an index into `m.states`, -1 for none) and its parameters."""
+    m: Machine
+    ends: np.ndarray
+    params: dict            # parameter name -> its value on each list
+
+    @staticmethod
+    def of(m: Machine, lists: list, cols: np.ndarray) -> "_Rows":
+        where = {tuple(float(v) for v in st): n for n, st in enumerate(m.states)}
+        ends = np.array([where.get(tuple(float(cols[i][r]) for i in m.control), -1) for r in range(cols.shape[1])])
+        params = {p.name: np.array([float(ps[p.name]) for _, ps in lists]) for p in m.loop.params
+                  if p.type in (Type.INT, Type.REAL)}
+        return _Rows(m, ends, params)
+
+    def at(self, q: int) -> Expr:
+        """The fact "the control is at state q", over the original fields."""
+        fields = self.m.loop.fields
+        out = None
+        for k, i in enumerate(self.m.control):
+            f = fields[i]
+            test = Expr(Op.EQ, Type.BOOL, (var(f"acc.{f.name}", f.type), const(self.m.states[q][k], f.type)))
+            out = test if out is None else Expr(Op.AND, Type.BOOL, (out, test))
+        return out
+
+
+def _fresh_columns(m: Machine, mega: Loop, deadline: float) -> tuple[_Rows, np.ndarray]:
     """The fields of `mega` (the loop with its copies) folded on a second sample: other
-    random lists, longer, and other walks."""
+    random lists, longer, and other walks; with what `_related` reads of them."""
     lists = _random_and_walked(m, deadline, seed=2, count=80, shortest=0, longest=12, walks=DROP_WALKS)
     if time.monotonic() > deadline:
         raise Failed("time ran out reading the copies lift")
-    return np.array(fold_batched(mega, lists), dtype=float).T
+    cols = np.array(fold_batched(mega, lists), dtype=float).T
+    return _Rows.of(m, lists, cols), cols
 
 
-def _holds(relation: Expr, c: np.ndarray, cols: np.ndarray, index: dict) -> bool:
-    """Whether the relation (`_related`'s: sums of constant multiples of fields, or a field
-    plus a constant) gives the column `c`, on the columns `cols` (`index`: field -> row)."""
+def _holds(relation: Expr, c: np.ndarray, cols: np.ndarray, index: dict, rows: _Rows) -> bool:
+    """Whether the relation (`_related`'s: sums of multiples of fields, or a field plus a
+    constant, the factors read off parameters and chosen by the control state) gives the
+    column `c`, on the columns `cols` (`index`: field -> row; `rows`: the parameters)."""
     def value(e: Expr) -> np.ndarray:
         match e.op:
-            case Op.VAR:
+            case Op.VAR if e.arg in index:
                 return cols[index[e.arg]]
+            case Op.VAR:
+                return rows.params[e.arg]
             case Op.CONST:
                 return np.full(len(c), float(e.arg))
             case Op.MUL:
                 return value(e.src[0]) * value(e.src[1])
+            case Op.DIV:
+                return value(e.src[0]) / value(e.src[1])
             case Op.ADD:
                 return value(e.src[0]) + value(e.src[1])
+            case Op.EQ:
+                return value(e.src[0]) == value(e.src[1])
+            case Op.AND:
+                return value(e.src[0]) & value(e.src[1])
+            case Op.WHERE:
+                return np.where(value(e.src[0]), value(e.src[1]), value(e.src[2]))
         raise AssertionError(f"no relation: {e!r}")
     with np.errstate(all="ignore"):
         got = value(relation)

@@ -229,17 +229,18 @@ def combine(s: Semiring, m: Machine, by_state: dict, a: dict, b: dict, deadline:
     slopes = _slopes_of(m, s, folded, deadline) if coef is None else None
     out = {}
     terms = [b[i] for i in whole.data]
+    ext = _with_parameters(s, loop, folded, bdata, terms)
     pairs: dict = {}
     for k, i in enumerate(m.data):
         leaves: dict[tuple, Expr] = {}
         for q in range(len(m.states)):
             def vs(start, q=q, k=k):
                 return ended(start)[:, q, k]
-            joint = _fit(s, bdata, vs("zero")) or _fit(s, bdata, vs("init"))
+            joint = _fit_either(s, (bdata, terms), None, vs, slice(None))
             for r, f in by_state.items():
                 try:
-                    leaves[(q, r)] = _structured_leaf(s, m, k, q, r, f, joint, vs, coef, slopes, bdata, by_end, a,
-                                                      terms)
+                    leaves[(q, r)] = _structured_leaf(s, m, k, q, r, f, joint, vs, coef, slopes, (bdata, terms),
+                                                      by_end, a, ext)
                 except Failed:
                     # the map's parts are no forms of b's fields where a term the others
                     # dominate on every reachable state differs (b's leading streak is the
@@ -253,28 +254,63 @@ def combine(s: Semiring, m: Machine, by_state: dict, a: dict, b: dict, deadline:
     return out
 
 
-def _structured_leaf(s: Semiring, m: Machine, k: int, q: int, r: int, f, joint, vs, coef, slopes, bdata, by_end,
-                     a: dict, terms: list) -> Expr:
+def _with_parameters(s: Semiring, loop, folded: list, bdata: np.ndarray, terms: list):
+    """b's fields, then each of them (x) each Real parameter, and each parameter alone, as
+    (columns on the sampled lists, terms): for forms whose coefficients read a parameter
+    (a surcharge on every move at night: from the other phase, b's cost (x) it on a list
+    of odd length); None where the loop has none.  Tried where b's fields alone fit no form."""
+    params = [p for p in loop.params if p.type is Type.REAL]
+    if not params:
+        return None
+    times = np_times(s)
+    cols = [bdata[:, j] for j in range(bdata.shape[1])]
+    out = list(terms)
+    for p in params:
+        pv = np.array([float(ps[p.name]) for _, ps, _, _ in folded])
+        if scaling(s) and np.any(pv < 0):
+            continue
+        pe = Expr(Op.VAR, Type.REAL, (), p.name)
+        with np.errstate(invalid="ignore"):
+            cols += [times(bdata[:, j], pv) for j in range(bdata.shape[1])] + [pv]
+        out += [_times_field(s, t, pe) for t in terms] + [pe]
+    if len(out) == len(terms):
+        return None
+    return np.array(cols).T.reshape(len(folded), len(cols)), out
+
+
+def _fit_either(s: Semiring, plain, ext, vs, ns) -> tuple[list, list] | None:
+    """(fit, its terms): a form in b's fields (`plain`: columns and terms), from the zero
+    or the initial data (`vs(start)`), on the rows `ns`; else one in `ext`'s."""
+    for cols, terms in [plain] + ([ext] if ext is not None else []):
+        fit = _fit(s, cols[ns], vs("zero")[ns]) or _fit(s, cols[ns], vs("init")[ns])
+        if fit is not None:
+            return fit, terms
+    return None
+
+
+def _structured_leaf(s: Semiring, m: Machine, k: int, q: int, r: int, f, joint, vs, coef, slopes, plain, by_end,
+                     a: dict, ext) -> Expr:
     """A_r[q] row k (x) a's data (+) v_q: A read off b's transition function `f` (`coef`)
     or fitted (`slopes`), v fitted (`joint`, else on the lists that end in r; `vs(start)`:
-    the values v is fitted to, from the zero or the initial data)."""
+    the values v is fitted to, from the zero or the initial data); `plain`: b's fields'
+    columns and terms, `ext`: those with the parameters (`_with_parameters`) or None."""
     fields = m.loop.fields
     i = m.data[k]
-    fit = joint
-    if fit is None:
-        ns = by_end[r]
-        fit = _fit(s, bdata[ns], vs("zero")[ns]) or _fit(s, bdata[ns], vs("init")[ns])
-        if fit is None:
+    got = joint
+    if got is None:
+        got = _fit_either(s, plain, ext, vs, by_end[r])
+        if got is None:
             raise Failed(f"recognised as {m.describe()}, data over {s.name}; what b adds to "
                          f"{fields[i].name} from {show_state(m, m.states[q])} is no form over {s.name} "
                          f"in b's fields: a lift is needed")
+    fit, terms = got
     if coef is not None:
         arow = coef[f][q][k] if f in coef else _unit(s, len(m.data))[k]
         pieces = [_shifted(s, a[j], c) for j, c in zip(m.data, arow) if _live(s, c)]
     else:
         pieces = []
         for jj, j in enumerate(m.data):
-            pieces += _slope_terms(s, m, slopes[:, q, k, jj], bdata, by_end[r], a[j], terms,
+            pieces += _slope_terms(s, m, slopes[:, q, k, jj], plain, by_end[r], a[j], ext,
                                    f"the slope of {fields[i].name} in {fields[j].name} from "
                                    f"{show_state(m, m.states[q])}")
     pieces += [_shifted(s, t, c) for t, c in zip(terms, fit[:-1]) if _live(s, c)]
@@ -396,14 +432,20 @@ def _slopes_of(m: Machine, s: Semiring, folded: list, deadline: float) -> np.nda
     return out
 
 
-def _slope_terms(s: Semiring, m: Machine, col: np.ndarray, bdata: np.ndarray, ns: list, aj: Expr, terms: list,
+def _slope_terms(s: Semiring, m: Machine, col: np.ndarray, plain, ns: list, aj: Expr, ext,
                  what: str) -> list[Expr]:
     """The pieces (x) a's field j: the slope `col`, fitted as a form over `s` in b's
-    fields (on every list, else on those that end in b's state), each term shifted by
-    a's field."""
+    fields (`plain`: their columns and terms; on every list, else on those that end in
+    b's state; then with the parameters, `ext`), each term shifted by a's field."""
+    bdata, terms = plain
     seen = ~np.isnan(col)
     ns = [n for n in ns if seen[n]]
-    fit = _fit(s, bdata[seen], col[seen]) or _fit(s, bdata[ns], col[ns])
+    fit = None
+    for cols, ts in [plain] + ([ext] if ext is not None else []):
+        fit = _fit(s, cols[seen], col[seen]) or _fit(s, cols[ns], col[ns])
+        if fit is not None:
+            terms = ts
+            break
     if fit is None and scaling(s):
         # over (max, *) and (min, *) a product of decays is a power of a count of b
         # (0.5 ** b.n after a clip), or a product of such powers, or exp of a sum
