@@ -1226,3 +1226,44 @@ def test_the_narrow_reading_goes_first_where_the_wide_table_is_much_bigger():
     a = analyze_loop(loop, timeout=60, lift=False)
     assert a.verdict.value == "homomorphism", a.reason
     assert all(a.proofs[k] == "proved" for k in ("identity", "associativity", "homomorphism")), a.proofs
+
+
+_FATIGUE = '''
+from typing import NamedTuple
+from thm3.lang import Int, Real, inf
+
+fatigue: Real
+
+
+class State(NamedTuple):
+    odd: Int = 0
+    m00: Real = 0.0
+    m01: Real = -inf
+    m10: Real = -inf
+    m11: Real = 0.0
+
+
+def left(acc: State, e0: Real, e1: Real) -> State:
+    assert fatigue >= 0
+    pen = fatigue if acc.odd == 1 else 0.0
+    return State((acc.odd + 1) % 2,
+                 max(acc.m00 + e0, acc.m01 + e0 - 1.0) - pen,
+                 max(acc.m00 + e1 - 1.0, acc.m01 + e1) - pen,
+                 max(acc.m10 + e0, acc.m11 + e0 - 1.0) - pen,
+                 max(acc.m10 + e1 - 1.0, acc.m11 + e1) - pen)
+'''
+
+
+def test_a_tropical_form_reads_a_parameter_where_b_fields_alone_fit_none():
+    """A 2 x 2 (max, +) product with a penalty on every odd step: from the other phase, b's
+    product is its own less the penalty on a list of odd length, a form in b's fields and
+    the parameter (none in b's fields alone: the route said "a lift is needed").  The
+    combine is found by composition and its laws are proved."""
+    from thm3.pipeline import analyze_loop
+    loop = thm3.parse_source(_FATIGUE)
+    fn, how = finite.synthesize(loop, time.monotonic() + 30)
+    assert "2 reachable states of (odd)" in how and any("fatigue" in repr(o) for o in fn.outputs)
+    _agrees_with_fold(loop, fn)
+    a = analyze_loop(loop, timeout=60, lift=False)
+    assert a.verdict.value == "homomorphism", a.reason
+    assert all(a.proofs[k] == "proved" for k in ("identity", "associativity", "homomorphism")), a.proofs

@@ -255,7 +255,8 @@ def combine(s: Semiring, m: Machine, by_state: dict, a: dict, b: dict, deadline:
 
 
 def _with_parameters(s: Semiring, loop, folded: list, bdata: np.ndarray, terms: list):
-    """b's fields, then each of them (x) each Real parameter, and each parameter alone, as
+    """b's fields, then each of them (x) each Real parameter or its inverse in the
+    semiring (-p; 1 / p where positive), and each of those alone, as
     (columns on the sampled lists, terms): for forms whose coefficients read a parameter
     (a surcharge on every move at night: from the other phase, b's cost (x) it on a list
     of odd length); None where the loop has none.  Tried where b's fields alone fit no form."""
@@ -270,9 +271,13 @@ def _with_parameters(s: Semiring, loop, folded: list, bdata: np.ndarray, terms: 
         if scaling(s) and np.any(pv < 0):
             continue
         pe = Expr(Op.VAR, Type.REAL, (), p.name)
-        with np.errstate(invalid="ignore"):
-            cols += [times(bdata[:, j], pv) for j in range(bdata.shape[1])] + [pv]
-        out += [_times_field(s, t, pe) for t in terms] + [pe]
+        # the parameter and its inverse in the semiring (-p, or 1 / p where it is positive)
+        inverse = [(Expr(Op.NEG, Type.REAL, (pe,)), -pv)] if not scaling(s) else \
+            [(Expr(Op.DIV, Type.REAL, (const(1.0, Type.REAL), pe)), 1.0 / pv)] if np.all(pv > 0) else []
+        for pe, pv in [(pe, pv)] + inverse:
+            with np.errstate(invalid="ignore"):
+                cols += [times(bdata[:, j], pv) for j in range(bdata.shape[1])] + [pv]
+            out += [_times_field(s, t, pe) for t in terms] + [pe]
     if len(out) == len(terms):
         return None
     return np.array(cols).T.reshape(len(folded), len(cols)), out
