@@ -1137,6 +1137,14 @@ def test_a_coupled_tropical_lift_under_a_phase_is_proved_in_a_short_budget():
 
 # --- relations among the copies (the minimal weighted automaton) ---------------------
 
+def _assert_proved(loop) -> None:
+    """The loop analysed alone is a homomorphism whose laws are proved."""
+    from thm3.pipeline import analyze_loop
+    a = analyze_loop(loop, timeout=60, lift=False)
+    assert a.verdict.value == "homomorphism", a.reason
+    assert all(a.proofs[k] == "proved" for k in ("identity", "associativity", "homomorphism")), a.proofs
+
+
 _SCALED_PHASE = '''
 from typing import NamedTuple
 from thm3.lang import Int, Real
@@ -1159,19 +1167,15 @@ def left(acc: State, p: Real) -> State:
 def test_copies_that_are_relations_of_kept_fields_are_read_as_them():
     """A (max, *) pair under a phase: of the products from each phase, one from phase 1 is
     a quarter of one from phase 0 and another is 4 * b on every list, so the lift keeps 2
-    of the 4 (a fixed multiple over (max, *)), and its laws are proved.  Read with factors
-    the control chooses (a or 2 * a by the phase), 1 is left, offered first (its laws are
-    tested, not proved); the set without relations comes last."""
-    from thm3.pipeline import analyze_loop
+    of the 4 (a fixed multiple over (max, *)), and its laws are proved; the set without
+    relations comes next."""
     from thm3.syntax.loopfile import loop_text
     loop = thm3.parse_source(_SCALED_PHASE)
     sets = finite.lift_candidates(loop, time.monotonic() + 30)
-    assert [(len(s.fields), s.related) for s in sets[:3]] == [(1, 2), (2, 1), (4, 0)]
-    assert "a fixed multiple, shift or linear combination" in sets[1].why
-    lifted = thm3.parse_source(loop_text(finite.with_added(loop, sets[1].fields)))
-    a = analyze_loop(lifted, timeout=60, lift=False)
-    assert a.verdict.value == "homomorphism", a.reason
-    assert all(a.proofs[k] == "proved" for k in ("identity", "associativity", "homomorphism")), a.proofs
+    assert [(len(s.fields), s.related) for s in sets[:2]] == [(2, 1), (4, 0)]
+    assert "a fixed multiple, shift or linear combination" in sets[0].why
+    lifted = thm3.parse_source(loop_text(finite.with_added(loop, sets[0].fields)))
+    _assert_proved(lifted)
 
 
 def test_a_conserved_sum_is_read_as_a_combination_and_a_chance_fit_is_not():
@@ -1214,7 +1218,6 @@ def test_the_narrow_reading_goes_first_where_the_wide_table_is_much_bigger():
     the wide reading's), whose table's laws are slow; read as data mod 7 beside the phase
     (2 states), b's weighted sum from the other phase is a form in b's two sums (weights
     5 and 1 are 6 * plain - w), and the combine comes from that reading."""
-    from thm3.pipeline import analyze_loop
     loop = thm3.parse_source(_WEIGHTED_DIGITS)
     narrow = finite.determined_reading(loop, time.monotonic() + 10)
     wide = finite._wider(loop, time.monotonic() + 10, len(narrow.states))
@@ -1223,9 +1226,7 @@ def test_the_narrow_reading_goes_first_where_the_wide_table_is_much_bigger():
     fn, how = finite.synthesize(loop, time.monotonic() + 30)
     assert "2 reachable states of (pos)" in how, how
     _agrees_with_fold(loop, fn)
-    a = analyze_loop(loop, timeout=60, lift=False)
-    assert a.verdict.value == "homomorphism", a.reason
-    assert all(a.proofs[k] == "proved" for k in ("identity", "associativity", "homomorphism")), a.proofs
+    _assert_proved(loop)
 
 
 _FATIGUE = '''
@@ -1259,11 +1260,45 @@ def test_a_tropical_form_reads_a_parameter_where_b_fields_alone_fit_none():
     product is its own less the penalty on a list of odd length, a form in b's fields and
     the parameter (none in b's fields alone: the route said "a lift is needed").  The
     combine is found by composition and its laws are proved."""
-    from thm3.pipeline import analyze_loop
     loop = thm3.parse_source(_FATIGUE)
     fn, how = finite.synthesize(loop, time.monotonic() + 30)
     assert "2 reachable states of (odd)" in how and any("fatigue" in repr(o) for o in fn.outputs)
     _agrees_with_fold(loop, fn)
-    a = analyze_loop(loop, timeout=60, lift=False)
-    assert a.verdict.value == "homomorphism", a.reason
-    assert all(a.proofs[k] == "proved" for k in ("identity", "associativity", "homomorphism")), a.proofs
+    _assert_proved(loop)
+
+
+_MUTED_METER = '''
+from typing import NamedTuple
+from thm3.lang import Bool, Real
+
+volts_per_count: Real
+decay: Real
+
+
+class State(NamedTuple):
+    held: Bool = False
+    peak: Real = 0.0
+    peak_v: Real = 0.0
+
+
+def left(acc: State, amp: Real, hold: Bool) -> State:
+    assert volts_per_count > 0 and 0 <= decay <= 1 and amp >= 0
+    if acc.held:
+        return State(acc.held != hold, acc.peak * decay, acc.peak_v * decay)
+    return State(acc.held != hold, max(acc.peak * decay, amp), max(acc.peak_v * decay, volts_per_count * amp))
+'''
+
+
+def test_a_copy_that_is_a_parameter_multiple_of_another_is_read_as_it():
+    """A (max, *) peak in counts and in volts under a hold toggle: every copy of the peak
+    in volts is `volts_per_count` times the copy of the peak in counts, a factor of a
+    parameter (level 2), so the lift keeps the counts' copy and the decay's product
+    only; its lifted loop is proved, alone too."""
+    from thm3.syntax.loopfile import loop_text
+    loop = thm3.parse_source(_MUTED_METER)
+    sets = finite.lift_candidates(loop, time.monotonic() + 30)
+    assert sets[0].related == 2 and len(sets[0].fields) < len(sets[-1].fields)
+    assert "with factors of parameters" in sets[0].why
+    assert not any(a.key.endswith("peak_v") for a in sets[0].fields)
+    lifted = thm3.parse_source(loop_text(finite.with_added(loop, sets[0].fields)))
+    _assert_proved(lifted)

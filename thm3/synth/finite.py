@@ -2177,7 +2177,7 @@ def _lift_set(m: Machine, chosen, col, originals, deadline, full: bool = False, 
            f"reachable states x {len(m.control) + len(m.data)} fields); {m.describe()}")
     if related:
         why += ("; copies that are a fixed multiple, shift or linear combination of kept fields on folded lists read "
-                "as it" + (", with factors of parameters or ones the control chooses" if related > 1 else ""))
+                "as it" + (", with factors of parameters" if related > 1 else ""))
     return LiftSet(tuple(added), why, full, combine, related)
 
 
@@ -2472,8 +2472,7 @@ def _drop_copied_data(m: Machine, added: list[Added], deadline: float, slopes=fr
     fixed multiple over (+, *), (max, *) or (min, *), a fixed shift over (max, +) or
     (min, +), a linear combination over (+, *) (a phase that only rescales its data: the
     minimal weighted automaton keeps a basis of the copies, Schützenberger's reduction);
-    with `relate` 2, also one whose factor is a power product of parameters, the same or
-    chosen by the control state the list ends in.  Its readers read the relation, which
+    with `relate` 2, also one whose factor is a power product of parameters.  Its readers read the relation, which
     stays in the semiring, and the lift's proof decides it.  Returns the kept fields, what
     each dropped one equals, and the highest level of relation used (0: none)."""
     loop = m.loop
@@ -2580,52 +2579,35 @@ def _relation_groups(m: Machine, roles: dict) -> dict[str, tuple]:
 
 def _related(a: Added, c: np.ndarray, known: list, group: tuple,
              rows: _Rows | None = None) -> tuple[Expr | None, int]:
-    """`_related_fixed` (level 1), else (with `rows`) `_related_by_end` (level 2)."""
+    """`_related_fixed` (level 1), else (with `rows`) `_related_by_parameters` (level 2)."""
     got = _related_fixed(a, c, known, group)
     if got is not None:
         return got, 1
     if rows is not None and a.type is Type.REAL:
-        return _related_by_end(a, c, known, group, rows), 2
+        return _related_by_parameters(a, c, known, group, rows), 2
     return None, 0
 
 
 MAX_EXPONENT = 2        # a parameter's power in a relation's factor: p ** -2 .. p ** 2
 
 
-def _related_by_end(a: Added, c: np.ndarray, known: list, group: tuple, rows: _Rows) -> Expr | None:
-    """A copy that is a multiple (a shift over (max, +), (min, +)) of one known field with
-    a factor that is a product of powers of the parameters (a sum of multiples of them,
-    for a shift), the same or chosen by the control state the list ends in: a peak in
-    pascals that is `pa_per_count` times the peak in counts; a phase that puts a unit
-    factor on every other step (from phase 1, a list of odd length meets one more of them
-    than from phase 0).  As `where(the control at q, factor_q (x) field, ...)`."""
+def _related_by_parameters(a: Added, c: np.ndarray, known: list, group: tuple, rows: _Rows) -> Expr | None:
+    """A copy that is a multiple (a shift over (max, +), (min, +)) of one known field by a
+    factor that is a product of powers of the parameters (a sum of multiples of them, for
+    a shift) on every list: a peak in pascals that is `pa_per_count` times the peak in
+    counts.  (A factor the control state the list ends in chooses, a unit factor on every
+    other step, is not read: its lifted loop, analysed again alone, took past 60 s.)"""
     sr = group[0]
-    shift = sr.times is Op.ADD
-    present = [q for q in range(len(rows.m.states)) if np.any(rows.ends == q)]
-    if not present or np.any(rows.ends < 0) or not np.all(np.isfinite(c) | np.isinf(c)):
+    if not np.all(np.isfinite(c) | np.isinf(c)):
         return None
     for e, o in known:
-        whole = _end_factor(c, o, rows.params, shift, positive=sr.plus is not Op.ADD)
-        if whole is not None:
-            return _with_factor(e, whole, shift, a.type)
-        factors = []
-        for q in present:
-            sel = rows.ends == q
-            got = _end_factor(c[sel], o[sel], {p: v[sel] for p, v in rows.params.items()}, shift,
-                              positive=sr.plus is not Op.ADD)
-            if got is None:
-                break
-            factors.append(got)
-        else:
-            out = None
-            for q, f in reversed(list(zip(present, factors))):
-                term = _with_factor(e, f, shift, a.type)
-                out = term if out is None else Expr(Op.WHERE, a.type, (rows.at(q), term, out))
-            return out
+        got = _parameter_factor(c, o, rows.params, sr.times is Op.ADD, positive=sr.plus is not Op.ADD)
+        if got is not None:
+            return _with_factor(e, got, sr.times is Op.ADD, a.type)
     return None
 
 
-def _end_factor(c: np.ndarray, o: np.ndarray, params: dict, shift: bool, positive: bool):
+def _parameter_factor(c: np.ndarray, o: np.ndarray, params: dict, shift: bool, positive: bool):
     """(k, ((param, exponent), ...)) with c = k * prod p ** e * o (c = o + k + sum e * p
     for a shift) on every row, k a short fraction and e a whole number up to MAX_EXPONENT
     in size; None where none."""
@@ -2744,29 +2726,13 @@ def _related_fixed(a: Added, c: np.ndarray, known: list, group: tuple) -> Expr |
 
 @dataclass(frozen=True)
 class _Rows:
-    """What `_related` reads of each sampled list beside its folded fields: the control
-    state it ends in (an index into `m.states`, -1 for none) and its parameters."""
-    m: Machine
-    ends: np.ndarray
+    """What `_related` reads of each sampled list beside its folded fields: its parameters."""
     params: dict            # parameter name -> its value on each list
 
     @staticmethod
     def of(m: Machine, lists: list, cols: np.ndarray) -> "_Rows":
-        where = {tuple(float(v) for v in st): n for n, st in enumerate(m.states)}
-        ends = np.array([where.get(tuple(float(cols[i][r]) for i in m.control), -1) for r in range(cols.shape[1])])
-        params = {p.name: np.array([float(ps[p.name]) for _, ps in lists]) for p in m.loop.params
-                  if p.type in (Type.INT, Type.REAL)}
-        return _Rows(m, ends, params)
-
-    def at(self, q: int) -> Expr:
-        """The fact "the control is at state q", over the original fields."""
-        fields = self.m.loop.fields
-        out = None
-        for k, i in enumerate(self.m.control):
-            f = fields[i]
-            test = Expr(Op.EQ, Type.BOOL, (var(f"acc.{f.name}", f.type), const(self.m.states[q][k], f.type)))
-            out = test if out is None else Expr(Op.AND, Type.BOOL, (out, test))
-        return out
+        return _Rows({p.name: np.array([float(ps[p.name]) for _, ps in lists]) for p in m.loop.params
+                      if p.type in (Type.INT, Type.REAL)})
 
 
 def _fresh_columns(m: Machine, mega: Loop, deadline: float) -> tuple[_Rows, np.ndarray]:
@@ -2781,8 +2747,8 @@ def _fresh_columns(m: Machine, mega: Loop, deadline: float) -> tuple[_Rows, np.n
 
 def _holds(relation: Expr, c: np.ndarray, cols: np.ndarray, index: dict, rows: _Rows) -> bool:
     """Whether the relation (`_related`'s: sums of multiples of fields, or a field plus a
-    constant, the factors read off parameters and chosen by the control state) gives the
-    column `c`, on the columns `cols` (`index`: field -> row; `rows`: the parameters)."""
+    constant, the factors read off parameters) gives the column `c`, on the columns `cols`
+    (`index`: field -> row; `rows`: the parameters)."""
     def value(e: Expr) -> np.ndarray:
         match e.op:
             case Op.VAR if e.arg in index:
@@ -2797,12 +2763,6 @@ def _holds(relation: Expr, c: np.ndarray, cols: np.ndarray, index: dict, rows: _
                 return value(e.src[0]) / value(e.src[1])
             case Op.ADD:
                 return value(e.src[0]) + value(e.src[1])
-            case Op.EQ:
-                return value(e.src[0]) == value(e.src[1])
-            case Op.AND:
-                return value(e.src[0]) & value(e.src[1])
-            case Op.WHERE:
-                return np.where(value(e.src[0]), value(e.src[1]), value(e.src[2]))
         raise AssertionError(f"no relation: {e!r}")
     with np.errstate(all="ignore"):
         got = value(relation)
