@@ -1797,7 +1797,7 @@ class LiftSet:
     full: bool = False          # the full table (every copy), tried after the minimal ones
     combine: Fn | None = None   # the composition read group by group (`thm3.synth.copies`), over the keys
     related: int = 0            # a copy was dropped as a relation of others: 1 fixed (a multiple, a shift, a
-                                # combination), 2 with a factor of parameters or one the control chooses
+                                # combination), 2 with a factor of parameters
 
 
 def lift_candidates(loop: Loop, deadline: float, limit: int = 3) -> list[LiftSet]:
@@ -2036,7 +2036,7 @@ def _copies_lifts(m: Machine, deadline: float, limit: int) -> list[LiftSet]:
                 got = _lift_set(m, chosen, col, originals, deadline, full=full, from_zero=from_zero)
                 # a lift smaller by relations read on lists is offered first; the same set
                 # with fixed relations only, then with none, after it, should a relation
-                # not be proved (a factor the control chooses may need an invariant)
+                # not be proved
                 also = [got]
                 for level in range(got.related - 1, -1, -1):
                     also.append(_lift_set(m, chosen, col, originals, deadline, full=full, from_zero=from_zero,
@@ -2472,9 +2472,10 @@ def _drop_copied_data(m: Machine, added: list[Added], deadline: float, slopes=fr
     fixed multiple over (+, *), (max, *) or (min, *), a fixed shift over (max, +) or
     (min, +), a linear combination over (+, *) (a phase that only rescales its data: the
     minimal weighted automaton keeps a basis of the copies, Schützenberger's reduction);
-    with `relate` 2, also one whose factor is a power product of parameters.  Its readers read the relation, which
-    stays in the semiring, and the lift's proof decides it.  Returns the kept fields, what
-    each dropped one equals, and the highest level of relation used (0: none)."""
+    with `relate` 2, also one whose factor is a power product of parameters.  Its readers
+    read the relation, which stays in the semiring, and the lift's proof decides it.
+    Returns the kept fields, what each dropped one equals, and the highest level of
+    relation used (0: none)."""
     loop = m.loop
     mega = with_added(loop, added)
     # random lists, and walks over the control's moves: a copy that differs only after a
@@ -2485,7 +2486,7 @@ def _drop_copied_data(m: Machine, added: list[Added], deadline: float, slopes=fr
         raise Failed("time ran out reading the copies lift")
     cols = np.array(fold_batched(mega, lists), dtype=float).T
     k = len(loop.fields)
-    rows = _Rows.of(m, lists, cols) if relate > 1 else None
+    params = _parameters_of(m, lists) if relate > 1 else None
     data_keys = {f"fsm{qi}_{loop.fields[j].name}" for qi in range(len(m.states)) for j in m.data}
     data_keys |= set(slopes)
     # the zero of each copy's semiring, over (max, +), (min, +), (max, *), (min, *): a copy
@@ -2508,7 +2509,8 @@ def _drop_copied_data(m: Machine, added: list[Added], deadline: float, slopes=fr
     group = _relation_groups(m, roles) if roles is not None and relate else {}
     related = 0
     again = None
-    index = {f"acc.{f.name}": i for i, f in enumerate(loop.fields)} | {f"acc.{a.key}": k + n for n, a in enumerate(added)}
+    index = {f"acc.{f.name}": i for i, f in enumerate(loop.fields)} | \
+        {f"acc.{a.key}": k + n for n, a in enumerate(added)}     # (`_holds`' rows of the columns)
     while True:
         needed = set()
         for a in added:
@@ -2526,7 +2528,7 @@ def _drop_copied_data(m: Machine, added: list[Added], deadline: float, slopes=fr
                 equal = _read_back(a, c, known, a.key in slopes)
                 if equal is None and a.key in group:
                     same = [(e, o) for e, o in known if group.get(e.arg[4:]) == group[a.key]]
-                    equal, level = _related(a, c, same, group[a.key], rows)
+                    equal, level = _related(a, c, same, group[a.key], params)
                     if equal is not None:
                         # a relation has unknowns an equality has not: it holds on a second,
                         # longer sample too (counts of rare bytes fit one sample by chance)
@@ -2578,20 +2580,21 @@ def _relation_groups(m: Machine, roles: dict) -> dict[str, tuple]:
 
 
 def _related(a: Added, c: np.ndarray, known: list, group: tuple,
-             rows: _Rows | None = None) -> tuple[Expr | None, int]:
-    """`_related_fixed` (level 1), else (with `rows`) `_related_by_parameters` (level 2)."""
+             params: dict | None = None) -> tuple[Expr | None, int]:
+    """`_related_fixed` (level 1), else (with the lists' `params`) `_related_by_parameters`
+    (level 2)."""
     got = _related_fixed(a, c, known, group)
     if got is not None:
         return got, 1
-    if rows is not None and a.type is Type.REAL:
-        return _related_by_parameters(a, c, known, group, rows), 2
+    if params is not None and a.type is Type.REAL:
+        return _related_by_parameters(a, c, known, group, params), 2
     return None, 0
 
 
 MAX_EXPONENT = 2        # a parameter's power in a relation's factor: p ** -2 .. p ** 2
 
 
-def _related_by_parameters(a: Added, c: np.ndarray, known: list, group: tuple, rows: _Rows) -> Expr | None:
+def _related_by_parameters(a: Added, c: np.ndarray, known: list, group: tuple, params: dict) -> Expr | None:
     """A copy that is a multiple (a shift over (max, +), (min, +)) of one known field by a
     factor that is a product of powers of the parameters (a sum of multiples of them, for
     a shift) on every list: a peak in pascals that is `pa_per_count` times the peak in
@@ -2601,7 +2604,7 @@ def _related_by_parameters(a: Added, c: np.ndarray, known: list, group: tuple, r
     if not np.all(np.isfinite(c) | np.isinf(c)):
         return None
     for e, o in known:
-        got = _parameter_factor(c, o, rows.params, sr.times is Op.ADD, positive=sr.plus is not Op.ADD)
+        got = _parameter_factor(c, o, params, sr.times is Op.ADD, positive=sr.plus is not Op.ADD)
         if got is not None:
             return _with_factor(e, got, sr.times is Op.ADD, a.type)
     return None
@@ -2724,37 +2727,31 @@ def _related_fixed(a: Added, c: np.ndarray, known: list, group: tuple) -> Expr |
     return out
 
 
-@dataclass(frozen=True)
-class _Rows:
-    """What `_related` reads of each sampled list beside its folded fields: its parameters."""
-    params: dict            # parameter name -> its value on each list
-
-    @staticmethod
-    def of(m: Machine, lists: list, cols: np.ndarray) -> "_Rows":
-        return _Rows({p.name: np.array([float(ps[p.name]) for _, ps in lists]) for p in m.loop.params
-                      if p.type in (Type.INT, Type.REAL)})
+def _parameters_of(m: Machine, lists: list) -> dict[str, np.ndarray]:
+    """Each numeric parameter's value on each sampled list."""
+    return {p.name: np.array([float(ps[p.name]) for _, ps in lists]) for p in m.loop.params
+            if p.type in (Type.INT, Type.REAL)}
 
 
-def _fresh_columns(m: Machine, mega: Loop, deadline: float) -> tuple[_Rows, np.ndarray]:
+def _fresh_columns(m: Machine, mega: Loop, deadline: float) -> tuple[dict, np.ndarray]:
     """The fields of `mega` (the loop with its copies) folded on a second sample: other
-    random lists, longer, and other walks; with what `_related` reads of them."""
+    random lists, longer, and other walks; with the lists' parameters."""
     lists = _random_and_walked(m, deadline, seed=2, count=80, shortest=0, longest=12, walks=DROP_WALKS)
     if time.monotonic() > deadline:
         raise Failed("time ran out reading the copies lift")
-    cols = np.array(fold_batched(mega, lists), dtype=float).T
-    return _Rows.of(m, lists, cols), cols
+    return _parameters_of(m, lists), np.array(fold_batched(mega, lists), dtype=float).T
 
 
-def _holds(relation: Expr, c: np.ndarray, cols: np.ndarray, index: dict, rows: _Rows) -> bool:
+def _holds(relation: Expr, c: np.ndarray, cols: np.ndarray, index: dict, params: dict) -> bool:
     """Whether the relation (`_related`'s: sums of multiples of fields, or a field plus a
     constant, the factors read off parameters) gives the column `c`, on the columns `cols`
-    (`index`: field -> row; `rows`: the parameters)."""
+    (`index`: field -> row; `params`: the parameters' values)."""
     def value(e: Expr) -> np.ndarray:
         match e.op:
             case Op.VAR if e.arg in index:
                 return cols[index[e.arg]]
             case Op.VAR:
-                return rows.params[e.arg]
+                return params[e.arg]
             case Op.CONST:
                 return np.full(len(c), float(e.arg))
             case Op.MUL:

@@ -274,10 +274,10 @@ def _with_parameters(s: Semiring, loop, folded: list, bdata: np.ndarray, terms: 
         # the parameter and its inverse in the semiring (-p, or 1 / p where it is positive)
         inverse = [(Expr(Op.NEG, Type.REAL, (pe,)), -pv)] if not scaling(s) else \
             [(Expr(Op.DIV, Type.REAL, (const(1.0, Type.REAL), pe)), 1.0 / pv)] if np.all(pv > 0) else []
-        for pe, pv in [(pe, pv)] + inverse:
+        for term, values in [(pe, pv)] + inverse:
             with np.errstate(invalid="ignore"):
-                cols += [times(bdata[:, j], pv) for j in range(bdata.shape[1])] + [pv]
-            out += [_times_field(s, t, pe) for t in terms] + [pe]
+                cols += [times(bdata[:, j], values) for j in range(bdata.shape[1])] + [values]
+            out += [_times_field(s, t, term) for t in terms] + [term]
     if len(out) == len(terms):
         return None
     return np.array(cols).T.reshape(len(folded), len(cols)), out
