@@ -1,8 +1,10 @@
 """Record what thm3 answers for every sample and corpus loop, to compare two trees.
 
 For each loop: the verdict, the route, the combine and identity as `to_json()` prints
-them, the laws' statuses, the stability verdicts, and for a homomorphism the text of
-every emitted file (the CUDA kernels and the NumPy/CuPy module, float32).  A change
+them, the laws' statuses, the stability verdicts, and the text of every printer of the
+IR: the human report (times blanked), the loop file, the Python fold, and for a
+homomorphism the Numba module and every emitted file (the CUDA kernels and the
+NumPy/CuPy module, float32).  A change
 that should keep behaviour (a refactoring, a merge) is checked by recording before and
 after and comparing:
 
@@ -10,7 +12,7 @@ after and comparing:
     python bench/record.py --compare before.json after.json
 
 Each loop runs in a fresh process (as bench/analyze.py does), in the thm3 found from
-the current directory.  This is a tool, not a benchmark: it writes where -o says.
+the current directory, its GPU stage and CLI (`gpu/`, `cli/`) included.  This is a tool, not a benchmark: it writes where -o says.
 """
 from __future__ import annotations
 
@@ -24,8 +26,17 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
 PROBE = r"""
-import json, sys, tempfile, pathlib
+import importlib.util, json, os, sys, tempfile, pathlib
 import thm3
+# the GPU stage and the CLI from this tree too: an editable install maps them to its own
+for name, folder in (("thm3.gpu", "gpu"), ("thm3.cli", "cli")):
+    path = os.path.join(os.getcwd(), folder)
+    spec = importlib.util.spec_from_file_location(name, os.path.join(path, "__init__.py"),
+                                                  submodule_search_locations=[path])
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    setattr(thm3, name.rsplit(".", 1)[1], module)
 a = thm3.analyze(sys.argv[1], timeout=float(sys.argv[2]), lift=False)
 j = a.to_json()
 out = {"verdict": str(a.verdict), "combine": j.get("combine"), "identity": j.get("identity"),
@@ -39,6 +50,23 @@ if str(a.verdict) == "homomorphism":
                 out["files"][p.name] = p.read_text()
         except Exception as e:          # a loop thm3 cannot emit: record why
             out["files"] = {"error": f"{type(e).__name__}: {e}"}
+# every printer of the IR: the report (its times blanked), the loop file, the Python fold
+# and, for a combine, the Numba module
+import re
+from thm3.report import render_report
+from thm3.syntax.loopfile import loop_text
+from thm3.semantics.fold import Fold
+from thm3.semantics.evaluate import PYTHON
+report = "\n".join(l for l in render_report(a).splitlines() if not l.startswith("steps:"))
+out["report"] = re.sub(r"\d+\.\d+ ?s\b", "T s", report)
+out["loop_text"] = loop_text(a.loop)
+out["fold"] = Fold(a.loop, PYTHON).source
+if a.combine_fn is not None:
+    from thm3.backends.numba_tree import render
+    try:
+        out["numba"] = render(a.loop, a.combine_fn)
+    except Exception as e:
+        out["numba"] = f"{type(e).__name__}: {e}"
 print(json.dumps(out, default=str))
 """
 

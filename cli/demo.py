@@ -16,7 +16,6 @@ import click
 import numpy as np
 
 import thm3
-from thm3.ir.printer import to_text
 from thm3.report import combine_terms, invariant_text, math_text
 
 
@@ -85,7 +84,7 @@ def run_demo(outdir: str, dim: int, timeout: float) -> int:
     say("2. invariants: " + "; ".join(invariant_text(e) for e in a.invariant_exprs))
     say("3. combine (synthesized from left, no table of known loops):")
     for f, e in zip(a.loop.fields, combine_terms(a.loop, a.combine_fn.outputs)):
-        say(f"     {f.name} = {math_text(to_text(e))}")
+        say(f"     {f.name} = {math_text(e)}")
     say(f"   identity: ({', '.join(str(f.default) for f in a.loop.fields)})")
     say(f"   transport of structure: {a.transport}")
     say("4. laws: " + ", ".join(f"{k} {v}" for k, v in a.proofs.items()))

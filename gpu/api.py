@@ -16,12 +16,14 @@ raise `thm3.errors.BackendUnavailable`, naming the extra that installs CuPy."""
 from __future__ import annotations
 
 import functools
+import itertools
 import sys
 import types
 from pathlib import Path
 
 from thm3.errors import BackendUnavailable
 from thm3.ir import Fn, Loop, Type
+from thm3.ir.cache import Bounded
 
 from .render import cuda as R
 from .render.attention import merge_source, render_attention
@@ -72,7 +74,8 @@ def emit_attention(analysis, shape, outdir, *, dim: int) -> tuple[Path, Path]:
 # By their own text: two loops share a module only when their kernels and launchers are the
 # same text.  (Keyed by id(analysis) they were not: an analysis freed by the garbage
 # collector left its id, and its module, to the next one.)
-_modules: dict[str, types.ModuleType] = {}
+_modules = Bounded(64)
+_made = itertools.count()      # a fresh name for each module made
 
 
 def emitted_module(loop: Loop, combine: Fn, *, dtype: str, dim: int | None, exp_nonpositive: bool = False):
@@ -82,10 +85,10 @@ def emitted_module(loop: Loop, combine: Fn, *, dtype: str, dim: int | None, exp_
     text = reduction_module(loop, combine, source, dtype=dtype, dim=dim)
     mod = _modules.get(text)
     if mod is None:
-        mod = types.ModuleType(f"thm3_emitted_{loop.name}_{len(_modules)}")
+        mod = types.ModuleType(f"thm3_emitted_{loop.name}_{next(_made)}")
         sys.modules[mod.__name__] = mod
         exec(compile(text, f"<thm3 emitted {loop.name}>", "exec"), mod.__dict__)  # thm3's own output
-        _modules[text] = mod
+        _modules.put(text, mod)
     return mod
 
 

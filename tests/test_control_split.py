@@ -87,12 +87,9 @@ def test_the_split_alone_proves_the_step_law(monkeypatch):
 
 
 def _swap_var(e, old: str, new: str):
-    from dataclasses import replace
-    if e.op is Op.VAR and e.arg == old:
-        return replace(e, arg=new)
-    if not e.src:
-        return e
-    return replace(e, src=tuple(_swap_var(s, old, new) for s in e.src))
+    from thm3.ir import substitute
+    (v,) = [x for x in walk([e]) if x.op is Op.VAR and x.arg == old]
+    return substitute([e], {old: var(new, v.type)})[0]
 
 
 def test_disjuncts_read_only_equalities_of_fields_to_constants():

@@ -21,7 +21,7 @@ import pytest
 
 from thm3 import LoopError, lang, parse_file, parse_source
 from thm3.errors import format_error
-from thm3.ir import Expr, Op, Type, const, same, var, walk
+from thm3.ir import Expr, Op, Type, const, var, walk
 from thm3.ir.printer import SYNTAX, to_text
 
 REPO = Path(__file__).resolve().parents[1]
@@ -484,10 +484,10 @@ def test_printer_round_trips(name):
     loop = parse_source(WELL_FORMED[name])
     for fn in (loop.left, loop.right):
         for i, out in enumerate(fn.outputs if fn else ()):
-            assert same(_reparse(loop, i, to_text(out)), out), to_text(out)
+            assert _reparse(loop, i, to_text(out)) is out, to_text(out)
     if loop.result:
         out = loop.result.outputs[0]
-        assert same(_reparse(loop, 0, to_text(out), via_result=True), out), to_text(out)
+        assert _reparse(loop, 0, to_text(out), via_result=True) is out, to_text(out)
 
 
 # --- rejected files -------------------------------------------------------------------

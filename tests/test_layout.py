@@ -61,3 +61,103 @@ def test_the_check_can_fail(tmp_path):
     p = tmp_path / "m.py"
     p.write_text("def f():\n    from thm3.synth.tidy import _hidden\n")
     assert [(m, w) for m, w, _ in _imports(p)] == [("thm3.synth.tidy", "_hidden")]
+
+
+# --- module-level caches are keyed by value, never by id() (issue 24) -----------------------
+
+_CACHE_MAKERS = {"dict", "OrderedDict", "Bounded", "WeakValueDictionary", "WeakKeyDictionary"}
+_CACHE_METHODS = {"get", "put", "pop", "setdefault", "__getitem__", "__setitem__", "__contains__"}
+
+
+def _calls_id(node: ast.AST) -> bool:
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "id"
+               for n in ast.walk(node))
+
+
+def _id_keyed_caches(source: str) -> list[str]:
+    """'line N: NAME' for each read or write of a module-level mapping whose key holds an
+    `id(...)`, directly or through a local assigned from one."""
+    tree = ast.parse(source)
+    caches = set()
+    for node in tree.body:
+        targets, value = ([node.target], node.value) if isinstance(node, ast.AnnAssign) else \
+            (node.targets, node.value) if isinstance(node, ast.Assign) else ([], None)
+        made = isinstance(value, ast.Dict) or (
+            isinstance(value, ast.Call) and getattr(value.func, "id", getattr(value.func, "attr", None)) in _CACHE_MAKERS)
+        if made:
+            caches.update(t.id for t in targets if isinstance(t, ast.Name))
+    bad = []
+    for fn in (n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))):
+        tainted = {t.id for n in ast.walk(fn) if isinstance(n, ast.Assign) and _calls_id(n.value)
+                   for t in n.targets if isinstance(t, ast.Name)}
+
+        def keyed_by_id(key: ast.AST) -> bool:
+            return _calls_id(key) or any(isinstance(n, ast.Name) and n.id in tainted for n in ast.walk(key))
+
+        for n in ast.walk(fn):
+            if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name) and n.value.id in caches \
+                    and keyed_by_id(n.slice):
+                bad.append(f"line {n.lineno}: {n.value.id}")
+            elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in _CACHE_METHODS \
+                    and isinstance(n.func.value, ast.Name) and n.func.value.id in caches and n.args \
+                    and keyed_by_id(n.args[0]):
+                bad.append(f"line {n.lineno}: {n.func.value.id}")
+    return bad
+
+
+@pytest.mark.parametrize("name", sorted(MODULES))
+def test_no_module_level_cache_is_keyed_by_id(name):
+    """An id is reused once its object is freed, so each such cache had to hold its keys'
+    objects; expressions are interned, and caches key by the node itself."""
+    assert _id_keyed_caches(MODULES[name].read_text(encoding="utf-8")) == []
+
+
+def test_the_cache_check_can_fail():
+    old = ("_SCHEDULES: dict = {}\n"
+           "def compiled(outputs, table):\n"
+           "    key = (id(outputs), id(table))\n"
+           "    got = _SCHEDULES.get(key)\n"
+           "    _SCHEDULES[key] = got\n"
+           "_RENDERED = Bounded(10)\n"
+           "def render(e):\n"
+           "    return _RENDERED.put(id(e), 1)\n"
+           "def fine(e):\n"
+           "    memo = {}\n"
+           "    memo[id(e)] = _RENDERED.get(e)\n")
+    assert _id_keyed_caches(old) == ["line 4: _SCHEDULES", "line 5: _SCHEDULES", "line 8: _RENDERED"]
+
+
+# --- every exception is a Thm3Error (issue 24) ----------------------------------------------
+
+# The two that are not, each for a reason the check cannot see:
+NOT_THM3_ERRORS = {
+    # the deadline's alarm: a BaseException so that no `except Exception` swallows it
+    "thm3.prove.budget.PastDeadline",
+    # copied verbatim into each emitted module, which runs without thm3; gpu.api raises
+    # thm3's BackendUnavailable in its place
+    "thm3.gpu.runtime.common.BackendUnavailable",
+}
+
+
+def _not_thm3_errors(module) -> list[str]:
+    """The exception classes `module` defines that do not derive from Thm3Error."""
+    from thm3.errors import Thm3Error
+    names = [f"{module.__name__}.{c.__qualname__}" for c in vars(module).values()
+             if isinstance(c, type) and issubclass(c, BaseException) and c.__module__ == module.__name__
+             and not issubclass(c, Thm3Error)]
+    return [n for n in names if n not in NOT_THM3_ERRORS]
+
+
+@pytest.mark.parametrize("name", sorted(n for n in MODULES if not n.endswith("__main__")))
+def test_every_exception_derives_from_thm3_error(name):
+    import importlib
+    assert _not_thm3_errors(importlib.import_module(name)) == []
+
+
+def test_the_exception_check_can_fail():
+    import types
+    m = types.ModuleType("thm3.somewhere")
+    exec("from thm3.errors import Thm3Error\n"
+         "class Failed(Exception):\n    pass\n"
+         "class Fine(Thm3Error, ValueError):\n    pass\n", m.__dict__)
+    assert _not_thm3_errors(m) == ["thm3.somewhere.Failed"]

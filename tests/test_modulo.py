@@ -14,7 +14,7 @@ import sympy as sp
 import z3
 
 import thm3
-from thm3.ir import Expr, Fn, Op, Type, const, same, transform, walk
+from thm3.ir import Expr, Fn, Op, Type, const, transform, walk
 from thm3.pipeline import analyze_loop
 from thm3.semantics.evaluate import NUMPY, PYTHON, quiet
 from thm3.semantics.reals import REALS, UNDEFINED
@@ -155,7 +155,7 @@ def left(acc: State, x: Real) -> State:
     loop = parse_source(src)
     out = loop.left.outputs[1]
     back = parse_source(src.replace(text, repr(out))).left.outputs[1]
-    assert same(out, back), (text, repr(out), repr(back))
+    assert out is back, (text, repr(out), repr(back))
     assert repr(out).replace(" ", "") == text.replace(" ", "")
 
 

@@ -11,7 +11,8 @@ from thm3.errors import SolverTimeout
 from thm3.ir.printer import to_text
 from thm3.semantics.samples import batch_combine, make_triples
 from thm3.semantics.equality import rows_close
-from thm3.synth.sketch import Checker, field_order, synthesize
+from thm3.synth.check import Checker
+from thm3.synth.sketch import field_order, synthesize
 
 
 def _agrees(loop, combine, triples) -> bool:

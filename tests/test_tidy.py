@@ -7,7 +7,8 @@ import time
 from stages import loop_of
 from thm3.ir import walk
 from thm3.semantics.samples import make_triples
-from thm3.synth.sketch import Checker, synthesize
+from thm3.synth.check import Checker
+from thm3.synth.sketch import synthesize
 from thm3.synth.tidy import tidy_combine, tidy_field
 
 

@@ -20,6 +20,7 @@ import math
 
 import numpy as np
 
+from thm3.errors import UsageError
 from thm3.ir import Loop, Op
 from thm3.semantics.evaluate import PYTHON, quiet
 from thm3.semantics.fold import Fold
@@ -155,7 +156,7 @@ def measure(a, *, dtype: str = "float32", max_n: int = 10**7, seed: int = 0, arr
     from thm3.backends.numpy_tree import apply_result, run_parallel
     from thm3.semantics.samples import random_arrays
     if a.combine_fn is None:
-        raise ValueError(f"{a.loop.name}: no combine ({a.verdict}): {a.reason}")
+        raise UsageError(f"{a.loop.name}: no combine ({a.verdict}): {a.reason}")
     real = np.dtype(dtype).type
     if arrays is None:
         arrays, params = random_arrays(a.loop, max_n, 4, np.random.default_rng(seed), params)

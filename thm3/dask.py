@@ -31,7 +31,9 @@ import hashlib
 
 import numpy as np
 
+from thm3.errors import UsageError
 from thm3.ir import Type
+from thm3.ir.cache import Bounded
 
 DEFAULT_SPLIT_EVERY = 8
 
@@ -60,11 +62,12 @@ class _Spec:
         # every task unpickles its own copy: keep the first one a process saw, so that
         # the backends' per-object caches (the Numba module) serve every later task
         loop, fn, token = state
-        self.loop, self.fn = _SEEN.setdefault(token, (loop, fn))
+        got = _SEEN.get(token)
+        self.loop, self.fn = got if got is not None else _SEEN.put(token, (loop, fn))
         self.token = token
 
 
-_SEEN: dict[str, tuple] = {}
+_SEEN = Bounded(64)
 
 
 class LazyState:
@@ -144,7 +147,7 @@ def reduce(a, *arrays, split_every: int = DEFAULT_SPLIT_EVERY, backend: str | No
     `dask.delayed` value: chunk folds, then combines of `split_every` adjacent partials."""
     import dask
     if split_every < 2:
-        raise ValueError("split_every must be >= 2")
+        raise UsageError("split_every must be >= 2")
     loop, fn = _combine_of(a)
     spec = _Spec(loop, fn)
     blocks, offsets = _blocks(loop, arrays)
@@ -306,7 +309,7 @@ def _chunk_backend(backend, chunk) -> str:
 
 def _combine_of(a):
     if a.combine_fn is None:
-        raise ValueError(f"{a.loop.name}: no combine ({a.verdict}): {a.reason}")
+        raise UsageError(f"{a.loop.name}: no combine ({a.verdict}): {a.reason}")
     return a.loop, a.combine_fn
 
 
@@ -317,9 +320,9 @@ def _blocks(loop, arrays):
     data = [p for p in loop.elements if not p.index]
     if len(arrays) != len(data):
         names = ", ".join(p.name for p in data)
-        raise ValueError(f"{loop.name}: expected {len(data)} arrays ({names}), got {len(arrays)}")
+        raise UsageError(f"{loop.name}: expected {len(data)} arrays ({names}), got {len(arrays)}")
     if not arrays:
-        raise ValueError(f"{loop.name}: only Index elements; pass a Dask array to count")
+        raise UsageError(f"{loop.name}: only Index elements; pass a Dask array to count")
     arrays = [da.asarray(x) for x in arrays]
     rows = arrays[0].chunks[0]
     lined = [x.rechunk((rows,) + tuple((s,) for s in x.shape[1:])) for x in arrays]

@@ -1,7 +1,10 @@
 """The errors thm3 raises, all under `Thm3Error`: a loop file that breaks the format
 (`LoopError`, pointing into the file: `path:line:col`, the line, a caret), a solver or
 search budget that ran out (`SolverTimeout`), a backend that is not installed
-(`BackendUnavailable`), and an API called the wrong way (`UsageError`).
+(`BackendUnavailable`), and an API called the wrong way (`UsageError`).  The signals
+caught inside thm3 derive from `Thm3Error` too: a route's `Failed`, `NotRational`, a
+normal form's `NotForm` (tests/test_layout.py checks every module; the deadline's alarm,
+`PastDeadline`, is a BaseException on purpose).
 
 The CLI prints a `LoopError` with `format_error` and exits with status 2."""
 from __future__ import annotations
@@ -29,6 +32,11 @@ class UsageError(Thm3Error, ValueError, TypeError):
 
     One misuse, one type: it is also a `ValueError` and a `TypeError`, so code that
     caught either before keeps working."""
+
+
+class NotRational(Thm3Error):
+    """A value or a term leaves the rationals (the message says where): an exact-rows
+    route, or the rational-function test, gives up.  Caught inside thm3."""
 
 
 class LoopError(Thm3Error):

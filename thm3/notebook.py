@@ -8,6 +8,8 @@ import argparse
 import html as _html
 import shlex
 
+from thm3.errors import Thm3Error
+
 _VERDICT_COLOUR = {"homomorphism": "#1a7f37", "not-homomorphism": "#cf222e"}
 
 
@@ -26,7 +28,7 @@ def html(a) -> str:
             f"<pre>{_html.escape(a.report())}</pre></div>")
 
 
-class _BadLine(Exception):
+class _BadLine(Thm3Error):
     """A `%%thm3` line argparse refuses: shown in the cell, never a SystemExit."""
 
 

@@ -3,13 +3,8 @@ combine in math notation and as code, its identity, each law with status and tim
 the stability verdicts, and the method that found the combine."""
 from __future__ import annotations
 
-import re
-
-from thm3.ir import Type
-from thm3.ir.printer import to_text
-
-_SUB = str.maketrans("12", "₁₂")
-
+from thm3.ir import Op, Type, walk
+from thm3.ir.printer import INVARIANT, MATH, STATE, to_text
 
 # What commutativity allows a reduction, by whether it is proved (the law is no part of
 # the verdict: a non-commutative combine is a homomorphism all the same).
@@ -18,12 +13,10 @@ ORDERS = ("order-preserving only: a tree over halves in list order, or a scan; n
           "any order: partial states may be combined in any order (tl.reduce, atomics, work stealing)")
 
 
-def math_text(text: str) -> str:
-    """a.m -> m₁, b.m -> m₂, exp(x) -> e^(x) kept as exp, `max` as is."""
-    text = re.sub(r"\ba\.(\w+)", lambda m: m.group(1) + "₁", text)
-    text = re.sub(r"\bb\.(\w+)", lambda m: m.group(1) + "₂", text)
-    text = text.replace(" * ", "·").replace("-inf", "−∞").replace("inf", "∞")
-    return text
+def math_text(e) -> str:
+    """A combine's term as mathematics: a.m -> m₁, b.m -> m₂, products with ·, ±∞; exp
+    and max as in the loop file."""
+    return to_text(e, MATH)
 
 
 def invariant_text(e) -> str:
@@ -32,13 +25,12 @@ def invariant_text(e) -> str:
     from thm3.ir import Expr, Op
     negated = {Op.EQ: Op.NE, Op.NE: Op.EQ, Op.LT: Op.GE, Op.GE: Op.LT, Op.GT: Op.LE, Op.LE: Op.GT}
     if e.op is Op.OR and e.src[0].op is Op.NOT:
-        text = f"{to_text(e.src[0].src[0])} => {to_text(e.src[1])}"
-    elif e.op is Op.OR and e.src[0].op in negated:
+        return f"{to_text(e.src[0].src[0], INVARIANT)} => {to_text(e.src[1], INVARIANT)}"
+    if e.op is Op.OR and e.src[0].op in negated:
         first = e.src[0]
-        text = f"{to_text(Expr(negated[first.op], first.type, first.src, first.arg))} => {to_text(e.src[1])}"
-    else:
-        text = to_text(e)
-    return re.sub(r"(?<![\w.])(\d+)\.0\b", r"\1", text.replace("acc.", ""))
+        return f"{to_text(Expr(negated[first.op], first.type, first.src, first.arg), INVARIANT)} => " \
+               f"{to_text(e.src[1], INVARIANT)}"
+    return to_text(e, INVARIANT)
 
 
 def one_line(a) -> str:
@@ -73,7 +65,7 @@ def render_report(a) -> str:
     if loop.preconditions:
         w(f"  assumes   {'; '.join(to_text(p) for p in loop.preconditions)}")
     w("  left      " + "\n            ".join(
-        f"{f.name}' = {to_text(e)}".replace("acc.", "")
+        f"{f.name}' = {to_text(e, STATE)}"
         for f, e in zip(loop.fields, branches_merged(with_field_names(loop, loop.left.outputs, "'")))))
     w("")
     w(f"verdict: {a.verdict.upper()}" + (f"  ({a.reason})" if a.reason else "") + f"   [{a.seconds:.2f} s]")
@@ -97,9 +89,10 @@ def render_report(a) -> str:
         w(f"     ({names1}) ⊙ ({names2}) = (")
         terms = combine_terms(loop, a.combine_fn.outputs)
         for f, e in zip(loop.fields, terms):
-            w(f"        {f.name}: {math_text(to_text(e))}")
+            w(f"        {f.name}: {math_text(e)}")
         w("     )")
-        primed = [f.name for f in loop.fields if any(f"{f.name}'" in to_text(e) for e in terms)]
+        read = {v.arg for v in walk(terms) if v.op is Op.VAR}
+        primed = [f.name for f in loop.fields if f"{f.name}'" in read]
         if primed:
             w(f"     where {', '.join(p + chr(39) for p in primed)}: the combined value above")
         w(f"     identity: ({', '.join(_default(f) for f in loop.fields)})")
@@ -181,21 +174,22 @@ def with_field_names(loop, outputs, suffix: str = "") -> list:
     """Each output that another output reads is written by its field's name (plus
     `suffix`: left's new values read m'), so shared terms print once."""
     from thm3.ir import Expr, Op, var
-    by_id = {id(e): f for f, e in zip(loop.fields, outputs) if e.op is not Op.VAR}
+    # (a name or a literal stays itself: every equal literal is one node, no field's value)
+    by_node = {e: f for f, e in zip(loop.fields, outputs) if e.op not in (Op.VAR, Op.CONST)}
     out = []
     for f, e in zip(loop.fields, outputs):
         memo = {}
 
         def go(x):
-            if id(x) in memo:
-                return memo[id(x)]
-            if x is not e and id(x) in by_id:
-                r = var(by_id[id(x)].name + suffix, x.type)
+            if x in memo:
+                return memo[x]
+            if x is not e and x in by_node:
+                r = var(by_node[x].name + suffix, x.type)
             elif not x.src:
                 r = x
             else:
                 r = Expr(x.op, x.type, tuple(go(s) for s in x.src), x.arg)
-            memo[id(x)] = r
+            memo[x] = r
             return r
         out.append(go(e))
     return out
@@ -211,7 +205,7 @@ def combine_terms(loop, outputs) -> list:
 def branches_merged(exprs: list) -> list:
     """`exprs` with every `A if c else A` written A (sharing kept): what an if/else whose
     branches compute the same term reads as."""
-    from thm3.ir import Expr, Op, same
+    from thm3.ir import Expr, Op
     memo: dict = {}
 
     def go(x):
@@ -219,7 +213,7 @@ def branches_merged(exprs: list) -> list:
             return memo[id(x)]
         src = tuple(go(s) for s in x.src)
         r = x if all(a is b for a, b in zip(src, x.src)) else Expr(x.op, x.type, src, x.arg)
-        if r.op is Op.WHERE and same(src[1], src[2]):
+        if r.op is Op.WHERE and src[1] is src[2]:
             r = src[1]
         memo[id(x)] = r
         return r

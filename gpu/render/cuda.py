@@ -252,23 +252,6 @@ def c_member(name: str) -> str:
     return name
 
 
-def share(exprs) -> list[Expr]:
-    """`exprs` with structurally equal subtrees made one node, so that a value the loop
-    writes twice (as synthesis often does) is computed once."""
-    canon: dict[tuple, Expr] = {}
-    memo: dict[int, Expr] = {}
-    for e in walk(exprs):
-        src = tuple(memo[id(s)] for s in e.src)
-        arg = repr(e.arg) if isinstance(e.arg, float) else e.arg      # 0.0 and -0.0 differ
-        key = (e.op, e.type, type(e.arg), arg, tuple(id(s) for s in src))
-        node = canon.get(key)
-        if node is None:
-            node = e if all(a is b for a, b in zip(src, e.src)) else Expr(e.op, e.type, src, e.arg)
-            canon[key] = node
-        memo[id(e)] = node
-    return [memo[id(e)] for e in exprs]
-
-
 # --- the loop, as the C code sees it -----------------------------------------------------
 
 @dataclass(frozen=True)
@@ -445,7 +428,7 @@ class Printer:
     def prepare(self, exprs) -> list[Expr]:
         """Declare the locals that `exprs` need, children first; returns `exprs` with equal
         subtrees shared, the form to print them in."""
-        exprs = share(exprs)
+        exprs = list(exprs)
         order = walk(exprs)
         uses = Counter(id(e) for e in exprs)
         read_per_lane: set[int] = set()
@@ -570,7 +553,7 @@ def _state_names(spec: Spec, prefix: str, var: str) -> dict[str, str]:
 def _body(spec: Spec, fn: Fn, names: dict[str, str], targets: list[tuple[str, Type]],
           fast_exp: bool = False, checked: str | None = None) -> list[str]:
     p = Printer(spec, names, fast_exp=fast_exp)
-    outputs = share(fn.outputs)
+    outputs = fn.outputs
     if checked:                             # "left" or "combine": its Int operations checked
         p.int_checks = int_checks(outputs, spec.loop, spec.combine, checked)
     for (target, t), e in zip(targets, p.prepare(outputs)):
@@ -620,8 +603,8 @@ INT_CHECKS = cuda_text("int_checks.cu")
 
 def uses_int_checks(loop: Loop, combine: Fn) -> bool:
     """Whether the rendered left or combine holds a checked Int operation."""
-    return bool(int_checks(share(loop.left.outputs), loop, combine, "left")
-                or int_checks(share(combine.outputs), loop, combine, "combine"))
+    return bool(int_checks(loop.left.outputs, loop, combine, "left")
+                or int_checks(combine.outputs, loop, combine, "combine"))
 
 
 def render_left(spec: Spec) -> str:

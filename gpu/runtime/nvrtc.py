@@ -2,8 +2,10 @@
 the check that rendered kernels are valid CUDA, run by the tests on any machine."""
 from __future__ import annotations
 
+from thm3.errors import Thm3Error
 
-class CompileError(RuntimeError):
+
+class CompileError(Thm3Error, RuntimeError):
     """NVRTC rejected the source; the message holds NVRTC's log."""
 
 

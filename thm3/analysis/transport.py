@@ -14,13 +14,15 @@ import numpy as np
 
 from thm3.semantics.evaluate import NUMPY, evaluate, quiet
 from thm3.ir import Expr, Fn, Loop, Op, Type, var
+from thm3.ir.monoids import MONOIDS, monoids_over
 from thm3.prove.laws import Law, Setting, apply_fn, check_equal_pairs
 from thm3.semantics.equality import LAW, rows_close
 from thm3.semantics.samples import Triples
 
-_OPS = {Type.REAL: (Op.ADD, Op.MAX, Op.MIN, Op.MUL), Type.INT: (Op.ADD, Op.MAX, Op.MIN, Op.MUL),
-        Type.VEC: (Op.ADD,), Type.BOOL: (Op.OR, Op.AND)}
-_NAMES = {Op.ADD: "+", Op.MAX: "max", Op.MIN: "min", Op.MUL: "×", Op.OR: "or", Op.AND: "and"}
+# The monoids a field may be carried onto, by its type (the table's; a Vec only onto its
+# sum: an elementwise max of maps of the state is not searched)
+_OPS = {t: monoids_over(t) for t in (Type.REAL, Type.INT, Type.BOOL)} | {Type.VEC: (Op.ADD,)}
+_NAMES = {m.op: m.symbol for m in MONOIDS}
 
 
 @dataclass
@@ -30,19 +32,15 @@ class Transport:
     status: str               # "proved" | "tested"
 
     def describe(self, loop: Loop) -> str:
-        from thm3.ir.printer import to_text
+        from thm3.ir.printer import TRANSPORT, to_text
         fields = ", ".join(f.name for f in loop.fields)
-        images = ", ".join(_pretty(to_text(m)) for m in self.maps)
+        images = ", ".join(to_text(m, TRANSPORT) for m in self.maps)
         onto = ", ".join(_NAMES[o] for o in self.ops)
         return f"({fields}) ↦ ({images}) carries ⊙ onto ({onto}): {self.status}"
 
     @property
     def trivial(self) -> bool:
         return all(m.op is Op.VAR for m in self.maps)
-
-
-def _pretty(text: str) -> str:
-    return text.replace("acc.", "").replace(" * ", "·").replace("exp(", "e^(")
 
 
 def _candidates(loop: Loop, f) -> list[Expr]:

@@ -32,7 +32,8 @@ import numpy as np
 
 from thm3.backends.numpy_tree import Inputs, field_dtype, identity
 from thm3.errors import UsageError
-from thm3.ir import Expr, Fn, Loop, Op, Type, const, same, transform, walk
+from thm3.ir import Expr, Fn, Loop, Op, Type, const, transform, walk
+from thm3.ir.cache import Bounded
 
 CHUNK = 1 << 16      # elements a thread folds before its state joins the tree
 LANES = 4            # contiguous sub-runs of a chunk folded side by side
@@ -148,19 +149,17 @@ def cache_dir() -> Path:
     return (Path(xdg) if xdg else Path.home() / ".cache") / "thm3" / "numba"
 
 
-_LOADED: dict[tuple[int, int], tuple] = {}      # (id(loop), id(combine)) -> (loop, combine, module)
+_LOADED = Bounded(64)      # (loop, combine), equal by structure -> the module
 
 
 def compiled(loop: Loop, combine: Fn):
     """The rendered module for this loop and combine, imported from the disk cache (and
-    remembered for these two objects: rendering costs about a millisecond and a chunk of
-    a Dask array is often not much more)."""
-    got = _LOADED.get((id(loop), id(combine)))
-    if got is not None and got[0] is loop and got[1] is combine:
-        return got[2]
-    mod = _load(loop, combine)
-    _LOADED[(id(loop), id(combine))] = (loop, combine, mod)     # the references keep the ids unique
-    return mod
+    remembered: rendering costs about a millisecond and a chunk of a Dask array is often
+    not much more)."""
+    got = _LOADED.get((loop, combine))
+    if got is None:
+        got = _LOADED.put((loop, combine), _load(loop, combine))
+    return got
 
 
 _LOADING = threading.Lock()     # one thread writes and imports a module; the others wait for it
@@ -406,23 +405,16 @@ def shifted_exponentials(outputs) -> tuple:
     `exp(x - x)` is `1 + (x - x)` in IEEE arithmetic for every x (x - x is +0 for finite
     x, NaN for inf and NaN): the rewrite is exact, NaN and inf included, bit for bit.
     Real scalars only (a Vec's max is elementwise); exp2 likewise."""
-    picks: dict[tuple, tuple] = {}          # M's structure (equal trees share) -> (c, M', p', q')
-    shared: dict[tuple, Expr] = {}          # (M's structure, exp op) -> exp(w)
-    keys: dict[int, tuple] = {}
-
-    def key(e: Expr) -> tuple:
-        got = keys.get(id(e))
-        if got is None:
-            got = keys[id(e)] = (e.op, e.type, repr(e.arg), tuple(key(s) for s in e.src))
-        return got
+    picks: dict[Expr, tuple] = {}           # M (interned: equal trees are one node) -> (c, M', p', q')
+    shared: dict[tuple, Expr] = {}          # (M, exp op) -> exp(w)
 
     def pick(m: Expr, go):
-        got = picks.get(key(m))
+        got = picks.get(m)
         if got is None:
             p, q = (go(s) for s in m.src)
             c = Expr(Op.OR, Type.BOOL, (Expr(_PICKS_FIRST[m.op], Type.BOOL, (p, q)),
                                          Expr(Op.NE, Type.BOOL, (p, p))))
-            got = picks[key(m)] = (c, Expr(Op.WHERE, Type.REAL, (c, p, q)), p, q)
+            got = picks[m] = (c, Expr(Op.WHERE, Type.REAL, (c, p, q)), p, q)
         return got
 
     def candidate(e: Expr):
@@ -434,9 +426,9 @@ def shifted_exponentials(outputs) -> tuple:
             return None
         if any(s.type is not Type.REAL for s in m.src):
             return None
-        if same(u, m.src[0]):
+        if u is m.src[0]:
             return m, True
-        if same(u, m.src[1]):
+        if u is m.src[1]:
             return m, False
         return None
 
@@ -448,7 +440,7 @@ def shifted_exponentials(outputs) -> tuple:
             return None
         m, first = found
         c, _, p, q = pick(m, go)
-        k = (key(m), e.op)
+        k = (m, e.op)
         t = shared.get(k)
         if t is None:
             w = Expr(Op.WHERE, Type.REAL, (c, Expr(Op.SUB, Type.REAL, (q, p)),

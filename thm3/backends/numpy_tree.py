@@ -32,7 +32,7 @@ from __future__ import annotations
 import numpy as np
 
 from thm3.analysis.int_bounds import check_length, unchecked
-from thm3.errors import UsageError
+from thm3.errors import Thm3Error, UsageError
 from thm3.semantics.evaluate import NUMPY, PYTHON, Compiled, evaluate, quiet
 from thm3.semantics.fold import Fold
 from thm3.ir import Fn, Loop, Op, Type
@@ -326,8 +326,8 @@ def value_table(dtype) -> dict:
 # int64, and an operation whose exact result leaves int64 raises OverflowError (named
 # with the field by `_overflow`) instead of wrapping around.
 
-class IntOverflow(OverflowError):
-    pass
+class IntOverflow(Thm3Error, OverflowError):
+    """An Int operation whose exact result leaves int64 (an `OverflowError` too)."""
 
 
 def _signed(*xs) -> bool:

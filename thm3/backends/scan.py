@@ -32,6 +32,7 @@ from thm3.backends.numpy_tree import (Inputs, Plan, Tree, batched_identity, fiel
                                       param_values, value_table)
 from thm3.errors import BackendUnavailable, UsageError
 from thm3.ir import Fn, Loop, Op, Type
+from thm3.ir.monoids import MONOIDS
 from thm3.semantics.evaluate import NUMPY, evaluate, quiet
 
 # Runs folded side by side.  Every step of the two folds reads one element of each run, a
@@ -46,9 +47,8 @@ ACCUMULATE_CHUNK = 1 << 16
 # Combine outputs that are one ufunc of one field's two operands.  max and min must read
 # (a.f, b.f) in that order: the IR's max(a, b), like numpy.maximum(a, b), gives b on ties,
 # which decides the sign of a zero.  The others commute in IEEE arithmetic.
-_MONOIDS = {Op.ADD: np.add, Op.MUL: np.multiply, Op.MAX: np.maximum, Op.MIN: np.minimum,
-            Op.AND: np.logical_and, Op.OR: np.logical_or}
-_COMMUTATIVE = (Op.ADD, Op.MUL, Op.AND, Op.OR)
+_MONOIDS = {m.op: getattr(np, m.ufunc) for m in MONOIDS}
+_COMMUTATIVE = tuple(m.op for m in MONOIDS if m.commutative)
 
 
 def scan_parallel(loop: Loop, combine: Fn, arrays, params: dict, *, lanes: int = DEFAULT_LANES,

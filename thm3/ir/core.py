@@ -6,25 +6,95 @@ SymPy, Z3, the prover's extended reals, the CUDA printer) is a table keyed by `O
 """
 from __future__ import annotations
 
+import threading
+import weakref
 from dataclasses import dataclass, field
+from functools import partial
+
+import numpy as np
 
 from thm3.ir.ops import BINARY, COMPARISONS, TRANSCENDENTAL, UNARY, WITH_ARG, Op, Type
 from thm3.ir.printer import to_text
 
-__all__ = ["BINARY", "COMPARISONS", "Expr", "FieldDecl", "Fn", "Loop", "Op", "ParamDecl", "TRANSCENDENTAL", "Type", "UNARY", "WITH_ARG", "as_real", "const", "initial_state", "free_vars", "promote", "same", "equal_upto_order", "substitute", "transform", "uses", "var", "walk"]
+__all__ = ["BINARY", "COMPARISONS", "Expr", "FieldDecl", "Fn", "Loop", "Op", "ParamDecl", "TRANSCENDENTAL", "Type", "UNARY", "WITH_ARG", "as_real", "const", "initial_state", "free_vars", "promote", "equal_upto_order", "substitute", "transform", "uses", "var", "walk"]
 
 
-@dataclass(frozen=True, eq=False)
 class Expr:
-    """One node. Identity is structural only where it matters (`same`), so building
-    and memoising by `id` stays cheap on DAGs that share subterms."""
+    """One node, hash-consed: the constructor returns the one live node with the same
+    operation, type, children and argument, so structural equality is identity (`is`,
+    `==`) and hashing is O(1).  The argument is keyed by its type and, for a float, its
+    exact `repr`: 0.0 and -0.0 stay apart, and so do 1, 1.0 and True.  A NumPy scalar
+    argument becomes the Python scalar of the same value.  Nodes are immutable; the
+    table holds them weakly, so a node no one uses is freed."""
+    __slots__ = ("op", "type", "src", "arg", "__weakref__")
     op: Op
     type: Type
-    src: tuple["Expr", ...] = ()
-    arg: object = None
+    src: tuple["Expr", ...]
+    arg: object
+
+    def __new__(cls, op: Op, type: Type, src=(), arg=None):
+        src = tuple(src)
+        if isinstance(arg, np.generic):
+            arg = arg.item()
+        key = (op, type, src, type_key(arg))
+        with _LOCK:
+            ref = _INTERNED.get(key)
+            node = ref() if ref is not None else None
+            if node is None:
+                node = object.__new__(cls)
+                object.__setattr__(node, "op", op)
+                object.__setattr__(node, "type", type)
+                object.__setattr__(node, "src", src)
+                object.__setattr__(node, "arg", arg)
+                _INTERNED[key] = weakref.ref(node, partial(_forget, key))
+        return node
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"Expr is immutable: cannot set {name}")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"Expr is immutable: cannot delete {name}")
+
+    def __reduce__(self):               # a copy or an unpickled node is interned again
+        return (Expr, (self.op, self.type, self.src, self.arg))
+
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
 
     def __repr__(self) -> str:
         return to_text(self)
+
+
+# The live nodes: structural key -> weak reference.  A node's reference, when the node is
+# freed, removes its own entry (not one a newer node with the same key put there since).
+_INTERNED: dict[tuple, weakref.ref] = {}
+_LOCK = threading.RLock()      # re-entrant: a freed node's callback may run inside `Expr(...)`
+
+
+def _forget(key: tuple, ref: weakref.ref) -> None:
+    with _LOCK:
+        if _INTERNED.get(key) is ref:
+            del _INTERNED[key]
+
+
+def type_key(value) -> tuple:
+    """A hashable key that tells apart values Python calls equal: 0.0 and -0.0, 1 and
+    1.0 and True (each float by its exact `repr`, so nan is one key)."""
+    if isinstance(value, float):
+        return (float, repr(value))
+    try:
+        hash(value)
+    except TypeError:
+        return (type(value), id(value))     # unhashable (never in the IR's own ops): no sharing
+    return (type(value), value)
+
+
+def interned_count() -> int:
+    """How many nodes are live (a figure for tests and benchmarks)."""
+    return len(_INTERNED)
 
 
 def const(value, type_: Type | None = None) -> Expr:
@@ -219,12 +289,3 @@ def _ac_key(e: Expr, memo: dict):
     key = (e.op.name, e.type.name, repr(e.arg), kids)
     memo[id(e)] = key
     return key
-
-
-def same(a: Expr, b: Expr) -> bool:
-    """Structural equality."""
-    if a is b:
-        return True
-    if a.op is not b.op or a.type is not b.type or a.arg != b.arg or len(a.src) != len(b.src):
-        return False
-    return all(same(x, y) for x, y in zip(a.src, b.src))

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from thm3.ir.core import Expr, Fn, Loop, Op, Type, same
+from thm3.ir.core import Expr, Fn, Loop, Op, Type
 
 _LARGER_FIRST = (Op.GT, Op.GE)     # u > v: u is the max where it holds
 _SMALLER_FIRST = (Op.LT, Op.LE)    # u < v: v is the max where it holds
@@ -33,7 +33,7 @@ def _respell_max(e: Expr, top: Expr, mx: Expr) -> Expr:
             return memo[key]
         if x.op in (Op.EXP, Op.EXP2):
             src = (go(x.src[0], True),)
-        elif in_exp and x.op is Op.SUB and same(x.src[1], top):
+        elif in_exp and x.op is Op.SUB and x.src[1] is top:
             src = (go(x.src[0], True), mx)
         else:
             src = tuple(go(s, in_exp and x.op in (Op.ADD, Op.SUB, Op.NEG, Op.MUL)) for s in x.src)
@@ -63,15 +63,15 @@ def normalize(exprs) -> tuple[Expr, ...]:
 
 def _select(w: Expr) -> Expr:
     cond, t, f = w.src
-    if same(t, f):
+    if t is f:
         return t
     if cond.op not in _LARGER_FIRST + _SMALLER_FIRST or cond.src[0].type is not cond.src[1].type:
         return w
     u, v = cond.src
     big, small = (u, v) if cond.op in _LARGER_FIRST else (v, u)   # where cond holds
-    if same(t, big) and same(f, small):
+    if t is big and f is small:
         return _max(u, v)
-    if same(t, small) and same(f, big):
+    if t is small and f is big:
         return Expr(Op.MIN, w.type, (u, v))
     shift = _common_shift(t, f, big, small)
     if shift is not None and w.type is not Type.BOOL:
@@ -94,11 +94,11 @@ def _common_shift(t: Expr, f: Expr, big: Expr, small: Expr):
     for i in (0, 1):
         for j in (0, 1):
             w_t, w_f = t.src[1 - i], f.src[1 - j]
-            if not same(w_t, w_f):
+            if not w_t is w_f:
                 continue
-            if same(t.src[i], big) and same(f.src[j], small):
+            if t.src[i] is big and f.src[j] is small:
                 return True, w_t
-            if same(t.src[i], small) and same(f.src[j], big):
+            if t.src[i] is small and f.src[j] is big:
                 return False, w_t
     return None
 

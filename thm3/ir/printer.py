@@ -3,13 +3,21 @@
 The text is valid in a loop file (given the `thm3.lang` imports it uses), so the lifter
 can write generated loops with it, and it is what `Expr.__repr__` shows.  Parentheses
 appear only where Python's precedence would otherwise build another tree; a WHERE is
-always parenthesised, `(a if c else b)`, as a conditional expression reads best so."""
+always parenthesised, `(a if c else b)`, as a conditional expression reads best so.
+
+The same tree prints for other readers through a `Target`: a table of how that reader
+writes a name, a number and an operation (the report's mathematics writes a.m as m₁ and
+a product with `·`).  No reader edits printed text: a field named `inflow` stays
+`inflow` where a text replacement of `inf` by `∞` made it `∞low`."""
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Callable
 
 from thm3.ir.ops import Op
+from thm3.ir.cache import Bounded
 
 if TYPE_CHECKING:
     from thm3.ir.core import Expr
@@ -51,72 +59,118 @@ SYNTAX: dict[Op, tuple[str, str | None, int]] = {
 }
 
 
-def to_text(expr: Expr) -> str:
-    """The expression as loop-file source text."""
-    return _render(expr)[0]
+def _no_number(value) -> str | None:
+    return None
 
 
-# Texts already rendered, by node: a node is immutable, so its text is fixed, and the
-# synthesis routes print many terms that share most of their subterms.  The entries hold
-# their nodes (an id is not reused while its entry lives); the memo is emptied when full.
-_RENDERED: dict[int, tuple] = {}
-_RENDERED_MAX = 1 << 16
+@dataclass(frozen=True, eq=False)
+class Target:
+    """How one reader writes the IR: a name, a literal (None: as in a loop file), and
+    operations by other tokens.  Precedence and parentheses are the loop file's."""
+    name: str
+    name_of: Callable[[str], str] = str
+    number_of: Callable[[object], str | None] = _no_number
+    tokens: dict = field(default_factory=dict)      # Op -> its token in place of SYNTAX's
+    tight: frozenset = frozenset()                  # infix Ops written without spaces
 
 
-def _render(e: Expr) -> tuple[str, int]:
-    got = _RENDERED.get(id(e))
-    if got is not None and got[0] is e:
-        return got[1]
-    out = _render_node(e)
-    if len(_RENDERED) >= _RENDERED_MAX:
-        _RENDERED.clear()
-    _RENDERED[id(e)] = (e, out)
-    return out
+def _without_acc(name: str) -> str:
+    return name.removeprefix("acc.")
 
 
-def _render_node(e: Expr) -> tuple[str, int]:
+def _subscripted(name: str) -> str:
+    """a.m -> m₁, b.m -> m₂ (the two operands of the combine)."""
+    side, dot, rest = name.partition(".")
+    return rest + {"a": "₁", "b": "₂"}[side] if dot and side in ("a", "b") else name
+
+
+def _integral(value) -> str | None:
+    """An integral float as an integer: 0.0 -> 0 (invariants read as bounds)."""
+    if isinstance(value, float) and not isinstance(value, bool) and re.fullmatch(r"-?\d+\.0", repr(value)):
+        return repr(value)[:-2]
+    return None
+
+
+def _infinity(value) -> str | None:
+    if isinstance(value, float) and math.isinf(value):
+        return "∞" if value > 0 else "−∞"
+    return None
+
+
+# The loop file; left's new values as the report lists them (fields without `acc.`); an
+# invariant (bounds as integers where they are); the combine as mathematics; a transport
+# of structure.
+LOOP = Target("loop file")
+STATE = Target("state", name_of=_without_acc)
+INVARIANT = Target("invariant", name_of=_without_acc, number_of=_integral)
+MATH = Target("math", name_of=_subscripted, number_of=_infinity, tokens={Op.MUL: "·"}, tight=frozenset({Op.MUL}))
+TRANSPORT = Target("transport", name_of=_without_acc, tokens={Op.MUL: "·", Op.EXP: "e^"},
+                   tight=frozenset({Op.MUL}))
+
+
+def to_text(expr: Expr, target: Target = LOOP) -> str:
+    """The expression as loop-file source text, or as `target` writes it."""
+    return _render(expr, target)[0]
+
+
+# Texts already rendered, by (interned) node and target: a node is immutable, so its text
+# is fixed, and the synthesis routes print many terms that share most of their subterms.
+_RENDERED = Bounded(1 << 16)
+
+
+def _render(e: Expr, target: Target) -> tuple[str, int]:
+    key = (e, target)
+    got = _RENDERED.get(key)
+    if got is None:
+        got = _RENDERED.put(key, _render_node(e, target))
+    return got
+
+
+def _render_node(e: Expr, t: Target) -> tuple[str, int]:
     form, token, strength = SYNTAX[e.op]
+    token = t.tokens.get(e.op, token)
     match form:
         case "leaf":
-            return _leaf(e)
+            return _leaf(e, t)
         case "prefix":
-            text, inner = _render(e.src[0])
+            text, inner = _render(e.src[0], t)
             # `not` takes a comparison unparenthesised; `-` must not glue into `--x`.
             if inner < strength or (token == "-" and text.startswith("-")):
                 text = f"({text})"
             return f"{token}{text}", strength
         case "call":
-            return f"{token}({', '.join(_render(s)[0] for s in e.src)})", strength
+            return f"{token}({', '.join(_render(s, t)[0] for s in e.src)})", strength
         case "infix":
             # Left-associative: the right operand is parenthesised at equal strength
             # so that the printed text parses back to the same tree.
-            return f"{_operand(e.src[0], strength)} {token} {_operand(e.src[1], strength + 1)}", strength
+            between = token if e.op in t.tight else f" {token} "
+            return f"{_operand(e.src[0], strength, t)}{between}{_operand(e.src[1], strength + 1, t)}", strength
         case "compare":
             # Python chains comparisons, so a comparison operand always needs parentheses.
-            return f"{_operand(e.src[0], strength + 1)} {token} {_operand(e.src[1], strength + 1)}", strength
+            return f"{_operand(e.src[0], strength + 1, t)} {token} {_operand(e.src[1], strength + 1, t)}", strength
         case "power":
-            return f"{_operand(e.src[0], _ATOM)} ** {e.arg}", strength
+            return f"{_operand(e.src[0], _ATOM, t)} ** {e.arg}", strength
         case "power of":
             # `**` binds to the right: a power or a negation as the exponent reads back
             # unparenthesised, a sum or a product needs its parentheses
-            return f"{_operand(e.src[0], _ATOM)} ** {_operand(e.src[1], _UNARY)}", strength
+            return f"{_operand(e.src[0], _ATOM, t)} ** {_operand(e.src[1], _UNARY, t)}", strength
         case "modulo":
-            return f"{_operand(e.src[0], _PRODUCT)} % {e.arg}", strength
+            return f"{_operand(e.src[0], _PRODUCT, t)} % {e.arg}", strength
         case "where":
-            cond, then, other = (_operand(s, _OR) for s in e.src)
+            cond, then, other = (_operand(s, _OR, t) for s in e.src)
             return f"({then} if {cond} else {other})", strength
         case _:
             raise ValueError(f"no syntax for {e.op}")
 
 
-def _operand(e: Expr, at_least: int) -> str:
-    text, strength = _render(e)
+def _operand(e: Expr, at_least: int, t: Target) -> str:
+    text, strength = _render(e, t)
     return text if strength >= at_least else f"({text})"
 
 
-def _leaf(e: Expr) -> tuple[str, int]:
+def _leaf(e: Expr, t: Target) -> tuple[str, int]:
     if e.op is Op.VAR:
-        return str(e.arg), _ATOM
+        return t.name_of(str(e.arg)), _ATOM
     value = e.arg
     if isinstance(value, bool):
         return repr(value), _ATOM
@@ -128,4 +182,5 @@ def _leaf(e: Expr) -> tuple[str, int]:
         text = repr(float(value))     # a NumPy float prints as a plain literal too
     else:
         text = repr(int(value))
-    return text, (_UNARY if text.startswith("-") else _ATOM)
+    # the binding strength is the loop file's, so the parentheses are too
+    return t.number_of(value) or text, (_UNARY if text.startswith("-") else _ATOM)

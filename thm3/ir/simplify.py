@@ -13,7 +13,8 @@ import math
 
 import numpy as np
 
-from thm3.ir.core import COMPARISONS, Expr, Op, Type, const, same, walk
+from thm3.ir.core import COMPARISONS, Expr, Op, Type, const, walk
+from thm3.ir.monoids import is_unit, monoid
 from thm3.semantics.evaluate import NUMPY, evaluate, quiet
 
 
@@ -44,23 +45,16 @@ def _logic(out: Expr, src: tuple) -> Expr:
 
 
 def _units(out: Expr, src: tuple) -> Expr:
-    match out.op:
-        case Op.MAX if _is(src[0], -math.inf):
-            return src[1]
-        case Op.MAX if _is(src[1], -math.inf):
-            return src[0]
-        case Op.MIN if _is(src[0], math.inf):
-            return src[1]
-        case Op.MIN if _is(src[1], math.inf):
-            return src[0]
-        case Op.ADD if _is(src[0], 0) and src[1].type is out.type:
-            return src[1]
-        case Op.ADD | Op.SUB if _is(src[1], 0) and src[0].type is out.type:
-            return src[0]
-        case Op.MUL if _is(src[0], 1) and src[1].type is out.type:
-            return src[1]
-        case Op.MUL if _is(src[1], 1) and src[0].type is out.type:
-            return src[0]
+    """A number monoid's unit dropped (the table's), and x - 0.  A sum's or a product's
+    other operand must have the result's type (0 + n, n an Int, is a Real); a max's or a
+    min's is kept whatever its type."""
+    m = monoid(out.op)
+    if m is not None and not isinstance(m.identity, bool):
+        for unit, other in ((src[0], src[1]), (src[1], src[0])):
+            if is_unit(out.op, unit) and (m.idempotent or other.type is out.type):
+                return other
+    if out.op is Op.SUB and _is(src[1], 0) and src[0].type is out.type:
+        return src[0]
     return out
 
 
@@ -100,9 +94,9 @@ def _lower(x: Expr) -> float:
         case Op.WHERE:
             c, a, b = x.src
             low_a, low_b = _lower(a), _lower(b)
-            if c.op in (Op.GT, Op.GE) and same(c.src[0], a) and c.src[1].op is Op.CONST:
+            if c.op in (Op.GT, Op.GE) and c.src[0] is a and c.src[1].op is Op.CONST:
                 low_a = max(low_a, float(c.src[1].arg))
-            if c.op in (Op.LT, Op.LE) and same(c.src[0], b) and c.src[1].op is Op.CONST:
+            if c.op in (Op.LT, Op.LE) and c.src[0] is b and c.src[1].op is Op.CONST:
                 low_b = max(low_b, float(c.src[1].arg))
             return min(low_a, low_b)
         case _:
@@ -114,12 +108,12 @@ def _readable(out: Expr, src: tuple, finite) -> Expr:
     with +-inf, Bool selects as connectives, a max or min with itself or a known bound."""
     zero = {Type.REAL: const(0.0, Type.REAL), Type.INT: const(0, Type.INT)}
     match out.op:
-        case Op.SUB if out.type in zero and same(src[0], src[1]) and _finite(src[0], finite):
+        case Op.SUB if out.type in zero and src[0] is src[1] and _finite(src[0], finite):
             return zero[out.type]
         case Op.MUL if out.type in zero and (_is(src[0], 0) and _finite(src[1], finite)
                                              or _is(src[1], 0) and _finite(src[0], finite)):
             return zero[out.type]
-        case Op.WHERE if same(src[1], src[2]):
+        case Op.WHERE if src[1] is src[2]:
             return src[1]
         case op if op in COMPARISONS and any(_is_inf(t) for t in src) and all(
                 _is_inf(t) or _finite(t, finite) for t in src):
@@ -138,11 +132,11 @@ def _readable(out: Expr, src: tuple, finite) -> Expr:
             return src[1]
         case Op.MAX if src[1].op is Op.CONST and _lower(src[0]) >= _lower(src[1]):
             return src[0]
-        case Op.MAX | Op.MIN if same(src[0], src[1]):
+        case Op.MAX | Op.MIN if src[0] is src[1]:
             return src[0]
-        case Op.MAX | Op.MIN if src[1].op is out.op and any(same(src[0], t) for t in src[1].src):
+        case Op.MAX | Op.MIN if src[1].op is out.op and any(src[0] is t for t in src[1].src):
             return src[1]                    # max(a, max(a, b)) = max(a, b)
-        case Op.MAX | Op.MIN if src[0].op is out.op and any(same(src[1], t) for t in src[0].src):
+        case Op.MAX | Op.MIN if src[0].op is out.op and any(src[1] is t for t in src[0].src):
             return src[0]
     return out
 

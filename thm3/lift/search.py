@@ -27,8 +27,9 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from thm3.ir import (COMPARISONS, Expr, FieldDecl, Fn, Loop, Op, Type, as_real, const, free_vars, promote, same,
+from thm3.ir import (COMPARISONS, Expr, FieldDecl, Fn, Loop, Op, Type, as_real, const, free_vars, promote,
                      substitute, var, walk)
+from thm3.ir.monoids import monoid
 from thm3.ir.simplify import simplify
 from thm3.syntax.loopfile import expression_text as to_text, loop_text
 from thm3.syntax.names import fresh
@@ -246,7 +247,7 @@ def _by_components(search: "_LiftSearch", deadline: float):
             key = renamed[f.name]
             u = substitute([u], alias)[0] if alias else u
             twin = next((c for c in cands if c.type is f.type and c.default == f.default and
-                         same(_self_read(u, key), _self_read(c.update, c.key))), None)
+                         _self_read(u, key) is _self_read(c.update, c.key)), None)
             if twin is not None:
                 alias[f"acc.{key}"] = var(f"acc.{twin.key}", f.type)
                 continue
@@ -781,7 +782,7 @@ class _Candidates:
             return any(n.startswith("acc.") for n in free_vars([e]))
 
         def add(pool: list[Expr], e: Expr):
-            if not any(same(e, p) for p in pool):
+            if not any(e is p for p in pool):
                 pool.append(e)
 
         # the modulus each product of Ints is reduced by, where it stands inside a `% m`
@@ -948,8 +949,8 @@ class _Candidates:
 
     def extrema(self, e: Expr) -> list[_Aux]:
         out = []
-        for op, hint, word, default in ((Op.MIN, "lo", "smallest", math.inf),
-                                        (Op.MAX, "hi", "largest", -math.inf)):
+        for op, hint, word in ((Op.MIN, "lo", "smallest"), (Op.MAX, "hi", "largest")):
+            default = monoid(op).identity
             out.append(self.new(hint, Type.REAL, default,
                                 lambda me, op=op: Expr(op, Type.REAL, (me, as_real(e))),
                                 f"{word} {to_text(e)} so far", f"the {word} {to_text(e)}", _EXTREMUM))

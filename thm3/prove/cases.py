@@ -33,7 +33,7 @@ def split_atoms(loop: Loop) -> list[Expr]:
     values += [float(e.arg) for e in walk(loop.left.outputs)
                if e.op is Op.CONST and e.type in (Type.REAL, Type.INT) and math.isfinite(float(e.arg))]
     out: list[Expr] = []
-    seen: set[str] = set()
+    seen: set[Expr] = set()
     for d in loop.params:
         if d.type not in (Type.REAL, Type.INT):
             continue
@@ -44,8 +44,8 @@ def split_atoms(loop: Loop) -> list[Expr]:
             c = const(int(v), Type.INT) if d.type is Type.INT else const(v, Type.REAL)
             for op in (Op.GE, Op.GT):
                 atom = Expr(op, Type.BOOL, (p, c))
-                if repr(atom) not in seen:
-                    seen.add(repr(atom))
+                if atom not in seen:
+                    seen.add(atom)
                     out.append(atom)
     return out[:MAX_SPLITS]
 

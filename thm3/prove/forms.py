@@ -46,6 +46,7 @@ from fractions import Fraction
 from thm3.ir import Expr, Fn, Loop, Op, Type, initial_state, substitute, var, walk
 from thm3.prove.laws import Outcome, Setting
 from thm3.prove.reachable import conjuncts, constant_bounds, int_values
+from thm3.errors import Thm3Error
 
 MAX_CASES = 4096        # assignments of the finite variables a law is split into at most
 MAX_TERMS = 512         # monomials in one normal form at most
@@ -55,7 +56,7 @@ HOW = "by normal forms over ({op}, {algebra}){where}: {cases}both sides are the 
 CASES = "on each of {n} case(s) of the finite control and elements, "
 
 
-class NotForm(Exception):
+class NotForm(Thm3Error):
     """A term outside the class (an addition of products, a negative factor, an undecided
     selection)."""
 

@@ -15,11 +15,9 @@ from __future__ import annotations
 from sympy import QQ
 from sympy.polys.rings import ring
 
+from thm3.errors import NotRational
+
 __all__ = ["rational_is_zero"]
-
-
-class _NotRational(Exception):
-    pass
 
 
 def rational_is_zero(d) -> bool | None:
@@ -82,18 +80,18 @@ def rational_is_zero(d) -> bool | None:
             if k >= 0:
                 r = (n ** k, power(den, k))
             elif n == 0:
-                raise _NotRational("a division by 0")
+                raise NotRational("a division by 0")
             elif n.is_ground:
                 r = (product(den) ** -k * R(QQ(1) / n.LC) ** -k, {})
             else:
                 r = (product(den) ** -k, {key(n): (n, -k)})
         else:
-            raise _NotRational(type(e).__name__)
+            raise NotRational(type(e).__name__)
         memo[e] = r
         return r
 
     try:
         num, _ = go(d)
-    except (_NotRational, RecursionError):
+    except (NotRational, RecursionError):
         return None
     return num == 0

@@ -19,6 +19,7 @@ from fractions import Fraction
 import numpy as np
 
 from thm3.ir import WITH_ARG, Expr, Fn, Op, Type, walk
+from thm3.ir.cache import Bounded
 
 
 def evaluate(exprs, env: dict, table: dict) -> list:
@@ -325,21 +326,23 @@ class Compiled:
         return [vals[i] for i in self._outputs]
 
 
-_SCHEDULES: dict[tuple[int, int], tuple] = {}
+# outputs (a tuple of interned nodes) -> [(table, its Compiled schedule)]: a table is a
+# dict, not hashable, and few tables serve one step
+_SCHEDULES = Bounded(256)
 
 
 def compiled(outputs: tuple, table: dict) -> Compiled:
     """The `Compiled` schedule of `outputs` (a tuple, such as an `Fn`'s) over `table`,
-    remembered: a step applied many times (a batched fold) is scheduled once.  The
-    remembered entries hold their tuples, so an id is not reused while remembered."""
-    key = (id(outputs), id(table))
-    got = _SCHEDULES.get(key)
-    if got is not None and got[0] is outputs and got[1] is table:
-        return got[2]
-    if len(_SCHEDULES) >= 256:
-        _SCHEDULES.clear()
+    remembered: a step applied many times (a batched fold) is scheduled once."""
+    outputs = tuple(outputs)
+    runs = _SCHEDULES.get(outputs)
+    if runs is None:
+        runs = _SCHEDULES.put(outputs, [])
+    for t, run in runs:
+        if t is table:
+            return run
     run = Compiled(outputs, table)
-    _SCHEDULES[key] = (outputs, table, run)
+    runs.append((table, run))
     return run
 
 

@@ -11,6 +11,7 @@ import numpy as np
 
 from thm3.semantics.evaluate import NUMPY, NUMPY_REALS, compiled, evaluate, quiet
 from thm3.ir import Fn, Loop, Op, Type, initial_state
+from thm3.errors import Thm3Error
 
 # Small values first: ties, zeros and signs are where wrong combines show.
 SMALL_REALS = (0.0, 1.0, -1.0, 2.0, -2.0, 3.0, 0.5, -0.5)
@@ -185,7 +186,7 @@ class Domain:
         return True
 
 
-class PreconditionsUnmet(ValueError):
+class PreconditionsUnmet(Thm3Error, ValueError):
     """No values meeting the `assert` preconditions were found: by rejection sampling nor
     as a model of the asserts."""
 

@@ -148,32 +148,6 @@ def _lang_names(code: str) -> set[str]:
 
 # --- shared subterms as locals ----------------------------------------------------
 
-def _key(e: Expr, keys: dict[int, tuple]) -> tuple:
-    arg = e.arg
-    if isinstance(arg, float):
-        arg = ("f", arg)
-    elif isinstance(arg, bool):
-        arg = ("b", arg)
-    return (e.op, e.type, arg, tuple(keys[id(s)] for s in e.src))
-
-
-def _hashcons(outputs: list[Expr]) -> list[Expr]:
-    """The outputs with structurally equal subterms made one node."""
-    keys: dict[int, tuple] = {}
-    canon: dict[tuple, Expr] = {}
-    new: dict[int, Expr] = {}
-    for e in walk(outputs):
-        k = _key(e, keys)
-        keys[id(e)] = k
-        got = canon.get(k)
-        if got is None:
-            src = tuple(new[id(s)] for s in e.src)
-            got = e if all(a is b for a, b in zip(src, e.src)) else Expr(e.op, e.type, src, e.arg)
-            canon[k] = got
-        new[id(e)] = got
-    return [new[id(o)] for o in outputs]
-
-
 def _worth_a_local(e: Expr) -> bool:
     if e.op in (Op.VAR, Op.CONST):
         return False
@@ -185,7 +159,6 @@ def _worth_a_local(e: Expr) -> bool:
 
 def _bind_locals(outputs: list[Expr], names: list[str | None], taken: set[str]) -> tuple[list[str], list[str]]:
     """Assignment lines for the subterms used more than once, and the outputs' texts."""
-    outputs = _hashcons(outputs)
     uses: dict[int, int] = {}
     for e in walk(outputs):
         for s in e.src:

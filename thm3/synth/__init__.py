@@ -21,11 +21,13 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from thm3.ir import Fn, Loop, Op
+from thm3.errors import Thm3Error
+from thm3.synth.check import Checker
 
 __all__ = ["Attempt", "Route", "ROUTES", "Synthesis", "synthesize", "route_named", "ordered", "agrees"]
 
 
-class RouteFailed(Exception):
+class RouteFailed(Thm3Error):
     """A route found no candidate; the message says why.  `partial`: what the sketch
     completed (`sketch.Partial`), for the routes that resume it."""
 
@@ -380,6 +382,5 @@ def _control(loop: Loop) -> str | None:
 
 def agrees(loop: Loop, fn: Fn, triples) -> bool:
     """The candidate equals h(xs + ys) on every batched sample, field by field."""
-    from thm3.synth.sketch import Checker
     return all(Checker(fn.inputs, triples, i, probe=False).agrees(
         Checker(fn.inputs, triples, i, probe=False).values(e)) for i, e in enumerate(fn.outputs))

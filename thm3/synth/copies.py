@@ -19,9 +19,10 @@ from typing import Callable
 
 from thm3.ir import Expr, Fn, Loop, Op, Type, const, substitute, var
 from thm3.ir.simplify import simplify
+from thm3.errors import Thm3Error
 
 
-class Failed(Exception):
+class Failed(Thm3Error):
     """The lift has no combine by construction (its coefficients are neither the identity
     nor held by slope fields)."""
 

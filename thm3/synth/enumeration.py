@@ -508,10 +508,4 @@ def enumerate_field(loop: Loop, i: int, triples: list[Triples], names, *, chosen
         # a residual spelling (base + r) of a plain term: its rounding is worse
         found = [h for h in found if not h.residual]
     found.sort(key=lambda h: h.size)
-    out, keys = [], set()
-    for h in found:
-        k = repr(h.expr)
-        if k not in keys:
-            keys.add(k)
-            out.append(h.expr)
-    return out[:limit]
+    return list(dict.fromkeys(h.expr for h in found))[:limit]

@@ -14,17 +14,15 @@ from fractions import Fraction
 import numpy as np
 
 from thm3.ir import Loop, Op, Type, walk
+from thm3.ir.cache import Bounded
 from thm3.semantics.evaluate import COMPARE, Compiled
+from thm3.errors import NotRational  # noqa: F401  (raised here; the routes import it from here)
 
 # Enough distinct values that no polynomial of degree <= 5 in a max (|x| <= 9) fits
 # by accident; halves only for Real elements.
 INT_VALUES = (0, 1, -1, 2, -2, 3, -3, 4, -5, 6, 7, -8, 9)
 REAL_VALUES = INT_VALUES + (Fraction(1, 2), Fraction(-3, 2), Fraction(5, 2))
 PARAM_VALUES = ((2, 3, -1, 5), (2, 3, -1, 5, Fraction(1, 2)))
-
-
-class NotRational(Exception):
-    """The loop's values leave the rationals (the message says where)."""
 
 
 # A division by 0 gives NaN (a float): both sides of a select are evaluated, and the
@@ -137,10 +135,10 @@ def _sentinel_table(big: Fraction) -> dict:
 
 # The last few loops' row streams (the invariant stage and the interpolation and
 # transport routes of one analysis ask for the same rows, 200 or 400 of them):
-# (loop, max_len, seed, id(table)) -> a `_Stream`.  A fresh run for any count draws the
-# same sequence, so each count's rows are read off the one stream.
-_STREAMS: dict = {}
-_STREAMS_KEPT = 8
+# (loop, max_len, seed) -> the `_Stream`s of the tables asked for (a table is a dict, not
+# hashable).  A fresh run for any count draws the same sequence, so each count's rows are
+# read off the one stream.
+_STREAMS = Bounded(8)
 
 
 def exact_rows(loop: Loop, count: int = 400, max_len: int = 5, seed: int = 0,
@@ -150,14 +148,16 @@ def exact_rows(loop: Loop, count: int = 400, max_len: int = 5, seed: int = 0,
     from where the last one stopped: the answer is the one a fresh run gives."""
     table = EXACT if table is None else table
     try:
-        key = (loop, max_len, seed, id(table))
-        stream = _STREAMS.get(key)
+        key = (loop, max_len, seed)
+        streams = _STREAMS.get(key)
     except TypeError:                   # an unhashable loop: a stream of its own
         return _Stream(loop, max_len, seed, table).take(count)
-    if stream is None or stream.table is not table:
-        stream = _STREAMS[key] = _Stream(loop, max_len, seed, table)
-        while len(_STREAMS) > _STREAMS_KEPT:
-            del _STREAMS[next(iter(_STREAMS))]
+    if streams is None:
+        streams = _STREAMS.put(key, [])
+    stream = next((s for s in streams if s.table is table), None)
+    if stream is None:
+        stream = _Stream(loop, max_len, seed, table)
+        streams.append(stream)
     try:
         return stream.take(count)
     except NotRational:
@@ -165,7 +165,8 @@ def exact_rows(loop: Loop, count: int = 400, max_len: int = 5, seed: int = 0,
     except BaseException:
         # left half-drawn (an error, or the deadline's alarm, `PastDeadline`, a
         # BaseException, between a draw and its row): not reused
-        _STREAMS.pop(key, None)
+        if stream in streams:
+            streams.remove(stream)
         raise
 
 

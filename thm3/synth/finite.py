@@ -25,11 +25,12 @@ from fractions import Fraction
 import numpy as np
 
 from thm3.ir import (COMPARISONS, Expr, Fn, Loop, Op, Type, const, free_vars, initial_state, substitute, transform,
-                     same, var, walk)
+                     var, walk)
 from thm3.ir.simplify import simplify
 from thm3.synth.powers import parameter_bases, read_power, read_power_product
 from thm3.semantics.evaluate import PYTHON, compiled
 from thm3.semantics.z3_plain import to_z3
+from thm3.errors import Thm3Error
 
 # a lifted loop that came with its combine (`Loop.combine_hint`): its reachable lifted
 # states, for the proofs' split (a debounce over five readings lifted: 81)
@@ -50,7 +51,7 @@ MAX_ATOMS = 5           # predicates Z3 cannot read (2**MAX_ATOMS sign vectors a
 MAX_PREDICATES = 24     # predicates on the element, split into cells by Z3
 
 
-class Failed(Exception):
+class Failed(Thm3Error):
     """Not in the class, or in it but no combine: the message says which and why."""
 
 
@@ -109,14 +110,14 @@ def element_atoms(loop: Loop, outputs) -> list[Expr]:
     by `or`, is one predicate: its cells are those of the step, not of its comparisons."""
     elements = {d.name for d in loop.elements}
     out: list[Expr] = []
-    seen: set[str] = set()
+    seen: set[Expr] = set()
 
     def visit(e: Expr):
         names = free_vars([e])
         if e.type is Type.BOOL and names & elements and _state_free(e) and (
                 e.op in COMPARISONS or e.op is Op.VAR or e.op in (Op.AND, Op.OR, Op.NOT)):
-            if repr(e) not in seen:
-                seen.add(repr(e))
+            if e not in seen:
+                seen.add(e)
                 out.append(e)
             return
         for s in e.src:
@@ -138,15 +139,15 @@ def element_features(loop: Loop, outputs, atoms: list[Expr]) -> list[Expr]:
     be control.  Each is split into its values as a predicate into its signs."""
     import z3
     elements = {d.name for d in loop.elements}
-    inside = {repr(a) for a in atoms}
+    inside = set(atoms)
 
     def reads(e: Expr) -> bool:         # the element, past its predicates
-        if repr(e) in inside:
+        if e in inside:
             return False
         return e.arg in elements if e.op is Op.VAR else any(reads(x) for x in e.src)
 
     def leaks(e: Expr, out: list):
-        if repr(e) in inside:
+        if e in inside:
             return
         if e.type is Type.INT and _state_free(e) and reads(e):
             out.append(e)
@@ -154,14 +155,14 @@ def element_features(loop: Loop, outputs, atoms: list[Expr]) -> list[Expr]:
         for x in e.src:
             leaks(x, out)
 
-    small: dict[str, bool] = {}
+    small: dict[Expr, bool] = {}
     pre = None
     mixed = any(d.type not in (Type.INT, Type.BOOL) for d in loop.elements)
 
     def few(e: Expr) -> bool:
         nonlocal pre
-        if repr(e) in small:
-            return small[repr(e)]
+        if e in small:
+            return small[e]
         ok = False
         # (an Int element read as it is counts too, a sync bit `assert 0 <= sync <= 1` beside
         # a Real dt; where every element is Int or Bool, `finite_elements` reads them by value)
@@ -187,18 +188,16 @@ def element_features(loop: Loop, outputs, atoms: list[Expr]) -> list[Expr]:
                         break
                     solver.add(v != solver.model().eval(v, model_completion=True))
                     seen += 1
-        small[repr(e)] = ok
+        small[e] = ok
         return ok
 
     out: list[Expr] = []
-    found: set[str] = set()
     for e in outputs:
         parts: list = []
         leaks(e, parts)
         if parts and all(few(x) for x in parts):
             for x in parts:
-                if repr(x) not in found:
-                    found.add(repr(x))
+                if x not in out:
                     out.append(x)
     return out
 
@@ -1453,7 +1452,7 @@ def _fit_by_residue(m: Machine, pts: list, terms: list, type_: Type, what: str, 
             if any(f is None for f in forms.values()):
                 continue
             first, *rest = forms.values()
-            if all(same(first, f) for f in rest):
+            if all(first is f for f in rest):
                 return first
             if len(classes) < k:
                 continue                # a residue no sample has: its form is unknown

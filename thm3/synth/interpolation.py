@@ -22,6 +22,8 @@ import numpy as np
 from thm3.ir import COMPARISONS, Expr, Fn, Loop, Op, Type, const, promote, substitute, var, walk
 from thm3.semantics.evaluate import Compiled
 from thm3.synth.exact import EXACT, NotRational, Row, as_float, exact_rows, rational_loop_reason, with_sentinel
+from thm3.errors import Thm3Error
+from thm3.synth.check import guard_for_stability
 
 MAX_DEGREE = 4
 MAX_DENOMINATOR_DEGREE = 1
@@ -304,7 +306,7 @@ def conditions(loop: Loop) -> list[Expr]:
     a field of b of its type; each distinct condition once."""
     elements = {d.name for d in loop.elements}
     out: list[Expr] = []
-    seen: set[str] = set()
+    seen: set[Expr] = set()
     for e in walk(loop.left.outputs):
         if e.op not in COMPARISONS:
             continue
@@ -316,10 +318,9 @@ def conditions(loop: Loop) -> list[Expr]:
             for pick in itertools.product(*choices):
                 mapping = dict(m) | dict(zip(used, pick))
                 c = substitute([e], mapping)[0]
-                key = repr(c)
-                if key not in seen and not {v.arg for v in walk([c]) if v.op is Op.VAR} <= {
+                if c not in seen and not {v.arg for v in walk([c]) if v.op is Op.VAR} <= {
                         d.name for d in loop.params}:
-                    seen.add(key)
+                    seen.add(c)
                     out.append((bool(used), c))
     # comparisons of the state alone (a.n == 0, a.lead == a.n) before those that read an
     # element as some field of b
@@ -368,7 +369,7 @@ def _tree(rows: list[int], conds: list[tuple[Expr, list[bool]]], fit_on, depth: 
     return None
 
 
-class Failed(Exception):
+class Failed(Thm3Error):
     """The route found nothing; the message says why."""
 
 
@@ -454,7 +455,6 @@ def synthesize(loop: Loop, deadline: float, rows: list[Row] | None = None) -> Fn
         outs = [_unsentinel(e) for e in outs]
     names = tuple((f"a.{f.name}", f.type) for f in loop.fields) + \
         tuple((f"b.{f.name}", f.type) for f in loop.fields) + tuple((d.name, d.type) for d in loop.params)
-    from thm3.synth.sketch import guard_for_stability
     return Fn(names, tuple(guard_for_stability(e, loop) for e in outs))
 
 

@@ -27,12 +27,14 @@ from thm3.semantics.evaluate import NUMPY, evaluate, quiet
 from thm3.semantics.equality import rows_close
 from thm3.semantics.samples import Triples, batch_init
 from thm3.semantics.sympy_table import to_ir
+from thm3.errors import Thm3Error
+from thm3.synth.check import guard_for_stability
 
 MAX_SEQUENCES = 6000        # lists tried, over all lengths
 PROBE_ROWS = 48
 
 
-class Failed(Exception):
+class Failed(Thm3Error):
     """No weak right inverse of the searched shape; the message says why."""
 
 
@@ -275,11 +277,10 @@ class _Rows:
         self.term_values: dict = {}
 
     def _value(self, e: Expr):
-        key = repr(e)
-        got = self.term_values.get(key)
+        got = self.term_values.get(e)
         if got is None:
             with quiet():
-                got = self.term_values[key] = np.broadcast_to(evaluate([e], self.env, NUMPY)[0], self.t[0].shape[:1] + (1,)) \
+                got = self.term_values[e] = np.broadcast_to(evaluate([e], self.env, NUMPY)[0], self.t[0].shape[:1] + (1,)) \
                     if e.type is not Type.VEC else evaluate([e], self.env, NUMPY)[0]
         return got
 
@@ -333,7 +334,6 @@ class _Rows:
 def unrolled(loop: Loop, g) -> Fn:
     """foldl(left, a, g(b)) as one term per field."""
     from thm3.ir.simplify import simplify
-    from thm3.synth.sketch import guard_for_stability
     state = [var(f"a.{f.name}", f.type) for f in loop.fields]
     for e in g:
         mapping = {f"acc.{f.name}": s for f, s in zip(loop.fields, state)}
@@ -422,7 +422,7 @@ class _Constructive:
     def candidates(self):
         """Each distinct solution g of h([e1 .. ek]) = t (k = 1, 2, ...), as IR terms of b."""
         from thm3.semantics.symbolic import Fin, Inf
-        seen: set[str] = set()
+        seen: set[tuple] = set()
         for k in range(1, self.k_max + 1):
             if time.monotonic() > self.deadline:
                 return
@@ -452,7 +452,7 @@ class _Constructive:
                     g = self._as_list(sol, elems, path)
                     if g is None:
                         continue
-                    key = repr(g)
+                    key = tuple(g)          # tuples of interned nodes: equal lists are equal keys
                     if key not in seen:
                         seen.add(key)
                         yield g

@@ -16,6 +16,7 @@ import time
 from dataclasses import replace
 
 from thm3.ir import Fn, Loop, free_vars
+from thm3.errors import Thm3Error
 
 MAX_GROUPS = 8
 
@@ -146,7 +147,7 @@ def synthesize(loop: Loop, deadline: float, routes) -> tuple[Fn, str]:
     return Fn(names, tuple(outputs[f] for f in loop.field_names)), "the product of its groups: " + ", ".join(hows)
 
 
-class Failed(Exception):
+class Failed(Thm3Error):
     """The state is not a product of groups with proved combines."""
 
 

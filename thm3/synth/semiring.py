@@ -23,9 +23,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from thm3.ir import Expr, Fn, Loop, Op, Type, const, free_vars, initial_state, same, var, walk
+from thm3.ir import Expr, Fn, Loop, Op, Type, const, free_vars, initial_state, var, walk
 from thm3.ir.simplify import simplify
 from thm3.synth.powers import parameter_bases, read_exponential, read_power, read_power_product
+from thm3.errors import Thm3Error
 
 __all__ = ["Asserted", "Failed", "SEMIRINGS", "Semiring", "Step", "Unit", "asserted_nonnegative", "composed_entries",
            "full_matrix_size", "lift_units", "nonnegative", "np_times", "positive", "recognise", "synthesize", "whole_affine", "whole_linear"]
@@ -34,7 +35,7 @@ __all__ = ["Asserted", "Failed", "SEMIRINGS", "Semiring", "Step", "Unit", "asser
 MAX_FULL = 3        # the full matrix is offered as a lift for blocks of at most this many fields
 
 
-class Failed(Exception):
+class Failed(Thm3Error):
     """`left` is not affine over a semiring, or the state does not carry its map."""
 
 
@@ -275,7 +276,7 @@ def nonnegative(e: Expr, known: set[str]) -> bool:
             return nonnegative(e.src[0], known)
         case Op.MUL:
             a, b = e.src
-            return same(a, b) or (nonnegative(a, known) and nonnegative(b, known))
+            return a is b or (nonnegative(a, known) and nonnegative(b, known))
         case Op.DIV | Op.ADD | Op.MIN:
             return all(nonnegative(x, known) for x in e.src)
         case Op.MAX:

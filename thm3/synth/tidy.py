@@ -13,6 +13,7 @@ import sympy as sp
 from thm3.ir import Expr, Fn, Loop, Op, Type, walk
 from thm3.semantics.evaluate import evaluate
 from thm3.semantics.sympy_table import SYMPY, sympy_const, to_ir
+from thm3.synth.check import Checker, guard_for_stability
 
 # A rational function's ops, read by the SymPy table; every other op (and a Bool, an
 # infinity) has no value here, so a term that uses one is not a rational function.
@@ -70,14 +71,12 @@ def tidy_field(loop: Loop, combine: Fn, i: int) -> Expr | None:
         tidy = to_ir(a + b + rest if rest != 0 else a + b, types)
     except ValueError:
         return None
-    from thm3.synth.sketch import guard_for_stability
     tidy = guard_for_stability(tidy, loop)
     return tidy if len(walk([tidy])) < len(walk([e])) else None
 
 
 def tidy_combine(loop: Loop, combine: Fn, triples) -> Fn | None:
     """The combine with fields rewritten by `tidy_field` where that agrees on samples."""
-    from thm3.synth.sketch import Checker
     outs = list(combine.outputs)
     changed = False
     for i in range(len(outs)):

@@ -19,16 +19,17 @@ from fractions import Fraction
 import numpy as np
 import sympy as sp
 
-from thm3.errors import SolverTimeout
+from thm3.errors import SolverTimeout, Thm3Error
 from thm3.ir import Expr, Fn, Loop, Op, Type, const, var
 from thm3.prove.budget import within
 from thm3.synth.exact import NotRational, as_float, exact_rows, rational_loop_reason
 from thm3.synth.interpolation import DENOMINATOR_LIMIT, exact_monomial_value, monomial_values, monomials
+from thm3.synth.check import guard_for_stability
 
 MAX_DEGREE = 5
 
 
-class Failed(Exception):
+class Failed(Thm3Error):
     """No map onto known monoids was found; the message says why."""
 
 
@@ -260,7 +261,6 @@ def _to_fn(loop: Loop, ordered, tops, exprs, a, b, sing: list[int] = ()) -> Fn:
     other side (the identity, where the loop starts there), and elsewhere psi^-1(psi(a) +
     psi(b)): an output that reads a singular field is `b if a singular else a if b singular
     else ...`, so the identity never divides by 0."""
-    from thm3.synth.sketch import guard_for_stability
     fields = loop.fields
     names = tuple((f"a.{f.name}", f.type) for f in fields) + tuple((f"b.{f.name}", f.type) for f in fields)
     types = dict(names)
