@@ -37,6 +37,14 @@ def test_a_commutative_combine_is_proved(name):
     assert a.to_json()["proofs"]["commutativity"] == "proved"
 
 
+def _work(a):
+    """The proof setting (the loop and its proved invariants) and the sampled lists, as
+    the analysis had them."""
+    from thm3.prove.laws import Setting
+    from thm3.semantics.samples import make_triples
+    return Setting(a.loop, a.invariant_exprs), make_triples(a.loop)
+
+
 def _swapped(loop, combine: Fn) -> Fn:
     """The combine with its operands exchanged: combine'(a, b) = combine(b, a)."""
     names = [f.name for f in loop.fields]
@@ -50,7 +58,8 @@ def _swapped(loop, combine: Fn) -> Fn:
 def test_the_swapped_operands_of_a_non_commutative_combine_are_refuted(name):
     a = _analysis(name)
     mutant = _swapped(a.loop, a.combine_fn)
-    statuses, details, _ = prove_combine(a.loop, a.setting, mutant, list(a.samples), time.monotonic() + 20)
+    setting, samples = _work(a)
+    statuses, details, _ = prove_combine(a.loop, setting, mutant, samples, time.monotonic() + 20)
     assert statuses["homomorphism"] == Status.FAILED, details
 
 
@@ -58,9 +67,10 @@ def test_the_swapped_operands_of_a_non_commutative_combine_are_refuted(name):
 def test_the_swapped_operands_of_a_commutative_combine_are_the_same_combine(name):
     a = _analysis(name)
     mutant = _swapped(a.loop, a.combine_fn)
-    status, detail = commutativity(a.loop, a.setting, mutant, list(a.samples), time.monotonic() + 20)
+    setting, samples = _work(a)
+    status, detail = commutativity(a.loop, setting, mutant, samples, time.monotonic() + 20)
     assert status == Status.PROVED, detail
-    statuses, details, _ = prove_combine(a.loop, a.setting, mutant, list(a.samples), time.monotonic() + 20)
+    statuses, details, _ = prove_combine(a.loop, setting, mutant, samples, time.monotonic() + 20)
     assert all(s == Status.PROVED for s in statuses.values()), details
 
 
@@ -81,5 +91,6 @@ def test_a_candidate_that_lists_refute_never_reaches_the_prover(monkeypatch):
 
     for name in ("prove_identity", "prove_associativity", "prove_homomorphism", "prove_step_law"):
         monkeypatch.setattr(laws, name, no_prover)
-    statuses, details, _ = prove_combine(a.loop, a.setting, mutant, list(a.samples), time.monotonic() + 20)
+    setting, samples = _work(a)
+    statuses, details, _ = prove_combine(a.loop, setting, mutant, samples, time.monotonic() + 20)
     assert Status.FAILED in statuses.values() and "on a=(" in " ".join(details.values()), details

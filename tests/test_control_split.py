@@ -144,13 +144,14 @@ def test_the_run_before_the_split_is_capped_and_gets_the_rest_after_it(monkeypat
     inv, _ = infer(lifted, make_triples(lifted), time.monotonic() + 30)
     seen = []
 
-    def fake(self, build, check):
-        seen.append((self.split_control, self.deadline - time.monotonic()))
+    def fake(self, build, check, mode):
+        seen.append((mode.split_control, mode.deadline - time.monotonic()))
         return laws.Outcome("timeout", "")
 
     monkeypatch.setattr(laws.Law, "_run_modes", fake)
-    monkeypatch.setattr(laws.Law, "run", lambda self, build, check: self._run_split(build, check)
-                        if self.control is not None else fake(self, build, check))
+    monkeypatch.setattr(laws.Law, "run", lambda self, build, check, mode=None: (
+        lambda m: self._run_split(build, check, m) if m.control is not None else fake(self, build, check, m))(
+            self.mode if mode is None else mode))
     out = laws.prove_step_law(laws.Setting(lifted, inv), fn, time.monotonic() + 300)
     assert not out.proved
     assert [s for s, _ in seen] == [False, True, False], seen

@@ -13,7 +13,7 @@ import thm3.pipeline
 from thm3.cli.main import main
 
 
-def _broken_step(ctx, a):
+def _broken_step(ctx, a, w):
     raise ZeroDivisionError("a bug planted by the test")
 
 

@@ -432,7 +432,7 @@ def test_a_mode_that_scales_the_data_lifts_by_slopes_from_each_mode():
     assert sorted(x.split(":")[0] for x in a.lift_added) == ["pw_from0", "pw_from1", "s_from1"], a.reason
     lifted = a.lifted_analysis
     # the composition: given with the lift (`thm3.synth.copies`), or the finite route's table
-    assert str(lifted.verdict) == "homomorphism" and lifted.synthesis.route in ("lift's own combine", "finite")
+    assert str(lifted.verdict) == "homomorphism" and lifted.route in ("lift's own combine", "finite")
 
     def fold(xs):
         mode, s = 0, 0.0
@@ -827,7 +827,7 @@ def test_a_lift_past_the_routes_states_is_proved_with_its_own_combine(name, valu
     assert len(a.lift_added) == UNCATALOGUED_COPY_LIFTS[name]
     b = a.lifted_analysis
     assert all(b.proofs[k] == "proved" for k in ("identity", "associativity", "homomorphism")), b.proofs
-    assert b.synthesis.route == "lift's own combine", b.synthesis.route
+    assert b.route == "lift's own combine", b.route
     if name == "finite_code_hash_four_modes":
         assert "field by field" in b.to_json()["proof_details"]["associativity"]
     k = len(thm3.parse_file(str(ROOT / "bench" / "corpus" / f"{name}.py")).fields)

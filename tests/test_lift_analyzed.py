@@ -196,5 +196,5 @@ def test_no_theorem_lift_for_an_unknown_with_no_recognised_step():
     from thm3.pipeline import Context, lift_by_theorem
     loop = thm3.parse_file(CORPUS_DIR.parent.parent / "samples" / "majority.py")
     ctx = Context(loop, 10, time.monotonic() + 10, True, False, False)
-    got = lift_by_theorem(ctx, None)
+    got = lift_by_theorem(ctx, None, None)
     assert got.status == "none" and "neither semiring-affine nor finite-state" in got.detail, got

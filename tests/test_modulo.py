@@ -193,6 +193,7 @@ def test_a_wrong_parity_is_not_proved(sign_changes):
     """The same combine with `% 3` or `% 4`, or with the parity read the other way round,
     is refuted on lists: the prover does not take `%` on trust."""
     from thm3.prove.combine import prove_combine
+    from thm3.prove.laws import Setting
     from thm3.semantics.samples import make_triples
     a = sign_changes
     fn = a.combine_fn
@@ -207,7 +208,8 @@ def test_a_wrong_parity_is_not_proved(sign_changes):
             return Expr(Op.EQ, e.type, (go(e.src[0]), const(1)))
         return None
     for wrong in (modulus(3), modulus(4), Fn(fn.inputs, transform(fn.outputs, odd))):
-        statuses, details, _ = prove_combine(a.loop, a.setting, wrong, triples, time.monotonic() + 30)
+        statuses, details, _ = prove_combine(a.loop, Setting(a.loop, a.invariant_exprs), wrong, triples,
+                                             time.monotonic() + 30)
         assert "failed" in statuses.values(), (repr(wrong.outputs[0]), statuses, details)
 
 
@@ -319,7 +321,7 @@ def test_a_count_kept_in_a_real_is_an_integer():
     half = parse_source(path.read_text().replace("acc.c + 1 if flip", "acc.c + 0.5 if flip"))
     assert _integer_counts(half) == []
     assert [repr(i) for i in _integer_counts(a.loop)] == ["acc.c % 1 == 0.0"]
-    setting = Setting(a.loop, a.setting.invariants)
+    setting = Setting(a.loop, a.invariant_exprs)
     plain = Law(setting, ["s"], ["x"], time.monotonic() + 5, (a.loop.left.outputs[1],))
     assert not any("%" in repr(i) for i in plain.invariants) and plain.integers == []
     with_mod = Law(setting, ["a"], [], time.monotonic() + 5, a.combine_fn.outputs)

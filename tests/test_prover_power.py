@@ -111,7 +111,7 @@ def test_order_only_needs_no_split_on_infinities():
     lse = thm3.parse_file(by_name("logsumexp_max").path)
     assert not laws.order_only(laws.Setting(lse, []).inf_options(), lse.left.outputs)
     law = laws.Law(setting, ["a", "b"], ["x"], time.monotonic() + 10, loop.left.outputs)
-    assert law.ordered and len(list(law._cases())) == 1
+    assert law.mode.ordered and len(list(law._cases(law.mode))) == 1
 
 
 def test_order_only_embedding_still_refutes():

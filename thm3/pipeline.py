@@ -20,6 +20,7 @@ from thm3.errors import BackendUnavailable, UsageError
 from thm3.analysis.invariants import infer
 from thm3.analysis.stability import stability
 from thm3.ir import Fn, Loop, Type
+from thm3.ir.cache import Bounded
 from thm3.prove.budget import GRACE, PastDeadline, hard_deadline, young_collections_only
 from thm3.prove.laws import Setting
 from thm3.semantics.critical import division_guards
@@ -41,10 +42,14 @@ class Step:
     detail: str = ""
 
 
+_STATE_CLASSES = Bounded(256)       # field names -> the namedtuple State
+
+
 @dataclass(frozen=True)
 class Analysis:
-    """What the pipeline found about one loop.  The fields after `seconds` are what
-    steps hand on to later steps (samples, the proof setting, candidate combines)."""
+    """What the pipeline found about one loop: the verdict and how it was reached, the
+    combine and its proofs, a witness or a lift, the stability verdicts, and the steps as
+    they ran.  What the steps hand on to later steps lives in `Work`, not here."""
     loop: Loop
     verdict: Verdict = Verdict.UNKNOWN
     reason: str = ""
@@ -65,12 +70,8 @@ class Analysis:
     law_details: dict = field(default_factory=dict)
     steps: tuple[Step, ...] = ()
     seconds: float = 0.0
-    samples: tuple = field(default=(), repr=False)          # Triples of sampled lists
-    setting: Setting | None = field(default=None, repr=False)
-    candidates: tuple[Fn, ...] = field(default=(), repr=False)
-    tidied: Fn | None = field(default=None, repr=False)      # the candidate tidied with SymPy
-    methods: dict = field(default_factory=dict, repr=False)  # field -> synthesis stage
-    synthesis: object = field(default=None, repr=False)      # thm3.synth.Synthesis: routes, proofs
+    route: str = ""                                          # the synthesis route that found the combine
+    methods: dict = field(default_factory=dict, repr=False)  # field -> the synthesis stage that found its term
 
     def __repr__(self) -> str:
         from thm3.report import one_line
@@ -110,7 +111,11 @@ class Analysis:
 
     @property
     def State(self):
-        return namedtuple("State", self.loop.field_names)
+        """The loop's State as a namedtuple class: one class for each tuple of field names,
+        so that `type(s) is a.State` holds for every State this analysis gives."""
+        names = self.loop.field_names
+        got = _STATE_CLASSES.get(names)
+        return got if got is not None else _STATE_CLASSES.put(names, namedtuple("State", names))
 
     @property
     def identity(self):
@@ -280,61 +285,74 @@ class Context:
 
 
 @dataclass(frozen=True)
+class Work:
+    """What steps hand on to later steps, beside the answer: the sampled lists, the proof
+    setting (the loop and its invariants), the candidate combines."""
+    samples: tuple = ()                 # Triples of sampled lists
+    setting: Setting | None = None
+    candidates: tuple[Fn, ...] = ()
+    tidied: Fn | None = None            # the candidate tidied with SymPy
+    synthesis: object = None            # thm3.synth.Synthesis: the routes, and the proofs made while they raced
+
+
+@dataclass(frozen=True)
 class Done:
-    """A step's results: its status and detail, and the fields of `Analysis` it sets."""
+    """A step's results: its status and detail, the fields of `Analysis` it sets, and
+    those of `Work`."""
     status: Status | Verdict
     detail: str
     changes: dict = field(default_factory=dict)
+    work: dict = field(default_factory=dict)
     last: bool = False          # no later step can run (no lists meet the preconditions)
 
 
-def sample(ctx: Context, a: Analysis) -> Done:
+def sample(ctx: Context, a: Analysis, w: Work) -> Done:
     try:
         triples = tuple(make_triples(ctx.loop))
     except PreconditionsUnmet as err:       # nothing to test or search on: "unknown", and why
         return Done(Status.NONE, str(err), {"reason": f"{err}; no analysis without lists",
                                             "proofs": dict.fromkeys(("bird",) + LAWS, Status.SKIPPED)}, last=True)
-    return Done(Status.DONE, f"{sum(t.a[0].shape[0] for t in triples)} pairs of lists", {"samples": triples})
+    return Done(Status.DONE, f"{sum(t.a[0].shape[0] for t in triples)} pairs of lists", work={"samples": triples})
 
 
-def infer_invariants(ctx: Context, a: Analysis) -> Done:
+def infer_invariants(ctx: Context, a: Analysis, w: Work) -> Done:
     # a lifted loop that came with its combine (`Loop.combine_hint`) needs no search for one,
     # and its proofs split on the reachable control, which the invariants give: half the
     # time for them (a debounce's 38 lifted fields: about 10 s of candidates, which 30%
     # of a 40 s share cut short on a loaded machine, and then no invariant at all)
     share = 0.5 if ctx.loop.combine_hint is not None else 0.3
-    inv, timed_out = infer(ctx.loop, list(a.samples), min(ctx.deadline, time.monotonic() + ctx.timeout * share))
+    inv, timed_out = infer(ctx.loop, list(w.samples), min(ctx.deadline, time.monotonic() + ctx.timeout * share))
     return Done(Status.TIMEOUT if timed_out else Status.PROVED, f"{len(inv)} inductive facts",
-                {"invariant_exprs": inv, "setting": Setting(ctx.loop, inv)})
+                {"invariant_exprs": inv}, work={"setting": Setting(ctx.loop, inv)})
 
 
-def check_bird(ctx: Context, a: Analysis) -> Done:
-    status, detail = bird_check(ctx.loop, a.setting, ctx.deadline)
+def check_bird(ctx: Context, a: Analysis, w: Work) -> Done:
+    status, detail = bird_check(ctx.loop, w.setting, ctx.deadline)
     return Done(Status(status), detail, {"proofs": a.proofs | {"bird": Status(status)}, "bird_detail": detail})
 
 
-def search_witness(ctx: Context, a: Analysis) -> Done:
+def search_witness(ctx: Context, a: Analysis, w: Work) -> Done:
     return _witness(ctx, a, find_witness(ctx.loop, timeout=min(2.0, max(0.1, ctx.deadline - time.monotonic()))))
 
 
-def search_witness_wider(ctx: Context, a: Analysis) -> Done:
+def search_witness_wider(ctx: Context, a: Analysis, w: Work) -> Done:
     """Where no combine was found for a loop with parameters, the witness search again over
     more of their values: the first tries two (2 and 0.5), and a law may fail only for a
     negative one (a feedback gain of -1 makes a peak tracker ring)."""
-    w = find_witness(ctx.loop, timeout=min(2.0, max(0.1, ctx.deadline - time.monotonic())),
-                     settings=WIDER_SETTINGS)
-    return _witness(ctx, a, w)
+    found = find_witness(ctx.loop, timeout=min(2.0, max(0.1, ctx.deadline - time.monotonic())),
+                         settings=WIDER_SETTINGS)
+    return _witness(ctx, a, found)
 
 
-def _witness(ctx: Context, a: Analysis, w) -> Done:
+def _witness(ctx: Context, a: Analysis, found) -> Done:
     loop = ctx.loop
-    if w is None:
+    if found is None:
         return Done(Status.NONE, "no two lists with equal state told apart")
     return Done(Status.FOUND, "no combine over this state exists", {
         "verdict": Verdict.NOT_HOMOMORPHISM,
-        "witness": [list(w.xs1), list(w.xs2), list(w.ys), w.side],
-        "witness_params": dict(w.params),
-        "reason": f"{w.describe()}: no combine over ({', '.join(loop.field_names)}) exists",
+        "witness": [list(found.xs1), list(found.xs2), list(found.ys), found.side],
+        "witness_params": dict(found.params),
+        "reason": f"{found.describe()}: no combine over ({', '.join(loop.field_names)}) exists",
         "proofs": a.proofs | dict.fromkeys(LAWS, Status.SKIPPED)})
 
 
@@ -365,7 +383,7 @@ def lift_prover(deadline: float):
     return prove
 
 
-def lift_state(ctx: Context, a: Analysis) -> Done:
+def lift_state(ctx: Context, a: Analysis, w: Work) -> Done:
     """The lifting search with this analyzer as prover; the lifted loop gets the right
     fold its proved combine gives, and its text is rendered once, here."""
     return _lift_done(lift(ctx.loop, timeout=max(0.0, ctx.deadline - time.monotonic()),
@@ -382,7 +400,7 @@ def _lift_done(res) -> Done:
                 {"lifted": text, "lift_added": list(res.added), "lifted_analysis": res.proof})
 
 
-def lift_by_theorem(ctx: Context, a: Analysis) -> Done:
+def lift_by_theorem(ctx: Context, a: Analysis, w: Work) -> Done:
     """An "unknown" loop with no witness, whose step a theorem lifts (a semiring-affine
     block whose composed map the state does not hold: a decay with the length but not the
     power; a finite-state step's copies): those lifts only, each proved; the verdict stays
@@ -397,19 +415,18 @@ def lift_by_theorem(ctx: Context, a: Analysis) -> Done:
                            prove=lift_prover(ctx.deadline), theorem_only=True))
 
 
-def synthesize_combine(ctx: Context, a: Analysis) -> Done:
+def synthesize_combine(ctx: Context, a: Analysis, w: Work) -> Done:
     import thm3.synth
-    loop, samples = ctx.loop, list(a.samples)
+    loop, samples = ctx.loop, list(w.samples)
     got = thm3.synth.synthesize(loop, samples, deadline=ctx.deadline,
-                                prove=lambda c: prove_combine(loop, a.setting, c, samples, ctx.deadline))
+                                prove=lambda c: prove_combine(loop, w.setting, c, samples, ctx.deadline))
     if got.combine is None:
         timed = any(t.outcome == "timeout" for t in got.attempts)
         return Done(Status.TIMEOUT if timed else Status.NONE, got.tried(), {
             "verdict": Verdict.UNKNOWN, "proofs": a.proofs | dict.fromkeys(LAWS, Status.SKIPPED),
             "reason": _no_combine_reason(loop, got)})
-    return Done(Status.FOUND, f"route {got.route}; {got.tried()}", {
-        "candidates": (got.combine,), "tidied": got.combine if got.tidied else None,
-        "methods": dict(got.methods), "synthesis": got})
+    return Done(Status.FOUND, f"route {got.route}; {got.tried()}", {"route": got.route, "methods": dict(got.methods)}, work={
+        "candidates": (got.combine,), "tidied": got.combine if got.tidied else None, "synthesis": got})
 
 
 def _no_combine_reason(loop: Loop, got) -> str:
@@ -420,16 +437,16 @@ def _no_combine_reason(loop: Loop, got) -> str:
     return reason
 
 
-def prove_laws(ctx: Context, a: Analysis) -> Done:
+def prove_laws(ctx: Context, a: Analysis, w: Work) -> Done:
     """The laws of each candidate in turn, until one has all three proved (or time is
     up); a candidate that fails a law on a folded list is rejected for the next; the
     best of the others (most proved laws) is judged by `verdict_of`."""
     best = None
-    for cand in a.candidates:
-        if a.synthesis is not None and cand is a.synthesis.combine:     # proved while routes raced
-            statuses, details, timed_out = a.synthesis.statuses, a.synthesis.details, a.synthesis.timed_out
+    for cand in w.candidates:
+        if w.synthesis is not None and cand is w.synthesis.combine:     # proved while routes raced
+            statuses, details, timed_out = w.synthesis.statuses, w.synthesis.details, w.synthesis.timed_out
         else:
-            statuses, details, timed_out = prove_combine(ctx.loop, a.setting, cand, list(a.samples), ctx.deadline)
+            statuses, details, timed_out = prove_combine(ctx.loop, w.setting, cand, list(w.samples), ctx.deadline)
         score = (not any(s == Status.FAILED for s in statuses.values()),
                  sum(s == Status.PROVED for s in statuses.values()))
         if best is None or score > best[0]:
@@ -439,7 +456,7 @@ def prove_laws(ctx: Context, a: Analysis) -> Done:
     _, cand, statuses, details, timed_out = best
     kinds = sorted(set(a.methods.values()))
     method = kinds[0] if len(kinds) == 1 else "; ".join(f"{k}: {v}" for k, v in a.methods.items())
-    if a.tidied is not None and cand is a.tidied:
+    if w.tidied is not None and cand is w.tidied:
         method += "; rational terms tidied with SymPy"
     method += " (each term checked on batched reachable states, then proved)"
     judged = verdict_of(statuses, details, timed_out, ctx.accept_tested)
@@ -457,16 +474,16 @@ def prove_laws(ctx: Context, a: Analysis) -> Done:
 TRANSPORT_SECONDS = 5.0
 
 
-def check_commutativity(ctx: Context, a: Analysis) -> Done:
+def check_commutativity(ctx: Context, a: Analysis, w: Work) -> Done:
     """combine(a, b) == combine(b, a), beside the verdict: which reductions may reorder."""
-    status, detail = commutativity(ctx.loop, a.setting, a.combine_fn, list(a.samples), ctx.deadline)
+    status, detail = commutativity(ctx.loop, w.setting, a.combine_fn, list(w.samples), ctx.deadline)
     return Done(status, detail, {"proofs": a.proofs | {"commutativity": status},
                                  "law_details": a.law_details | {"commutativity": detail}})
 
 
-def find_transport(ctx: Context, a: Analysis) -> Done:
+def find_transport(ctx: Context, a: Analysis, w: Work) -> Done:
     from thm3.analysis.transport import find
-    t = find(ctx.loop, a.combine_fn, list(a.samples), a.setting,
+    t = find(ctx.loop, a.combine_fn, list(w.samples), w.setting,
              min(ctx.deadline, time.monotonic() + TRANSPORT_SECONDS))
     if t is None:
         return Done(Status.NONE, "no map onto a product of known monoids in the grammar")
@@ -476,8 +493,8 @@ def find_transport(ctx: Context, a: Analysis) -> Done:
     return Done(Status(t.status), text, {"transport": text, "transport_map": t})
 
 
-def check_stability(ctx: Context, a: Analysis) -> Done:
-    verdicts, notes = stability(ctx.loop, a.combine_fn, a.setting, ctx.deadline)
+def check_stability(ctx: Context, a: Analysis, w: Work) -> Done:
+    verdicts, notes = stability(ctx.loop, a.combine_fn, w.setting, ctx.deadline)
     if a.combine_fn is not None and (guards := division_guards(ctx.loop)):
         # the combine is proved in the reals, where a list dividing by zero has no state;
         # on such data the emitted code need not match IEEE's sequential fold
@@ -491,10 +508,11 @@ def check_stability(ctx: Context, a: Analysis) -> Done:
 
 @dataclass(frozen=True)
 class PipelineStep:
-    """A named step and the condition on the analysis so far under which it runs."""
+    """A named step and the condition on the analysis so far (and the work handed on)
+    under which it runs."""
     name: str
-    run: Callable[[Context, Analysis], Done]
-    applies: Callable[[Context, Analysis], bool] = lambda ctx, a: True
+    run: Callable[[Context, Analysis, Work], Done]
+    applies: Callable[[Context, Analysis, Work], bool] = lambda ctx, a, w: True
 
 
 STEPS: tuple[PipelineStep, ...] = (
@@ -502,21 +520,21 @@ STEPS: tuple[PipelineStep, ...] = (
     PipelineStep("invariants", infer_invariants),
     PipelineStep("bird", check_bird),
     PipelineStep("witness", search_witness),
-    PipelineStep("lift", lift_state, lambda ctx, a: ctx.lift and (
+    PipelineStep("lift", lift_state, lambda ctx, a, w: ctx.lift and (
         a.witness is not None or (ctx.lift_unknown and a.verdict is Verdict.UNKNOWN))),
-    PipelineStep("synthesize", synthesize_combine, lambda ctx, a: a.witness is None),
-    PipelineStep("prove", prove_laws, lambda ctx, a: bool(a.candidates)),
-    PipelineStep("witness, more parameter values", search_witness_wider, lambda ctx, a: (
+    PipelineStep("synthesize", synthesize_combine, lambda ctx, a, w: a.witness is None),
+    PipelineStep("prove", prove_laws, lambda ctx, a, w: bool(w.candidates)),
+    PipelineStep("witness, more parameter values", search_witness_wider, lambda ctx, a, w: (
         bool(ctx.loop.params) and a.verdict is Verdict.UNKNOWN and a.witness is None and a.combine_fn is None
         and time.monotonic() < ctx.deadline - 1.0)),
-    PipelineStep("lift", lift_state, lambda ctx, a: ctx.lift and a.witness is not None
+    PipelineStep("lift", lift_state, lambda ctx, a, w: ctx.lift and a.witness is not None
                  and not any(s.name == "lift" for s in a.steps)),
-    PipelineStep("theorem lift", lift_by_theorem, lambda ctx, a: ctx.lift and not ctx.lift_unknown and (
+    PipelineStep("theorem lift", lift_by_theorem, lambda ctx, a, w: ctx.lift and not ctx.lift_unknown and (
         a.verdict is Verdict.UNKNOWN and a.witness is None and a.combine_fn is None
         and time.monotonic() < ctx.deadline - 1.0)),
     PipelineStep("commutativity", check_commutativity,
-                 lambda ctx, a: a.combine_fn is not None and a.verdict is Verdict.HOMOMORPHISM),
-    PipelineStep("transport", find_transport, lambda ctx, a: a.combine_fn is not None),
+                 lambda ctx, a, w: a.combine_fn is not None and a.verdict is Verdict.HOMOMORPHISM),
+    PipelineStep("transport", find_transport, lambda ctx, a, w: a.combine_fn is not None),
     PipelineStep("stability", check_stability),
 )
 
@@ -536,19 +554,20 @@ def analyze_loop(loop: Loop, *, timeout: float = 60.0, lift: bool = True, accept
     t_run = time.monotonic()
     t_start = t_run if started is None else started
     ctx = Context(loop, timeout, t_start + timeout, lift, accept_tested, lift_unknown)
-    a = Analysis(loop)
+    a, w = Analysis(loop), Work()
     current, t0 = None, t_start
     try:
         with hard_deadline(t_start + timeout), young_collections_only():
             for step in STEPS:
-                if not step.applies(ctx, a):
+                if not step.applies(ctx, a, w):
                     continue
                 current, t0 = step.name, time.monotonic()
                 if progress:
                     progress(step.name, None)
-                done = step.run(ctx, a)
+                done = step.run(ctx, a, w)
                 a = replace(a, **done.changes,
                             steps=a.steps + (Step(step.name, done.status, time.monotonic() - t0, done.detail),))
+                w = replace(w, **done.work)
                 current = None
                 if progress:
                     progress(step.name, a.steps[-1])
@@ -600,5 +619,5 @@ def _stopped(a: Analysis, step: str | None, t0: float, timeout: float) -> Analys
     steps = a.steps + ((Step(step, Status.TIMEOUT, time.monotonic() - t0, why),) if step else ())
     if a.verdict is not Verdict.UNKNOWN or step in ("transport", "stability"):
         return replace(a, steps=steps)
-    return replace(a, steps=steps, reason=why, candidates=(), combine_fn=None,
+    return replace(a, steps=steps, reason=why, combine_fn=None,
                    proofs=a.proofs | {k: a.proofs.get(k, Status.SKIPPED) for k in LAWS})

@@ -18,6 +18,7 @@ field's equation do not read."""
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 from thm3.ir import Fn, Op, const, free_vars, substitute, walk
 from thm3.ir.simplify import simplify
@@ -83,13 +84,11 @@ def prove_step_law_by_fields(setting, combine: Fn, deadline: float):
         terms = tuple(e for plan in plans.values() for fn in plan if isinstance(fn, Fn) for e in fn.outputs) + \
             tuple(left.outputs[i] for i in idx)
         law = _ByCase(setting, ["a", "b"], ["x"], deadline, terms, split=("a",))
-        law.control = [dict(case) for case in split] if read else None
-        law.split_control = bool(read)
-        if any(e.op is Op.MOD for e in walk(list(terms))):
-            # a remainder of a product (a hash's slope times a's data): Z3 on the If-terms
-            # spends its whole limit and decides nothing; path by path the remainders'
-            # arguments are compared as polynomials (`thm3.prove.modular`)
-            law.lazy = False
+        # a remainder of a product (a hash's slope times a's data): Z3 on the If-terms spends
+        # its whole limit and decides nothing; path by path the remainders' arguments are
+        # compared as polynomials (`thm3.prove.modular`)
+        mode = replace(law.mode, control=[dict(case) for case in split] if read else None, split_control=bool(read),
+                       lazy=law.mode.lazy and not any(e.op is Op.MOD for e in walk(list(terms))))
 
         def build(table, env, law=law, plans=plans, idx=idx):
             case = tuple(sorted(law.current[0].items())) if law.current else ()
@@ -108,7 +107,7 @@ def prove_step_law_by_fields(setting, combine: Fn, deadline: float):
 
         if time.monotonic() > deadline:
             return Outcome("timeout", "the time ran out", time.monotonic() - t0, paths)
-        got = law._run_modes(build, check_equal_pairs)
+        got = law._run_modes(build, check_equal_pairs, mode)
         paths += got.paths
         cases += len(split)
         if not got.proved:
@@ -140,7 +139,7 @@ class _ByCase(Law):
     """A law that knows, while it builds a case's terms, which case of its split it is on."""
     current = None
 
-    def _cases(self):
-        for item in super()._cases():
+    def _cases(self, mode):
+        for item in super()._cases(mode):
             self.current = item[2]
             yield item

@@ -12,7 +12,7 @@ from __future__ import annotations
 import itertools
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 
 import sympy as sp
@@ -98,8 +98,22 @@ SPLIT_DETAIL = "by cases on the {n} reachable control states of each operand (an
 QUICK_CHECK_MS = 300     # the same on a first run that has the emptiness split to fall back on
 
 
+@dataclass(frozen=True)
+class Mode:
+    """How one run of a law goes.  A retry is a run in another mode (a new value); the
+    law itself never changes."""
+    deadline: float
+    ordered: bool                   # -inf and +inf as two end symbols, where the terms only compare them
+    control: list | None = None     # the reachable control's tuples, where a run may split on them
+    split_control: bool = False     # this run splits each operand over them
+    check_ms: int = CHECK_MS        # Z3's limit per check on a path
+    lazy: bool = True               # selects evaluated lazily, path by path
+    empty: tuple | None = None      # (field, value, {field: value}) while split on emptiness
+
+
 class Law:
-    """Builds the symbolic inputs of one law and runs it over every case and path."""
+    """Builds the symbolic inputs of one law and runs it over every case and path, in
+    `mode` unless `run` is given another."""
 
     def __init__(self, setting: Setting, operands: list[str], elements: list[str],
                  deadline: float, exprs_for_mode=(), split: tuple = ()):
@@ -107,8 +121,7 @@ class Law:
         self.loop = setting.loop
         self.operands = operands
         self.elements = elements
-        self.deadline = deadline
-        self.lazy = not _uses_transcendental(exprs_for_mode)
+        lazy = not _uses_transcendental(exprs_for_mode)
         # An invariant with a remainder (c % 1 == 0: the count is an integer) is assumed
         # only where the terms have one: elsewhere it would only burden Z3 with integers.
         with_mod = any(e.op is Op.MOD for e in walk(exprs_for_mode))
@@ -118,71 +131,58 @@ class Law:
         self.integers = [i.src[0].src[0].arg[4:] for i in self.invariants
                          if i.op is Op.EQ and i.src[0].op is Op.MOD and i.src[0].arg == 1
                          and i.src[0].src[0].op is Op.VAR and i.src[1].op is Op.CONST and i.src[1].arg == 0]
-        self.empty: tuple | None = None     # (field, value, {field: value}) while split on emptiness
-        self.check_ms = CHECK_MS            # Z3's limit per check on a path
         # A law that only compares and selects the fields that may be infinite needs no
         # split on their infinite cases: -inf and +inf are two symbols below and above
         # every other value (an order-preserving embedding of the extended reals).
         self.opts = setting.inf_options()
         self.terms = tuple(exprs_for_mode) + tuple(self.invariants) + tuple(self.loop.preconditions)
-        self.ordered = order_only(self.opts, self.terms)
+        ordered = order_only(self.opts, self.terms)
         # `split`: the operands whose control fields select the combine's branches; where an
         # invariant names the reachable control's tuples (`control`), a retry splits them
         # over those tuples (`thm3.prove.reachable`, `_run_split`)
         self.split = split
-        self.control = control_cases(self.invariants, len(split)) if split else None
+        control = control_cases(self.invariants, len(split)) if split else None
         self.field_types = {f.name: f.type for f in self.loop.fields}
         self.transcendental_facts = _uses_transcendental(self.invariants + list(self.loop.preconditions))
-        self.split_control = False
+        self.mode = Mode(deadline, ordered, control, lazy=lazy)
 
-    def _cases(self):
+    def _cases(self, mode: Mode):
         opts = self.opts
-        if self.ordered:
+        if mode.ordered:
             opts = {f: ("ext",) if len(o) > 1 else o for f, o in opts.items()}
         per_operand = []
         for _ in self.operands:
             per_operand.append(list(itertools.product(*(opts[f.name] for f in self.loop.fields))))
-        choices = [(None,)] * len(self.operands) if self.empty is None else [(True, False)] * len(self.operands)
-        controls = list(itertools.product(self.control, repeat=len(self.split))) if self.split_control else [None]
+        choices = [(None,)] * len(self.operands) if mode.empty is None else [(True, False)] * len(self.operands)
+        controls = list(itertools.product(mode.control, repeat=len(self.split))) if mode.split_control else [None]
         for case in itertools.product(*per_operand):
             for c in itertools.product(*choices):
-                yield from ((case, c, k) for k in controls) if self.split_control else [(case, c, None)]
+                yield from ((case, c, k) for k in controls) if mode.split_control else [(case, c, None)]
 
-    def run(self, build, check) -> Outcome:
+    def run(self, build, check, mode: Mode | None = None) -> Outcome:
         """`_run` with -inf and +inf as the two end symbols where the terms allow it; where
         that proves nothing (an arithmetic term compared with an end symbol may lie past it
         in Z3's models: sound, but weaker), once more with the infinite cases split."""
-        if self.control is not None:
-            return self._run_split(build, check)
-        out = self._run_modes(build, check)
-        if out.proved or not self.ordered or time.monotonic() >= self.deadline:
+        mode = self.mode if mode is None else mode
+        if mode.control is not None:
+            return self._run_split(build, check, mode)
+        out = self._run_modes(build, check, mode)
+        if out.proved or not mode.ordered or time.monotonic() >= mode.deadline:
             return out
-        self.ordered = False
-        try:
-            again = self._run_modes(build, check)
-        finally:
-            self.ordered = True
+        again = self._run_modes(build, check, replace(mode, ordered=False))
         return again if again.proved or again.status == "unproved" else out
 
-    def _run_split(self, build, check) -> Outcome:
+    def _run_split(self, build, check, mode: Mode) -> Outcome:
         """`run` on a share of the time, then, where that proves nothing, once more with
         each operand split over the reachable control's tuples; the first outcome where
         the split does not prove the law either (its counter-model is over all states)."""
-        deadline, control = self.deadline, self.control
+        deadline, control = mode.deadline, mode.control
         now = time.monotonic()
         first = min(deadline, now + max(SPLIT_MIN_SECONDS, min(SPLIT_MAX_SECONDS, SPLIT_SHARE * (deadline - now))))
-        self.deadline, self.control = first, None
-        try:
-            out = self.run(build, check)
-        finally:
-            self.deadline, self.control = deadline, control
+        out = self.run(build, check, replace(mode, deadline=first, control=None))
         if out.proved or time.monotonic() >= deadline:
             return out
-        self.split_control = True
-        try:
-            again = self._run_modes(build, check)
-        finally:
-            self.split_control = False
+        again = self._run_modes(build, check, replace(mode, split_control=True))
         if again.proved:
             again.detail = SPLIT_DETAIL.format(n=len(control))
             again.seconds += out.seconds
@@ -190,17 +190,13 @@ class Law:
         if out.status == "timeout" and time.monotonic() < deadline:
             # the first run was cut at SPLIT_MAX_SECONDS: where the split did not prove the
             # law either, the run over all states gets the time left
-            self.control = None
-            try:
-                last = self.run(build, check)
-            finally:
-                self.control = control
+            last = self.run(build, check, replace(mode, control=None))
             if last.proved or last.status != "timeout":
                 last.seconds += out.seconds + again.seconds
                 return last
         return out
 
-    def _run_modes(self, build, check) -> Outcome:
+    def _run_modes(self, build, check, mode: Mode) -> Outcome:
         """`build(table, env)` gives the terms to check on a path (evaluated there);
         `check(ex, values, eqs)` returns True/False/None for them on that path.
 
@@ -216,26 +212,15 @@ class Law:
         # With the split to fall back on, the first run gives each Z3 check a short limit
         # (a path that needs the split costs a whole timeout per check otherwise); where the
         # split does not prove the law, that run is made again with the full limit.
-        self.check_ms = QUICK_CHECK_MS if split else CHECK_MS
-        try:
-            out = self._run(build, check)
-        finally:
-            self.check_ms = CHECK_MS
+        full = replace(mode, check_ms=CHECK_MS)
+        out = self._run(build, check, replace(full, check_ms=QUICK_CHECK_MS if split else CHECK_MS))
         first = out
-        if out.status == "unproved" and self.lazy and time.monotonic() < self.deadline:
-            self.lazy = False
-            try:
-                out = self._merge(self._run(build, check), out)
-            finally:
-                self.lazy = True
-        if out.status == "unproved" and split and time.monotonic() < self.deadline:
-            lazy, self.lazy, self.empty = self.lazy, False, group
-            try:
-                out = self._merge(self._run(build, check), out)
-            finally:
-                self.lazy, self.empty = lazy, None
-            if not out.proved and first.status != "proved" and time.monotonic() < self.deadline:
-                again = self._run(build, check)
+        if out.status == "unproved" and full.lazy and time.monotonic() < full.deadline:
+            out = self._merge(self._run(build, check, replace(full, lazy=False)), out)
+        if out.status == "unproved" and split and time.monotonic() < full.deadline:
+            out = self._merge(self._run(build, check, replace(full, lazy=False, empty=group)), out)
+            if not out.proved and first.status != "proved" and time.monotonic() < full.deadline:
+                again = self._run(build, check, full)
                 if again.proved:
                     out = again
         if out is not first:
@@ -268,15 +253,15 @@ class Law:
             table.ex.side.extend(got[1])
         return got[0]
 
-    def _run(self, build, check) -> Outcome:
+    def _run(self, build, check, mode: Mode) -> Outcome:
         t0 = time.monotonic()
         npaths = 0
         z3_form = shared_integer_form()  # the hypotheses' integer form, shared by the cases and the laws
         cache: dict = {}                # an operand's facts on a case, where the cases repeat them
         dead: set = set()               # the operands' cases whose facts are false (`_facts`' keys)
         try:
-            for case, empty, control in self._cases():
-                if time.monotonic() > self.deadline:    # 2**18 cases of a wide state: most end
+            for case, empty, control in self._cases(mode):
+                if time.monotonic() > mode.deadline:    # 2**18 cases of a wide state: most end
                     raise SolverTimeout()               # before any solver call, which ticks
                 if dead and any((prefix, pattern, e, _control_key(self, control, prefix)) in dead
                                 for prefix, pattern, e in zip(self.operands, case, empty)):
@@ -287,7 +272,7 @@ class Law:
                 at_init: dict = {}
                 for prefix, pattern, e in zip(self.operands, case, empty):
                     if e:
-                        at_init |= {f"{prefix}.{g}": v for g, v in self.empty[2].items()}
+                        at_init |= {f"{prefix}.{g}": v for g, v in mode.empty[2].items()}
                     for f, opt in zip(self.loop.fields, pattern):
                         name = f"{prefix}.{f.name}"
                         if name in at_init:
@@ -319,7 +304,7 @@ class Law:
                          and z3.is_const(env[f"{prefix}.{name}"].z3)]
                 ends = _ends(hyps, extended, env, self.terms) if extended else None
                 feasible = True
-                pre_ex = Explorer([], self.deadline)
+                pre_ex = Explorer([], mode.deadline)
                 pre_table = SymbolicTable(pre_ex, lazy=True)
                 pre_table.ends = ends
                 params = {d.name: env[d.name] for d in self.loop.params}     # n <= cap
@@ -342,15 +327,15 @@ class Law:
                             hyps.append(v)
                 for prefix, e in zip(self.operands, empty):
                     if e is False:
-                        v = env[f"{prefix}.{self.empty[0]}"]
+                        v = env[f"{prefix}.{mode.empty[0]}"]
                         if isinstance(v, Fin):
-                            hyps.append(v.z3 != constant(self.empty[1], Type.REAL).z3)
+                            hyps.append(v.z3 != constant(mode.empty[1], Type.REAL).z3)
                 if not feasible:
                     continue
-                ex = Explorer(hyps + pre_ex.side, self.deadline, self.check_ms, z3_form)
+                ex = Explorer(hyps + pre_ex.side, mode.deadline, mode.check_ms, z3_form)
                 if not ex.feasible(z3.BoolVal(True)):
                     continue
-                table = SymbolicTable(ex, lazy=self.lazy)
+                table = SymbolicTable(ex, lazy=mode.lazy)
                 table.ends = ends
                 table.short_circuit = control is not None
                 for _ in ex.paths():
@@ -1034,17 +1019,13 @@ def preserved_atoms(setting: Setting, atoms: list[Expr], deadline: float) -> tup
 
     law = Law(setting, ["s"], ["x"], deadline, tuple(loop.left.outputs) + tuple(atoms))
     out = law.run(build, check)
-    if not all(alive) and law.ordered and out.status != "timeout" and time.monotonic() < deadline:
+    if not all(alive) and law.mode.ordered and out.status != "timeout" and time.monotonic() < deadline:
         # -inf and +inf as end symbols are sound but weaker: an arithmetic term (s + x from
         # a finite s) may lie past them in Z3's models, so `s > -inf` looks unpreserved.
         # Each mode proves only what holds, so an atom either mode keeps is preserved.
         first = list(alive)
         alive[:] = [True] * len(atoms)
-        law.ordered = False
-        try:
-            out = law._run_modes(build, check)
-        finally:
-            law.ordered = True
+        out = law._run_modes(build, check, replace(law.mode, ordered=False))
         alive[:] = [a or b for a, b in zip(first, alive)]
     return alive, out.status == "timeout"
 
