@@ -32,7 +32,7 @@ import numpy as np
 
 from thm3.backends.numpy_tree import Inputs, field_dtype, identity
 from thm3.errors import UsageError
-from thm3.ir import Expr, Fn, Loop, Op, Type, const, transform, walk
+from thm3.ir import Expr, Fn, Loop, Op, Type, const, initial_state, transform, walk
 from thm3.ir.cache import Bounded
 
 CHUNK = 1 << 16      # elements a thread folds before its state joins the tree
@@ -512,9 +512,8 @@ def _rpow(a, n):
     out.append(_function("combine", ", ".join(a_names + b_names + ps + ["dim"]), body,
                          [t for t, _ in targets]))
     # identity(dim)
-    ident = [_convert(_literal(f.default, Type.VEC if f.type is Type.VEC else f.type), f.type, f.type)
-             if f.type is not Type.VEC else f"np.full(dim, {_literal(f.default, Type.REAL)})"
-             for f in loop.fields]
+    ident = [_convert(_literal(e.arg, f.type), f.type, f.type) if f.type is not Type.VEC
+             else f"np.full(dim, {_literal(e.arg, Type.REAL)})" for f, e in zip(loop.fields, initial_state(loop))]
     out.append(_function("identity", "dim", [], ident))
     out.append(_loops(loop, fields, element_vars, tail, pnames))
     return "\n".join(out) + "\n"

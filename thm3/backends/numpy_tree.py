@@ -35,7 +35,7 @@ from thm3.analysis.int_bounds import check_length, unchecked
 from thm3.errors import Thm3Error, UsageError
 from thm3.semantics.evaluate import NUMPY, PYTHON, Compiled, evaluate, quiet
 from thm3.semantics.fold import Fold
-from thm3.ir import Fn, Loop, Op, Type
+from thm3.ir import Fn, Loop, Op, Type, initial_state
 
 # Measured on NumPy 2 (bench/numpy_backend.py): longer runs make the strided reads of
 # step 2 cost more than the combines they save; wider chunks leave the cache.
@@ -85,7 +85,7 @@ def py_value(v, type_):
 def identity(loop: Loop, *, dim: int | None = None, dtype=np.float64) -> tuple:
     """The identity of the combine: the fields' defaults (a Vec default is that constant
     in every lane)."""
-    return tuple(_scalar_value(f.default, f.type, dtype, dim) for f in loop.fields)
+    return tuple(_scalar_value(e.arg, f.type, dtype, dim) for f, e in zip(loop.fields, initial_state(loop)))
 
 
 def result_class(name: str, names: tuple[str, ...]):
@@ -439,11 +439,11 @@ def batched_identity(loop: Loop, lanes: int, dim, real) -> tuple:
     """The identity in `lanes` lanes, as read-only broadcast views (states are never
     written in place, and a chunk's first step then reads no fresh memory)."""
     out = []
-    for f in loop.fields:
+    for f, e in zip(loop.fields, initial_state(loop)):
         if f.type is Type.VEC:
-            out.append(np.broadcast_to(np.full((1, dim), f.default, dtype=real), (lanes, dim)))
+            out.append(np.broadcast_to(np.full((1, dim), e.arg, dtype=real), (lanes, dim)))
         else:
-            out.append(np.broadcast_to(np.full((1, 1), f.default, dtype=field_dtype(f.type, real)), (lanes, 1)))
+            out.append(np.broadcast_to(np.full((1, 1), e.arg, dtype=field_dtype(f.type, real)), (lanes, 1)))
     return tuple(out)
 
 

@@ -27,8 +27,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from thm3.ir import (COMPARISONS, Expr, FieldDecl, Fn, Loop, Op, Type, as_real, const, free_vars, promote,
-                     substitute, var, walk)
+from thm3.ir import (COMPARISONS, Expr, FieldDecl, Fn, Loop, Op, Type, as_real, const, free_vars,
+                     initial_state, promote, substitute, var, walk)
 from thm3.ir.monoids import monoid
 from thm3.ir.simplify import simplify
 from thm3.syntax.loopfile import expression_text as to_text, loop_text
@@ -771,8 +771,8 @@ class _Candidates:
         terms: list[Expr] = []
         preds: list[Expr] = []
         factors: list[Expr] = []
-        initial = {f"acc.{f.name}": const(f.default, f.type) for f in loop.fields
-                   if f.type is not Type.VEC and math.isfinite(float(f.default))}
+        initial = {f"acc.{f.name}": e for f, e in zip(loop.fields, initial_state(loop))
+                   if f.type is not Type.VEC and math.isfinite(float(e.arg))}
 
         def over_x(e: Expr) -> bool:
             names = free_vars([e])

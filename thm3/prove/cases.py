@@ -14,7 +14,7 @@ import math
 import time
 from dataclasses import replace
 
-from thm3.ir import Expr, Loop, Op, Type, const, var, walk
+from thm3.ir import Expr, Loop, Op, Type, const, initial_state, var, walk
 from thm3.status import Status
 
 MAX_SPLITS = 4          # the atoms tried, each over its two cases
@@ -26,10 +26,9 @@ def split_atoms(loop: Loop) -> list[Expr]:
     fields' finite initial values and the constants of `left` (the values a parameter is
     compared with where a clamp or a cap switches), at most MAX_SPLITS of them."""
     values = [0.0]
-    for f in loop.fields:
-        if f.type in (Type.REAL, Type.INT) and isinstance(f.default, (int, float)) \
-                and not isinstance(f.default, bool) and math.isfinite(float(f.default)):
-            values.append(float(f.default))
+    for f, e in zip(loop.fields, initial_state(loop)):
+        if f.type in (Type.REAL, Type.INT) and math.isfinite(float(e.arg)):
+            values.append(float(e.arg))
     values += [float(e.arg) for e in walk(loop.left.outputs)
                if e.op is Op.CONST and e.type in (Type.REAL, Type.INT) and math.isfinite(float(e.arg))]
     out: list[Expr] = []

@@ -144,7 +144,7 @@ def prove_composed(loop: Loop, setting: Setting, combine: Fn, deadline: float) -
         value = _at(e, init)
         if value is None or not semiring.is_value(value, s.one if f == g else s.zero):
             return Outcome("unproved", f"E(init) is not the identity at ({f}, {g})")
-    at_init = {f"b.{f.name}": f.default for f in loop.fields}
+    at_init = {f"b.{f.name}": e.arg for f, e in zip(loop.fields, initial_state(loop))}
     for f, d in offset.items():
         if d is not None and not _is_zero(s, _value_at(d, at_init, evaluate, PYTHON)):
             return Outcome("unproved", f"D(init) is not the zero at {f}")

@@ -19,7 +19,7 @@ from collections import defaultdict
 
 import sympy as sp
 
-from thm3.ir import COMPARISONS, Expr, Loop, Op, Type, const, transform, walk
+from thm3.ir import COMPARISONS, Expr, Loop, Op, Type, const, initial_state, transform, walk
 from thm3.semantics.evaluate import Memo
 from thm3.semantics.sympy_table import SYMPY, sympy_const
 
@@ -32,8 +32,8 @@ def _values(loop: Loop, params: dict) -> tuple[Memo, dict]:
     """SymPy values of every node of `left` at the initial state, with the
     element parameters as symbols; and those symbols by name."""
     symbols = {d.name: sp.Symbol(d.name, real=True) for d in loop.elements}
-    env = {f"acc.{f.name}": (sympy_const(f.default, f.type) if f.type is not Type.VEC else None)
-           for f in loop.fields}
+    env = {f"acc.{f.name}": (sympy_const(e.arg, f.type) if f.type is not Type.VEC else None)
+           for f, e in zip(loop.fields, initial_state(loop))}
     env.update(symbols)
     for d in loop.params:
         v = params.get(d.name)
@@ -55,8 +55,8 @@ def _switches(loop: Loop, memo: Memo, deadline: float | None = None) -> list:
             a, b = memo.value(e.src[0]), memo.value(e.src[1])
             if a is not None and b is not None:
                 out.append(a - b)
-    for f, out_e in zip(loop.fields, loop.left.outputs):
-        init = sympy_const(f.default, f.type) if f.type in (Type.REAL, Type.INT) else None
+    for f, out_e, e in zip(loop.fields, loop.left.outputs, initial_state(loop)):
+        init = sympy_const(e.arg, f.type) if f.type in (Type.REAL, Type.INT) else None
         if init is None:
             continue
         if deadline is not None and time.monotonic() > deadline:

@@ -13,7 +13,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from thm3.ir import Loop, Op, Type, walk
+from thm3.ir import Loop, Op, Type, initial_state, walk
 from thm3.ir.cache import Bounded
 from thm3.semantics.evaluate import COMPARE, Compiled
 from thm3.errors import NotRational  # noqa: F401  (raised here; the routes import it from here)
@@ -190,7 +190,7 @@ class _Stream:
             self.step = Compiled(loop.left.outputs, table)
             self.names = [n for n, _ in loop.left.inputs]
             self.k = len(loop.fields)
-            self.init = tuple(table[Op.CONST](f.default, f.type) for f in loop.fields)
+            self.init = tuple(table[Op.CONST](e.arg, e.type) for e in initial_state(loop))
             self.pre = Compiled(loop.preconditions, EXACT) if loop.preconditions else None
             self.rng = np.random.default_rng(seed)
             self.lengths = [(la, lb) for la in range(max_len + 1) for lb in range(max_len + 1)]

@@ -19,7 +19,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from thm3.ir import COMPARISONS, Expr, Fn, Loop, Op, Type, const, promote, substitute, var, walk
+from thm3.ir import COMPARISONS, Expr, Fn, Loop, Op, Type, const, initial_state, promote, substitute, var, walk
 from thm3.semantics.evaluate import Compiled
 from thm3.synth.exact import EXACT, NotRational, Row, as_float, exact_rows, rational_loop_reason, with_sentinel
 from thm3.errors import Thm3Error
@@ -562,7 +562,7 @@ def _zero_at_init(rel: dict, loop: Loop, nparams: int) -> bool:
     """P(init, params) is the zero polynomial in the parameters."""
     import sympy as sp
     from thm3.prove.rational import rational_is_zero
-    init = [Fraction(f.default) for f in loop.fields]
+    init = [Fraction(e.arg) for e in initial_state(loop)]
     ps = sp.symbols(f"p0:{nparams}") if nparams else ()
     total = sp.Integer(0)
     for mono, c in rel.items():
