@@ -43,9 +43,13 @@ dt = time.perf_counter() - t0
 c1 = os.times()
 cpu = sum(c1[:4]) - sum(c0[:4])     # this process and its waited-for children
 proved = all(a.proofs.get(k) == "proved" for k in ("identity", "associativity", "homomorphism"))
-syn = getattr(a, "synthesis", None)
+# the synthesis route (`a.route`; a tree before ef33106 kept it in `a.synthesis`)
+route = getattr(a, "route", None)
+if route is None:
+    syn = getattr(a, "synthesis", None)
+    route = syn.route if syn is not None else ""
 print(json.dumps({"verdict": str(a.verdict), "seconds": dt, "cpu_s": cpu, "proved": proved, "reason": a.reason,
-                  "route": syn.route if syn is not None and a.combine_fn is not None else ""}))
+                  "route": route if a.combine_fn is not None else ""}))
 """
 
 # Synduce's times on this machine, as issue 14 gives them (seconds).
