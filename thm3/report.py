@@ -170,21 +170,23 @@ def unknown_advice(a) -> list[str]:
     return lines
 
 
-def with_field_names(loop, outputs, suffix: str = "") -> list:
+def with_field_names(loop, outputs, suffix: str = "", earlier: bool = False) -> list:
     """Each output that another output reads is written by its field's name (plus
-    `suffix`: left's new values read m'), so shared terms print once."""
+    `suffix`: left's new values read m'), so shared terms print once.  With `earlier`, only
+    a field declared before the reader is (code that assigns the fields in order)."""
     from thm3.ir import Expr, Op, var
     # (a name or a literal stays itself: every equal literal is one node, no field's value)
-    by_node = {e: f for f, e in zip(loop.fields, outputs) if e.op not in (Op.VAR, Op.CONST)}
+    by_node = {e: k for k, e in enumerate(outputs) if e.op not in (Op.VAR, Op.CONST)}
     out = []
-    for f, e in zip(loop.fields, outputs):
+    for i, e in enumerate(outputs):
         memo = {}
 
-        def go(x):
+        def go(x, i=i, e=e, memo=memo):
             if x in memo:
                 return memo[x]
-            if x is not e and x in by_node:
-                r = var(by_node[x].name + suffix, x.type)
+            k = by_node.get(x)
+            if x is not e and k is not None and (not earlier or k < i):
+                r = var(loop.fields[k].name + suffix, x.type)
             elif not x.src:
                 r = x
             else:
@@ -223,7 +225,7 @@ def branches_merged(exprs: list) -> list:
 def combine_code(a) -> str:
     loop = a.loop
     lines = ["def combine(a: State, b: State) -> State:"]
-    for f, e in zip(loop.fields, with_field_names(loop, a.combine_fn.outputs)):
+    for f, e in zip(loop.fields, with_field_names(loop, a.combine_fn.outputs, earlier=True)):
         lines.append(f"    {f.name} = {to_text(e)}")
     lines.append(f"    return State({', '.join(f.name for f in loop.fields)})")
     return "\n".join(lines)

@@ -55,3 +55,44 @@ def test_a_field_named_inflow_is_not_an_infinity_in_the_report():
     assert "inflow: inflow₁ + inflow₂" in text and "info: info₁ + info₂" in text
     assert "∞low" not in text and "∞o" not in text
     assert "inflow' = inflow + x" in text
+
+
+WELFORD_N_LAST = '''"""Welford with the count declared last."""
+from typing import NamedTuple
+from thm3.lang import Int, Real
+
+
+class State(NamedTuple):
+    mean: Real = 0
+    M2: Real = 0
+    n: Int = 0
+
+
+def left(acc: State, x: Real) -> State:
+    n = acc.n + 1
+    delta = x - acc.mean
+    mean = acc.mean + delta / n
+    return State(mean, acc.M2 + delta * (x - mean), n)
+'''
+
+
+def test_the_combine_as_code_runs_whatever_order_the_fields_are_declared_in():
+    """The report's code names a field's new value only after assigning it: the count n
+    that the mean and M2 read is spelled a.n + b.n where n comes last."""
+    import math
+    import random
+    from collections import namedtuple
+    from thm3.report import combine_code
+    for text in (WELFORD_N_LAST, (thm3.sample_path("welford")).read_text()):
+        a = thm3.analyze_source(text, name="w", timeout=30, lift=False)
+        assert a.verdict == "homomorphism"
+        code = combine_code(a)
+        State = namedtuple("State", a.loop.field_names)
+        scope = {"State": State, "max": max, "min": min, "exp": math.exp}
+        exec(compile(code, "<the report's combine>", "exec"), scope)     # thm3's own text, not user input
+        rng = random.Random(3)
+        for _ in range(20):
+            s, t = ({"n": rng.randint(1, 5), "mean": rng.uniform(-2, 2), "M2": rng.uniform(0, 3)} for _ in "ab")
+            u, v = State(**s), State(**t)
+            assert all(math.isclose(x, y, rel_tol=1e-12, abs_tol=1e-12)
+                       for x, y in zip(scope["combine"](u, v), a.combine(u, v))), code
