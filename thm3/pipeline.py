@@ -45,6 +45,22 @@ class Step:
 _STATE_CLASSES = Bounded(256)       # field names -> the namedtuple State
 
 
+def state_class(names: tuple[str, ...]) -> type:
+    """The namedtuple State of these field names, one class for each (it pickles: a State
+    is rebuilt from its names and values, as a Dask worker or a process pool needs)."""
+    got = _STATE_CLASSES.get(names)
+    if got is None:
+        base = namedtuple("State", names)
+        got = _STATE_CLASSES.put(names, type("State", (base,), {
+            "__slots__": (), "__module__": __name__,
+            "__reduce__": lambda self: (_state_value, (names, tuple(self)))}))
+    return got
+
+
+def _state_value(names: tuple[str, ...], values: tuple):
+    return state_class(names)(*values)
+
+
 @dataclass(frozen=True)
 class Analysis:
     """What the pipeline found about one loop: the verdict and how it was reached, the
@@ -113,9 +129,7 @@ class Analysis:
     def State(self):
         """The loop's State as a namedtuple class: one class for each tuple of field names,
         so that `type(s) is a.State` holds for every State this analysis gives."""
-        names = self.loop.field_names
-        got = _STATE_CLASSES.get(names)
-        return got if got is not None else _STATE_CLASSES.put(names, namedtuple("State", names))
+        return state_class(self.loop.field_names)
 
     @property
     def identity(self):

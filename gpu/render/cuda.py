@@ -8,11 +8,11 @@ The emitted source needs no CUDA header, so NVRTC compiles it as it is, and a ho
 compiler compiles its functions (the kernels aside) for testing against NumPy."""
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass
 
 from thm3.ir import Expr, Fn, Loop, Op, Type, walk
 from thm3.ir.printer import to_text
+from thm3.ir.program import lower
 
 from . import cuda_template, cuda_text
 
@@ -372,8 +372,8 @@ class Printer:
     def __init__(self, spec: Spec, names: dict[str, str], lanes: bool = False, fast_exp: bool = False):
         self.spec, self.real, self.names, self.lanes = spec, spec.real, names, lanes
         self.fast_exp = fast_exp        # exp arguments proved <= 0: ex2.approx alone
-        self.int_checks: dict[int, int] = {}   # id(node) -> the field code its overflow sets
-        self.locals: dict[int, str] = {}
+        self.int_checks: dict[Expr, int] = {}  # node -> the field code its overflow sets
+        self.locals: dict[Expr, str] = {}
         self.lines: list[str] = []
         taken = set(names.values())
         self._fresh = (f"t{k}" for k in range(1 << 30) if f"t{k}" not in taken)
@@ -402,7 +402,7 @@ class Printer:
 
     # -- expressions --
     def expr(self, e: Expr) -> Operand:
-        name = self.locals.get(id(e))
+        name = self.locals.get(e)
         if name is not None:
             vec_array = e.type is Type.VEC and not self.lanes
             return Operand(f"{name}[d]" if vec_array else name, _ATOM, e.type)
@@ -411,7 +411,7 @@ class Printer:
             args = [self.convert(a, s, _scalar(e.type)) for a, s in zip(args, e.src)]
         elif e.op in _CONVERT_BRANCHES:
             args = [args[0]] + [self.convert(a, s, _scalar(e.type)) for a, s in zip(args[1:], e.src[1:])]
-        code = self.int_checks.get(id(e))
+        code = self.int_checks.get(e)
         if code is not None:
             return _checked_int(e, args, code)
         return CUDA[e.op](self, e, args)
@@ -429,21 +429,21 @@ class Printer:
         """Declare the locals that `exprs` need, children first; returns `exprs` with equal
         subtrees shared, the form to print them in."""
         exprs = list(exprs)
-        order = walk(exprs)
-        uses = Counter(id(e) for e in exprs)
-        read_per_lane: set[int] = set()
-        for e in order:
-            for s in e.src:
-                uses[id(s)] += 1
-                if (e.type is Type.VEC or e.op is Op.DOT) and s.type is not Type.VEC:
-                    read_per_lane.add(id(s))
-        for e in order:
+        program = lower(exprs)
+        read_per_lane: set[int] = set()         # steps a Vec operation reads in every lane
+        for step in program.steps:
+            e = step.node
+            for k in step.args:
+                if (e.type is Type.VEC or e.op is Op.DOT) and program.steps[k].node.type is not Type.VEC:
+                    read_per_lane.add(k)
+        for k, (step, uses) in enumerate(zip(program.steps, program.uses)):
+            e = step.node
             if e.op in (Op.VAR, Op.CONST):
                 continue
             if e.op is Op.DOT and self.lanes:
                 raise ValueError("the lane-wise combine cannot hold dot(): it reads every lane")
             vec_array = e.type is Type.VEC and not self.lanes
-            if e.op is Op.DOT or uses[id(e)] > 1 or (id(e) in read_per_lane and not self.lanes):
+            if e.op is Op.DOT or uses > 1 or (k in read_per_lane and not self.lanes):
                 self._declare(e, vec_array)
         return exprs
 
@@ -459,7 +459,7 @@ class Printer:
                            f"for (int d = 0; d < THM3_DIM; ++d) {name}[d] = {text};"]
         else:
             self.lines.append(f"const {self.spec.ctype(_scalar(e.type))} {name} = {self.expr(e).text};")
-        self.locals[id(e)] = name
+        self.locals[e] = name
 
     def assign(self, target: str, e: Expr, want: Type) -> None:
         """target = e (target[d] = e for each lane of a Vec)."""
@@ -572,19 +572,19 @@ _CHECKED_INT = {Op.ADD: "thm3_add_ll", Op.SUB: "thm3_sub_ll", Op.MUL: "thm3_mul_
                 Op.NEG: "thm3_neg_ll", Op.ABS: "thm3_neg_ll", Op.POW: "thm3_powi_ll"}
 
 
-def int_checks(outputs, loop: Loop, combine: Fn, side: str) -> dict[int, int]:
-    """id(node) -> 1 + the index of the first field whose output reads it, for each Int
+def int_checks(outputs, loop: Loop, combine: Fn, side: str) -> dict[Expr, int]:
+    """node -> 1 + the index of the first field whose output reads it, for each Int
     operation of `outputs` (one per field, shared; of `left` or of the combine, `side`)
     that int64 can overflow: those the fields' bounds do not prove in range (a count's
     n + 1 and a.n + b.n need no check: `thm3.analysis.int_bounds`)."""
     from thm3.analysis.int_bounds import unchecked
     safe = unchecked(loop, combine, outputs, side)
-    out: dict[int, int] = {}
+    out: dict[Expr, int] = {}
     for k, o in enumerate(outputs):
         for e in walk([o]):
             if e.op in _CHECKED_INT and e.type is Type.INT and all(x.type is Type.INT for x in e.src) \
-                    and not (e.op is Op.POW and e.arg < 0) and id(e) not in safe:
-                out.setdefault(id(e), k + 1)
+                    and not (e.op is Op.POW and e.arg < 0) and e not in safe:
+                out.setdefault(e, k + 1)
     return out
 
 

@@ -11,11 +11,13 @@ Pure text: nothing here imports CuPy or compiles anything."""
 from __future__ import annotations
 
 import ast
+from collections import Counter
 from pathlib import Path
 from string import Template
 
-from thm3.ir import Expr, Fn, Loop, Op, Type, walk
+from thm3.ir import Expr, Fn, Loop, Op, Type
 from thm3.ir.printer import to_text
+from thm3.ir.program import lower
 
 from . import cuda as R
 from .attention import render_variants
@@ -73,20 +75,19 @@ CHECKED_OPS = {Op.ADD: "_iadd({0}, {1}, {c})", Op.SUB: "_isub({0}, {1}, {c})", O
 
 
 def numpy_lines(outputs, names: dict[str, str], *, ops=NUMPY_OPS, typed: bool = True,
-                indent: str = "        ", checks: dict[int, int] | None = None,
+                indent: str = "        ", checks: dict[Expr, int] | None = None,
                 where: str = "") -> tuple[list[str], list[str]]:
     """(lines, outputs): `outputs` printed with NumPy, `names` mapping the IR variables to
     Python names; a subterm used more than once becomes a local `tK = ...` line.  `typed`:
     Real literals as DTYPE(...) (the emitted reduction's Real), else bare floats.
-    `checks` (id(node) -> field code): those Int operations call the checked helpers,
+    `checks` (node -> field code): those Int operations call the checked helpers,
     with `where` ("left", "the combine") for their message."""
     checks = checks or {}
-    uses: dict[int, int] = {}
-    for e in walk(outputs):
-        for s in e.src:
-            uses[id(s)] = uses.get(id(s), 0) + 1
+    program = lower(outputs)
+    outs = Counter(program.outputs)
+    reads = {step.node: n - outs[k] for k, (step, n) in enumerate(zip(program.steps, program.uses))}  # as operands
     lines: list[str] = []
-    temps: dict[int, str] = {}
+    temps: dict[Expr, str] = {}
 
     def literal(v, t: Type) -> str:
         if isinstance(v, float) and v != v:
@@ -98,29 +99,29 @@ def numpy_lines(outputs, names: dict[str, str], *, ops=NUMPY_OPS, typed: bool = 
         return {Type.BOOL: f"np.bool_({bool(v)})", Type.INT: f"np.int64({int(v)})"}.get(t, f"DTYPE({float(v)!r})")
 
     def text(e: Expr) -> str:
-        if id(e) in temps:
-            return temps[id(e)]
+        if e in temps:
+            return temps[e]
         match e.op:
             case Op.CONST:
                 out = literal(e.arg, e.type)
             case Op.VAR:
                 out = names[e.arg]
-            case Op.POW if id(e) in checks:
-                out = f"_ipow({text(e.src[0])}, {e.arg}, {checks[id(e)]}, {where!r})"
+            case Op.POW if e in checks:
+                out = f"_ipow({text(e.src[0])}, {e.arg}, {checks[e]}, {where!r})"
             case Op.POW:
                 base = text(e.src[0])
                 out = (f"np.power(np.asarray({base}, dtype=DTYPE), {e.arg})" if typed and e.arg < 0
                        else f"({base} ** {e.arg})")
             case Op.MOD:
                 out = f"np.mod({text(e.src[0])}, {e.arg})"
-            case op if id(e) in checks:
-                out = CHECKED_OPS[op].format(*(text(s) for s in e.src), c=f"{checks[id(e)]}, {where!r}")
+            case op if e in checks:
+                out = CHECKED_OPS[op].format(*(text(s) for s in e.src), c=f"{checks[e]}, {where!r}")
             case _:
                 out = ops[e.op].format(*(text(s) for s in e.src))
-        if uses.get(id(e), 0) > 1 and e.op not in (Op.CONST, Op.VAR):
+        if reads.get(e, 0) > 1 and e.op not in (Op.CONST, Op.VAR):
             temp = f"t{len(temps)}"
             lines.append(f"{indent}{temp} = {out}")
-            temps[id(e)] = temp
+            temps[e] = temp
             return temp
         return out
 

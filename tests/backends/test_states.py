@@ -56,3 +56,12 @@ def test_misuse_is_refused_with_the_shapes(welford):
         a.combine(a.State(np.ones(2, int), np.ones(2), np.ones(2)), a.State(np.ones(3, int), np.ones(3), np.ones(3)))
     with pytest.raises(UsageError, match="shape"):
         a.combine(a.State(np.ones((2, 2), int), np.ones(2), np.ones(2)), a.State(1, 1.0, 1.0))
+
+
+def test_a_state_pickles_to_the_same_class(welford):
+    import pickle
+    a = welford
+    s = a.combine(_state(a, [1.0, 2.0]), _state(a, [5.0]))
+    back = pickle.loads(pickle.dumps(s))
+    assert type(back) is a.State and back == s and back._fields == ("n", "mean", "M2")
+    assert repr(back).startswith("State(n=3")

@@ -124,8 +124,8 @@ class IntBounds:
         combine.update({f"b.{name}": (b[0], 0, b[1]) for name, b in bounds.items() if b is not None})
         return left, combine
 
-    def unchecked(self, outputs, side: str) -> set[int]:
-        """id(node) of each Int operation of `outputs` (of `left` or of the combine, `side`
+    def unchecked(self, outputs, side: str) -> set:
+        """The nodes of the Int operations of `outputs` (of `left` or of the combine, `side`
         "left" or "combine") proved not to leave int64 on lists of at most LENGTH_LIMIT
         elements."""
         left, combine = self._envs(self.bounds)
@@ -136,10 +136,10 @@ class IntBounds:
             if e.op in _CHECKED and e.type is Type.INT:
                 m = _magnitude(e, env, memo)
                 if m is not None and m[0] + max(m[1], m[2]) * LENGTH_LIMIT <= _INT64_MAX:
-                    out.add(id(e))
+                    out.add(e)
         return out
 
 
-def unchecked(loop: Loop, combine, outputs, side: str) -> set[int]:
+def unchecked(loop: Loop, combine, outputs, side: str) -> set:
     """`IntBounds(loop, combine).unchecked(outputs, side)`."""
     return IntBounds(loop, combine).unchecked(outputs, side)

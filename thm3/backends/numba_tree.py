@@ -34,6 +34,7 @@ from thm3.backends.numpy_tree import Inputs, field_dtype, identity
 from thm3.errors import UsageError
 from thm3.ir import Expr, Fn, Loop, Op, Type, const, initial_state, transform, walk
 from thm3.ir.cache import Bounded
+from thm3.ir.program import lower
 
 CHUNK = 1 << 16      # elements a thread folds before its state joins the tree
 LANES = 4            # contiguous sub-runs of a chunk folded side by side
@@ -276,7 +277,7 @@ _CHECKED_INT = (Op.ADD, Op.SUB, Op.MUL, Op.NEG, Op.ABS, Op.POW)
 _LEAST = "-9223372036854775808"
 
 
-def _overflow_messages(fn_outputs, loop: Loop, combine: Fn, side: str) -> dict[int, str]:
+def _overflow_messages(fn_outputs, loop: Loop, combine: Fn, side: str) -> dict[Expr, str]:
     """For each Int operation of the outputs (all operands Ints; of `left` or of the
     combine, `side`) that int64 can overflow, the message naming the first field whose new
     value reads it.  Those the fields' bounds prove in range (a count) are left out."""
@@ -284,12 +285,12 @@ def _overflow_messages(fn_outputs, loop: Loop, combine: Fn, side: str) -> dict[i
     safe = unchecked(loop, combine, fn_outputs, side)
     where = "left" if side == "left" else "the combine"
     loop_name = loop.name
-    out: dict[int, str] = {}
+    out: dict[Expr, str] = {}
     for name, o in zip([f.name for f in loop.fields], fn_outputs):
         for e in walk([o]):
             if e.op in _CHECKED_INT and e.type is Type.INT and all(x.type is Type.INT for x in e.src) \
-                    and id(e) not in out and id(e) not in safe:
-                out[id(e)] = (f"{loop_name}: the Int field {name} overflows int64 in {where} "
+                    and e not in out and e not in safe:
+                out[e] = (f"{loop_name}: the Int field {name} overflows int64 in {where} "
                               "(the Numba backend computes Ints in int64)")
     return out
 
@@ -302,25 +303,25 @@ class _Body:
     def __init__(self, names: dict[str, str], overflow=None):
         self.names = names
         self.lines: list[str] = []
-        self.overflow = overflow        # outputs -> {id(node): message}, or None
+        self.overflow = overflow        # outputs -> {node: message}, or None
 
     def render(self, fn_outputs, targets: list[tuple[str, Type]]) -> list[str]:
-        slot: dict[int, str] = {}
+        program = lower(fn_outputs)
+        slot: list[str] = []            # each step's text, by position
         self.messages = self.overflow(fn_outputs) if self.overflow else {}
-        for k, e in enumerate(walk(fn_outputs)):
-            slot[id(e)] = self._node(e, k, slot)
-        for (target, t), e in zip(targets, fn_outputs):
-            self.lines.append(f"{target} = {_convert(slot[id(e)], e.type, t)}")
+        for k, step in enumerate(program.steps):
+            slot.append(self._node(step.node, k, [slot[a] for a in step.args]))
+        for (target, t), e, k in zip(targets, fn_outputs, program.outputs):
+            self.lines.append(f"{target} = {_convert(slot[k], e.type, t)}")
         return self.lines
 
-    def _node(self, e: Expr, k: int, slot: dict) -> str:
+    def _node(self, e: Expr, k: int, args: list[str]) -> str:
         match e.op:
             case Op.VAR:
                 return self.names[e.arg]
             case Op.CONST:
                 text = _literal(e.arg, e.type)
                 return f"np.full(dim, {text})" if e.type is Type.VEC else text
-        args = [slot[id(s)] for s in e.src]
         if e.type is Type.VEC and e.op is Op.WHERE:
             args = [args[0]] + [_convert(a, s.type, Type.VEC) for a, s in zip(args[1:], e.src[1:])]
         match e.op:
@@ -338,7 +339,7 @@ class _Body:
             case _:
                 text = _SCALAR[e.op].format(*args)
         name = f"t{k}"
-        message = self.messages.get(id(e))
+        message = self.messages.get(e)
         if message is not None and e.op is Op.POW and e.arg >= 0:
             # a ** n as n - 1 checked products (n is a literal)
             prod = args[0]

@@ -96,7 +96,7 @@ def monoid_ufuncs(loop: Loop, combine: Fn) -> list | None:
             return None
         if e.op in (Op.AND, Op.OR) and f.type is not Type.BOOL:
             return None
-        if e.op in (Op.ADD, Op.MUL) and f.type is Type.INT and id(e) not in in_range:
+        if e.op in (Op.ADD, Op.MUL) and f.type is Type.INT and e not in in_range:
             return None
         ufuncs.append(_MONOIDS[e.op])
     return ufuncs if len(ufuncs) == len(loop.fields) == len(combine.outputs) else None

@@ -20,6 +20,7 @@ import numpy as np
 
 from thm3.ir import WITH_ARG, Expr, Fn, Op, Type, walk
 from thm3.ir.cache import Bounded
+from thm3.ir.program import lower
 
 
 def evaluate(exprs, env: dict, table: dict) -> list:
@@ -288,28 +289,27 @@ class Compiled:
 
     __slots__ = ("_steps", "_outputs")
 
-    def __init__(self, outputs, table: dict, plain: set[int] = frozenset(), plain_table: dict | None = None):
-        """`plain`: id(node) of nodes computed with `plain_table` instead (an Int operation
-        proved in range, without the checked table's test)."""
-        order = walk(outputs)
-        slot = {id(e): i for i, e in enumerate(order)}
+    def __init__(self, outputs, table: dict, plain=frozenset(), plain_table: dict | None = None):
+        """`plain`: the nodes computed with `plain_table` instead (an Int operation proved
+        in range, without the checked table's test).  The schedule is the IR's one lowering
+        (`thm3.ir.program`)."""
+        program = lower(outputs)
         steps = []
-        for e in order:
-            op = e.op
-            if id(e) in plain:
-                steps.append((plain_table[op], e.arg if op in WITH_ARG else _NO_ARG,
-                              tuple(slot[id(s)] for s in e.src)))
+        for step in program.steps:
+            e, op = step.node, step.node.op
+            if e in plain:
+                steps.append((plain_table[op], e.arg if op in WITH_ARG else _NO_ARG, step.args))
                 continue
             if op is Op.CONST:
                 steps.append((_CONST, table[Op.CONST](e.arg, e.type), ()))
             elif op is Op.VAR:
                 steps.append((_VAR, e.arg, ()))
             elif op in WITH_ARG:
-                steps.append((table[op], e.arg, (slot[id(e.src[0])],)))
+                steps.append((table[op], e.arg, step.args[:1]))
             else:
-                steps.append((table[op], _NO_ARG, tuple(slot[id(s)] for s in e.src)))
+                steps.append((table[op], _NO_ARG, step.args))
         self._steps = steps
-        self._outputs = [slot[id(e)] for e in outputs]
+        self._outputs = list(program.outputs)
 
     def __call__(self, env: dict) -> list:
         vals: list = []

@@ -17,7 +17,8 @@ import operator
 
 import numpy as np
 
-from thm3.ir import Loop, Op, Type, walk
+from thm3.ir import Loop, Op, Type
+from thm3.ir.program import lower
 
 # Table entries that are Python's own operators render as the operator: the same call,
 # without a function call's cost.
@@ -48,33 +49,35 @@ class Fold:
         names.update({p.name: f"p{i}" for i, p in enumerate(loop.params)})
         self.globals: dict = {"_single": array.array("f", [0.0]), "_f32": np.float32}
         body: list[str] = []
-        slot: dict[int, str] = {}
-        for k, e in enumerate(walk(loop.left.outputs)):
+        program = lower(loop.left.outputs)
+        slot: list[str] = []            # each step's name, by position
+        for k, step in enumerate(program.steps):
+            e = step.node
             match e.op:
                 case Op.VAR:
-                    slot[id(e)] = names[e.arg]
+                    slot.append(names[e.arg])
                     continue
                 case Op.CONST:
                     value = table[Op.CONST](e.arg, e.type)
                     if single and e.type is Type.REAL:
                         value = float(np.float32(value))
                     self.globals[f"c{k}"] = value
-                    slot[id(e)] = f"c{k}"
+                    slot.append(f"c{k}")
                     continue
                 case Op.POW | Op.MOD:
                     self.globals[f"f{k}"] = table[e.op]
                     self.globals[f"n{k}"] = e.arg
-                    text = f"f{k}({slot[id(e.src[0])]}, n{k})"
+                    text = f"f{k}({slot[step.args[0]]}, n{k})"
                 case _:
                     f = table[e.op]
-                    args = [slot[id(s)] for s in e.src]
+                    args = [slot[a] for a in step.args]
                     infix = _INFIX.get(f) if len(args) == 2 else None
                     if infix is not None:
                         text = f"{args[0]} {infix} {args[1]}"
                     else:
                         self.globals[f"f{k}"] = f
                         text = f"f{k}({', '.join(args)})"
-            slot[id(e)] = f"t{k}"
+            slot.append(f"t{k}")
             if e.op in single and e.type is Type.REAL:
                 body += [f"        _single[0] = {text}", f"        t{k} = _single[0]"]
             elif e.op in single and e.type is Type.VEC:
@@ -84,7 +87,7 @@ class Fold:
         fields = [f"s{i}" for i in range(len(loop.fields))]
         reads = [f"        e{i} = j" if d.index else f"        e{i} = c_{i}[j]"
                  for i, d in enumerate(loop.elements)]
-        outs = [slot[id(e)] for e in loop.left.outputs]
+        outs = [slot[k] for k in program.outputs]
         self.every = every
         lines = [f"def fold(state, columns, start, stop, params{', out' if every else ''}):",
                  *(["    keep = out.append"] if every else []),

@@ -11,8 +11,9 @@ import io
 import math
 import tokenize
 
-from thm3.ir import Expr, FieldDecl, Fn, Op, Type, walk
+from thm3.ir import Expr, FieldDecl, Fn, Op, Type
 from thm3.ir.printer import to_text
+from thm3.ir.program import lower
 from thm3.syntax.names import LANG_NAMES, TAKEN, fresh
 
 _LINE = 88
@@ -159,28 +160,24 @@ def _worth_a_local(e: Expr) -> bool:
 
 def _bind_locals(outputs: list[Expr], names: list[str | None], taken: set[str]) -> tuple[list[str], list[str]]:
     """Assignment lines for the subterms used more than once, and the outputs' texts."""
-    uses: dict[int, int] = {}
-    for e in walk(outputs):
-        for s in e.src:
-            uses[id(s)] = uses.get(id(s), 0) + 1
-    for o in outputs:
-        uses[id(o)] = uses.get(id(o), 0) + 1
-    as_output: dict[int, str] = {}
+    program = lower(outputs)
+    as_output: dict[Expr, str] = {}
     for o, name in zip(outputs, names):
-        if name is not None and id(o) not in as_output and name not in taken:
-            as_output[id(o)] = name
+        if name is not None and o not in as_output and name not in taken:
+            as_output[o] = name
     chosen: set[str] = set()
-    bound: dict[int, Expr] = {}        # id -> VAR node standing for it
+    bound: dict[Expr, Expr] = {}       # a subterm -> the VAR node standing for it
     lines: list[str] = []
-    for e in walk(outputs):
-        if uses.get(id(e), 0) < 2 or not _worth_a_local(e):
+    for step, uses in zip(program.steps, program.uses):
+        e = step.node
+        if uses < 2 or not _worth_a_local(e):
             continue
-        name = as_output.get(id(e))
+        name = as_output.get(e)
         if name is None or name in chosen:
             name = fresh(_LOCAL_NAMES.get(e.op, "v"), taken | chosen | set(as_output.values()))
         chosen.add(name)
         lines.append(f"{name} = {_text(_replaced(e, bound, top=True))}")
-        bound[id(e)] = Expr(Op.VAR, e.type, (), name)
+        bound[e] = Expr(Op.VAR, e.type, (), name)
     texts = [_text(_replaced(o, bound)) for o in outputs]
     return lines, texts
 
@@ -245,10 +242,10 @@ def _condition(c: Expr) -> str:
 _COMPARE = (Op.LT, Op.LE, Op.GT, Op.GE, Op.EQ, Op.NE)
 
 
-def _replaced(e: Expr, bound: dict[int, Expr], top: bool = False) -> Expr:
+def _replaced(e: Expr, bound: dict[Expr, Expr], top: bool = False) -> Expr:
     """`e` with its bound subterms (not itself when `top`) written as their locals."""
-    if not top and id(e) in bound:
-        return bound[id(e)]
+    if not top and e in bound:
+        return bound[e]
     if not e.src:
         return e
     src = tuple(_replaced(s, bound) for s in e.src)
