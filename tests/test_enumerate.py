@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from catalog import SAMPLES_DIR
-from thm3.synth.enumeration import enumerate_field, result_type
+from thm3.ir.types import result_type
+from thm3.synth.enumeration import enumerate_field
 from thm3.syntax.frontend import parse_file, parse_source
 from thm3.ir import Fn, Op, Type
 from thm3.semantics.equality import rows_close

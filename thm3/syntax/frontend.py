@@ -19,7 +19,8 @@ from pathlib import Path
 
 from thm3.errors import LoopError
 from thm3.syntax.names import FUNCTIONS, LANG_NAMES, NAMES_IN_USE, RESERVED
-from thm3.ir import Expr, FieldDecl, Fn, Loop, Op, ParamDecl, Type, as_real, const, free_vars, promote, var, walk
+from thm3.ir import Expr, FieldDecl, Fn, Loop, Op, ParamDecl, Type, as_real, const, free_vars, var, walk
+from thm3.ir.types import result_type
 
 TYPES = {"Real": Type.REAL, "Int": Type.INT, "Bool": Type.BOOL, "Vec": Type.VEC}
 CALLS = ("max", "min", "abs", "exp", "exp2", "log", "log2", "sqrt", "where", "dot")
@@ -1028,7 +1029,7 @@ class _Body(ast.NodeVisitor):
         if not isinstance(n, int) or isinstance(n, bool):
             return self.power_of_int(node, base, exponent)
         self.numeric(base, node, "**")
-        type_ = base.type if base.type is Type.VEC or (base.type is Type.INT and n >= 0) else Type.REAL
+        type_ = result_type(Op.POW, n, (base.type,))
         return Expr(Op.POW, type_, (as_real(base) if type_ is not Type.INT else base,), n)
 
     def power_of_int(self, node: ast.AST, base: Expr, exponent: ast.expr) -> Expr:
@@ -1042,7 +1043,7 @@ class _Body(ast.NodeVisitor):
             article = "an" if base.type is Type.INT else "a"
             raise self.error(node, f"`c ** n` with an Int exponent takes a Real base, not {article} {base.type.value}",
                              "0.5 ** acc.n, or 2.0 ** acc.n for a power of two as a Real")
-        return Expr(Op.POWN, Type.REAL, (base, n))
+        return Expr(Op.POWN, result_type(Op.POWN, None, (base.type, n.type)), (base, n))
 
     def modulo(self, node: ast.AST, a: Expr, modulus: ast.expr) -> Expr:
         m = self.module.literal(modulus) if not isinstance(modulus, ast.Name) else None
@@ -1052,7 +1053,7 @@ class _Body(ast.NodeVisitor):
         if a.type not in (Type.INT, Type.REAL):
             raise self.error(node, f"`%` takes an Int or a Real on its left, not a {a.type.value}",
                              "c % 2 with c a number: a field, a local or an element")
-        return Expr(Op.MOD, a.type, (a,), m)
+        return Expr(Op.MOD, result_type(Op.MOD, m, (a.type,)), (a,), m)
 
     def numeric(self, e: Expr, node: ast.AST, token: str) -> None:
         if e.type is Type.BOOL:
@@ -1062,9 +1063,7 @@ class _Body(ast.NodeVisitor):
     def arithmetic(self, code: Op, token: str, a: Expr, b: Expr, node: ast.AST) -> Expr:
         self.numeric(a, node, token)
         self.numeric(b, node, token)
-        type_ = promote(a.type, b.type)
-        if code is Op.DIV and type_ is Type.INT:
-            type_ = Type.REAL
+        type_ = result_type(code, None, (a.type, b.type))
         if type_ is not Type.INT:
             a, b = as_real(a), as_real(b)
         return Expr(code, type_, (a, b))
@@ -1132,7 +1131,7 @@ class _Body(ast.NodeVisitor):
         if (a.type is Type.BOOL) != (b.type is Type.BOOL):
             raise self.error(node, f"the two branches give {a.type.value} and {b.type.value}",
                              "branches that are both Bool or both numbers")
-        type_ = Type.BOOL if a.type is Type.BOOL else promote(a.type, b.type)
+        type_ = result_type(Op.WHERE, None, (Type.BOOL, a.type, b.type))       # (the condition is Bool here)
         if type_ in (Type.REAL, Type.VEC):
             a, b = as_real(a), as_real(b)
         return Expr(Op.WHERE, type_, (cond, a, b))
@@ -1174,7 +1173,7 @@ class _Body(ast.NodeVisitor):
                 return result
             case "abs":
                 self.numeric(args[0], node, name)
-                return Expr(Op.ABS, args[0].type, (args[0],))
+                return Expr(Op.ABS, result_type(Op.ABS, None, (args[0].type,)), (args[0],))
             case "where":
                 if args[0].type is not Type.BOOL:
                     raise self.error(node.args[0], f"a condition must be Bool, this is {args[0].type.value}",
@@ -1185,10 +1184,10 @@ class _Body(ast.NodeVisitor):
                     if e.type is not Type.VEC:
                         raise self.error(arg, f"`dot` takes two Vec values, this is {e.type.value}",
                                          "dot(u, v) with u, v: Vec; scalars multiply with *")
-                return Expr(Op.DOT, Type.REAL, tuple(args))
+                return Expr(Op.DOT, result_type(Op.DOT, None, (args[0].type, args[1].type)), tuple(args))
             case _:
                 self.numeric(args[0], node, name)
-                type_ = Type.VEC if args[0].type is Type.VEC else Type.REAL
+                type_ = result_type(MATH_CALLS[name], None, (args[0].type,))
                 return Expr(MATH_CALLS[name], type_, (as_real(args[0]),))
 
 
