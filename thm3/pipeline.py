@@ -301,12 +301,10 @@ class Context:
 @dataclass(frozen=True)
 class Work:
     """What steps hand on to later steps, beside the answer: the sampled lists, the proof
-    setting (the loop and its invariants), the candidate combines."""
+    setting (the loop and its invariants), the synthesis' record."""
     samples: tuple = ()                 # Triples of sampled lists
     setting: Setting | None = None
-    candidates: tuple[Fn, ...] = ()
-    tidied: Fn | None = None            # the candidate tidied with SymPy
-    synthesis: object = None            # thm3.synth.Synthesis: the routes, and the proofs made while they raced
+    synthesis: object = None            # thm3.synth.Synthesis: the combine found, and its laws as the routes proved them
 
 
 @dataclass(frozen=True)
@@ -439,8 +437,8 @@ def synthesize_combine(ctx: Context, a: Analysis, w: Work) -> Done:
         return Done(Status.TIMEOUT if timed else Status.NONE, got.tried(), {
             "verdict": Verdict.UNKNOWN, "proofs": a.proofs | dict.fromkeys(LAWS, Status.SKIPPED),
             "reason": _no_combine_reason(loop, got)})
-    return Done(Status.FOUND, f"route {got.route}; {got.tried()}", {"route": got.route, "methods": dict(got.methods)}, work={
-        "candidates": (got.combine,), "tidied": got.combine if got.tidied else None, "synthesis": got})
+    return Done(Status.FOUND, f"route {got.route}; {got.tried()}", {"route": got.route, "methods": dict(got.methods)},
+                work={"synthesis": got})
 
 
 def _no_combine_reason(loop: Loop, got) -> str:
@@ -452,25 +450,13 @@ def _no_combine_reason(loop: Loop, got) -> str:
 
 
 def prove_laws(ctx: Context, a: Analysis, w: Work) -> Done:
-    """The laws of each candidate in turn, until one has all three proved (or time is
-    up); a candidate that fails a law on a folded list is rejected for the next; the
-    best of the others (most proved laws) is judged by `verdict_of`."""
-    best = None
-    for cand in w.candidates:
-        if w.synthesis is not None and cand is w.synthesis.combine:     # proved while routes raced
-            statuses, details, timed_out = w.synthesis.statuses, w.synthesis.details, w.synthesis.timed_out
-        else:
-            statuses, details, timed_out = prove_combine(ctx.loop, w.setting, cand, list(w.samples), ctx.deadline)
-        score = (not any(s == Status.FAILED for s in statuses.values()),
-                 sum(s == Status.PROVED for s in statuses.values()))
-        if best is None or score > best[0]:
-            best = (score, cand, statuses, details, timed_out)
-        if score == (True, len(LAWS)) or time.monotonic() > ctx.deadline:
-            break
-    _, cand, statuses, details, timed_out = best
+    """The synthesized combine's laws, as the routes proved them while they raced (each
+    route's candidates went to `prove_combine` there), judged by `verdict_of`."""
+    got = w.synthesis
+    cand, statuses, details, timed_out = got.combine, got.statuses, got.details, got.timed_out
     kinds = sorted(set(a.methods.values()))
     method = kinds[0] if len(kinds) == 1 else "; ".join(f"{k}: {v}" for k, v in a.methods.items())
-    if w.tidied is not None and cand is w.tidied:
+    if got.tidied:
         method += "; rational terms tidied with SymPy"
     method += " (each term checked on batched reachable states, then proved)"
     judged = verdict_of(statuses, details, timed_out, ctx.accept_tested)
@@ -537,7 +523,7 @@ STEPS: tuple[PipelineStep, ...] = (
     PipelineStep("lift", lift_state, lambda ctx, a, w: ctx.lift and (
         a.witness is not None or (ctx.lift_unknown and a.verdict is Verdict.UNKNOWN))),
     PipelineStep("synthesize", synthesize_combine, lambda ctx, a, w: a.witness is None),
-    PipelineStep("prove", prove_laws, lambda ctx, a, w: bool(w.candidates)),
+    PipelineStep("prove", prove_laws, lambda ctx, a, w: w.synthesis is not None),
     PipelineStep("witness, more parameter values", search_witness_wider, lambda ctx, a, w: (
         bool(ctx.loop.params) and a.verdict is Verdict.UNKNOWN and a.witness is None and a.combine_fn is None
         and time.monotonic() < ctx.deadline - 1.0)),

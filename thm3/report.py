@@ -3,7 +3,7 @@ combine in math notation and as code, its identity, each law with status and tim
 the stability verdicts, and the method that found the combine."""
 from __future__ import annotations
 
-from thm3.ir import Op, Type, walk
+from thm3.ir import Expr, Op, Type, var, walk
 from thm3.ir.printer import INVARIANT, MATH, STATE, to_text
 
 # What commutativity allows a reduction, by whether it is proved (the law is no part of
@@ -22,7 +22,6 @@ def math_text(e) -> str:
 def invariant_text(e) -> str:
     """An invariant as the user reads it: `not A or B` as "A => B", fields without `acc.`,
     and 0.0 as 0."""
-    from thm3.ir import Expr, Op
     negated = {Op.EQ: Op.NE, Op.NE: Op.EQ, Op.LT: Op.GE, Op.GE: Op.LT, Op.GT: Op.LE, Op.LE: Op.GT}
     if e.op is Op.OR and e.src[0].op is Op.NOT:
         return f"{to_text(e.src[0].src[0], INVARIANT)} => {to_text(e.src[1], INVARIANT)}"
@@ -174,7 +173,6 @@ def with_field_names(loop, outputs, suffix: str = "", earlier: bool = False) -> 
     """Each output that another output reads is written by its field's name (plus
     `suffix`: left's new values read m'), so shared terms print once.  With `earlier`, only
     a field declared before the reader is (code that assigns the fields in order)."""
-    from thm3.ir import Expr, Op, var
     # (a name or a literal stays itself: every equal literal is one node, no field's value)
     by_node = {e: k for k, e in enumerate(outputs) if e.op not in (Op.VAR, Op.CONST)}
     out = []
@@ -207,7 +205,6 @@ def combine_terms(loop, outputs) -> list:
 def branches_merged(exprs: list) -> list:
     """`exprs` with every `A if c else A` written A (sharing kept): what an if/else whose
     branches compute the same term reads as."""
-    from thm3.ir import Expr, Op
     memo: dict = {}
 
     def go(x):

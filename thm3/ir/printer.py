@@ -86,7 +86,7 @@ def _subscripted(name: str) -> str:
 
 def _integral(value) -> str | None:
     """An integral float as an integer: 0.0 -> 0 (invariants read as bounds)."""
-    if isinstance(value, float) and not isinstance(value, bool) and re.fullmatch(r"-?\d+\.0", repr(value)):
+    if isinstance(value, float) and re.fullmatch(r"-?\d+\.0", repr(value)):
         return repr(value)[:-2]
     return None
 

@@ -1,10 +1,11 @@
 """The one lowering of the IR: a function's outputs as a flat list of steps, operands
 before the steps that read them, each shared subterm once (a `where` stays a select).
 
-The printers that write the IR as straight-line code read it from here (the Python fold,
-`semantics/fold.py`; Numba's bodies, `backends/numba_tree.py`; the loop file's locals,
-`syntax/loopfile.py`): the order of the steps, which step reads which, and how many
-readers each has (a local is worth its name where it has two).  A step's position is its
+The evaluator's schedule (`semantics/evaluate.Compiled`) and the printers that write the
+IR as straight-line code read it from here (the Python fold, Numba's bodies, the emitted
+NumPy module's temporaries, the CUDA printer's locals, the loop file's locals): the order
+of the steps, which step reads which, and how many readers each has (a local is worth
+its name where it has two).  A step's position is its
 name's number in every printer (t7, c7), as the walk order was before."""
 from __future__ import annotations
 
@@ -28,14 +29,7 @@ class Program:
 
     def at(self, node: Expr) -> int:
         """The position of `node`'s step."""
-        return self._positions()[node]
-
-    def _positions(self) -> dict:
-        got = self.__dict__.get("_at")
-        if got is None:
-            got = {s.node: k for k, s in enumerate(self.steps)}
-            object.__setattr__(self, "_at", got)
-        return got
+        return next(k for k, s in enumerate(self.steps) if s.node is node)
 
 
 _LOWERED = Bounded(256)         # outputs (a tuple of interned nodes) -> its Program
