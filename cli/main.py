@@ -439,8 +439,12 @@ def lift(file, sample, output, timeout, memory):
 @TIMEOUT
 @MEMORY
 @click.option("--accept-tested", is_flag=True, help="Emit a combine whose laws are only tested (not proved).")
-def emit(file, sample, outdir, dtype, dim, timeout, accept_tested, memory):
-    """Write CUDA (NAME.cu) and a CuPy module (NAME.py) for FILE's combine tree."""
+@click.option("--target", type=click.Choice(["cuda", "jax"]), default="cuda", show_default=True,
+              help="cuda: NAME.cu and its CuPy module NAME.py; jax: NAME_jax.py, the combine for "
+                   "jax.lax.associative_scan with scan and reduce.")
+def emit(file, sample, outdir, dtype, dim, timeout, accept_tested, memory, target):
+    """Write FILE's combine tree as code: CUDA (NAME.cu) and a CuPy module (NAME.py), or
+    with --target jax a JAX module (NAME_jax.py)."""
     path = _path(file, sample)
     a = _load(path, timeout, lift=False, accept_tested=accept_tested, memory=memory)
     if a.combine_fn is None or a.verdict != "homomorphism":
@@ -449,6 +453,12 @@ def emit(file, sample, outdir, dtype, dim, timeout, accept_tested, memory):
             click.echo(f"no combine over this state exists: `thm3 lift {path} -o LIFTED.py` adds the state "
                        "that makes one, then `thm3 emit LIFTED.py -o DIR`", err=True)
         sys.exit(1)
+    if target == "jax":
+        with _writing(outdir):
+            written = a.emit(outdir, target="jax")
+        for p in written:
+            click.echo(f"wrote {p} (commutativity: {a.proofs.get('commutativity', 'unknown')})")
+        sys.exit(0)
     if any(f.type.value == "Vec" for f in a.loop.fields) or any(
             d.type.value == "Vec" for d in a.loop.elements + a.loop.params):
         if dim is None:

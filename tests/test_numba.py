@@ -70,7 +70,7 @@ def test_shifted_exponentials_are_exact_on_every_special_value(name):
     signed zeros, overflow), evaluated with the sequential fold's own table."""
     from analyzed import analysis
     from catalog import by_name
-    from thm3.backends.numba_tree import shifted_exponentials
+    from thm3.ir.rewrite import shifted_exponentials
     from thm3.semantics.evaluate import PYTHON, Compiled
     a = analysis(str(by_name(name).path))
     for fn in (a.loop.left, a.combine_fn):

@@ -106,11 +106,23 @@ class Analysis:
         from thm3.notebook import html
         return html(self)
 
-    def emit(self, outdir, *, dtype: str = "float32", dim: int | None = None) -> list:
-        """Write the kernel source and its CuPy module into `outdir`; returns their paths."""
+    def emit(self, outdir, *, dtype: str = "float32", dim: int | None = None, target: str = "cuda") -> list:
+        """Write the combine's code into `outdir`; returns the paths.  target="cuda": the
+        kernel source and its CuPy module (NAME.cu, NAME.py); target="jax": the JAX module
+        NAME_jax.py (`thm3.backends.jax_module`)."""
         if self.combine_fn is None:
             raise UsageError(f"{self.loop.name}: nothing to emit ({self.verdict}): {self.reason}"
                              + ("; `thm3 lift` (or a.lifted) gives a loop with a combine" if self.witness else ""))
+        if target == "jax":
+            from pathlib import Path
+            from thm3.backends.jax_module import render
+            text = render(self.loop, self.combine_fn, commutativity=self.proofs.get("commutativity", "unknown"))
+            path = Path(outdir) / f"{self.loop.name}_jax.py"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
+            return [path]
+        if target != "cuda":
+            raise UsageError(f"target must be 'cuda' or 'jax', not {target!r}")
         from thm3.analysis.attention import recognize
         shape = recognize(self.loop, self.transport_map)
         if shape is not None:                   # attention: tiles of K/V merged by the combine
@@ -173,8 +185,12 @@ class Analysis:
                                              "(or [cuda13])") from None
                 from thm3.backends.gpu import gpu           # renders CUDA; imports CuPy lazily
                 return gpu().run_cupy(self, *arrays, **params)
+            case "jax":
+                from thm3.backends.jax_tree import run_jax
+                from thm3.backends.numpy_tree import apply_result
+                return apply_result(self.loop, run_jax(self.loop, self.combine_fn, list(arrays), params), params)
             case _:
-                raise UsageError(f"backend must be 'numpy', 'numba' or 'cupy', not {backend!r}")
+                raise UsageError(f"backend must be 'numpy', 'numba', 'cupy' or 'jax', not {backend!r}")
 
     def scan(self, *arrays, backend: str = "numpy", result: bool = False, **params):
         """Every prefix state (inclusive, in list order): a State whose fields are arrays of

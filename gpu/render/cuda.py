@@ -574,18 +574,9 @@ _CHECKED_INT = {Op.ADD: "thm3_add_ll", Op.SUB: "thm3_sub_ll", Op.MUL: "thm3_mul_
 
 def int_checks(outputs, loop: Loop, combine: Fn, side: str) -> dict[Expr, int]:
     """node -> 1 + the index of the first field whose output reads it, for each Int
-    operation of `outputs` (one per field, shared; of `left` or of the combine, `side`)
-    that int64 can overflow: those the fields' bounds do not prove in range (a count's
-    n + 1 and a.n + b.n need no check: `thm3.analysis.int_bounds`)."""
-    from thm3.analysis.int_bounds import unchecked
-    safe = unchecked(loop, combine, outputs, side)
-    out: dict[Expr, int] = {}
-    for k, o in enumerate(outputs):
-        for e in walk([o]):
-            if e.op in _CHECKED_INT and e.type is Type.INT and all(x.type is Type.INT for x in e.src) \
-                    and not (e.op is Op.POW and e.arg < 0) and e not in safe:
-                out.setdefault(e, k + 1)
-    return out
+    operation that int64 can overflow (`thm3.analysis.int_bounds.overflow_checks`)."""
+    from thm3.analysis.int_bounds import overflow_checks
+    return overflow_checks(outputs, loop, combine, side)
 
 
 def _checked_int(e: Expr, args, code: int) -> Operand:

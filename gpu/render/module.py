@@ -11,13 +11,12 @@ Pure text: nothing here imports CuPy or compiles anything."""
 from __future__ import annotations
 
 import ast
-from collections import Counter
 from pathlib import Path
 from string import Template
 
 from thm3.ir import Expr, Fn, Loop, Op, Type
 from thm3.ir.printer import to_text
-from thm3.ir.program import lower
+from thm3.ir.lines import Dialect, straight_lines
 
 from . import cuda as R
 from .attention import render_variants
@@ -74,21 +73,7 @@ CHECKED_OPS = {Op.ADD: "_iadd({0}, {1}, {c})", Op.SUB: "_isub({0}, {1}, {c})", O
                Op.NEG: "_ineg({0}, {c})", Op.ABS: "_iabs({0}, {c})"}
 
 
-def numpy_lines(outputs, names: dict[str, str], *, ops=NUMPY_OPS, typed: bool = True,
-                indent: str = "        ", checks: dict[Expr, int] | None = None,
-                where: str = "") -> tuple[list[str], list[str]]:
-    """(lines, outputs): `outputs` printed with NumPy, `names` mapping the IR variables to
-    Python names; a subterm used more than once becomes a local `tK = ...` line.  `typed`:
-    Real literals as DTYPE(...) (the emitted reduction's Real), else bare floats.
-    `checks` (node -> field code): those Int operations call the checked helpers,
-    with `where` ("left", "the combine") for their message."""
-    checks = checks or {}
-    program = lower(outputs)
-    outs = Counter(program.outputs)
-    reads = {step.node: n - outs[k] for k, (step, n) in enumerate(zip(program.steps, program.uses))}  # as operands
-    lines: list[str] = []
-    temps: dict[Expr, str] = {}
-
+def _numpy_literal(typed: bool):
     def literal(v, t: Type) -> str:
         if isinstance(v, float) and v != v:
             return "np.nan"
@@ -97,35 +82,34 @@ def numpy_lines(outputs, names: dict[str, str], *, ops=NUMPY_OPS, typed: bool = 
         if not typed:
             return repr(v)
         return {Type.BOOL: f"np.bool_({bool(v)})", Type.INT: f"np.int64({int(v)})"}.get(t, f"DTYPE({float(v)!r})")
+    return literal
 
-    def text(e: Expr) -> str:
-        if e in temps:
-            return temps[e]
-        match e.op:
-            case Op.CONST:
-                out = literal(e.arg, e.type)
-            case Op.VAR:
-                out = names[e.arg]
-            case Op.POW if e in checks:
-                out = f"_ipow({text(e.src[0])}, {e.arg}, {checks[e]}, {where!r})"
-            case Op.POW:
-                base = text(e.src[0])
-                out = (f"np.power(np.asarray({base}, dtype=DTYPE), {e.arg})" if typed and e.arg < 0
-                       else f"({base} ** {e.arg})")
-            case Op.MOD:
-                out = f"np.mod({text(e.src[0])}, {e.arg})"
-            case op if e in checks:
-                out = CHECKED_OPS[op].format(*(text(s) for s in e.src), c=f"{checks[e]}, {where!r}")
-            case _:
-                out = ops[e.op].format(*(text(s) for s in e.src))
-        if reads.get(e, 0) > 1 and e.op not in (Op.CONST, Op.VAR):
-            temp = f"t{len(temps)}"
-            lines.append(f"{indent}{temp} = {out}")
-            temps[e] = temp
-            return temp
-        return out
 
-    return lines, [text(e) for e in outputs]
+def _numpy_power(typed: bool):
+    def power(base: str, n: int) -> str:
+        return f"np.power(np.asarray({base}, dtype=DTYPE), {n})" if typed and n < 0 else f"({base} ** {n})"
+    return power
+
+
+# The reduction module's NumPy (Real literals as DTYPE(...), the emitted reduction's
+# Real) and the attention module's (bare floats: its states take the inputs' dtype).
+NUMPY = Dialect("numpy", NUMPY_OPS, _numpy_literal(True), _numpy_power(True), "np.mod({0}, {m})",
+                CHECKED_OPS, "_ipow({0}, {n}, {c})")
+NUMPY_ATTENTION = Dialect("numpy (attention)", ATTENTION_OPS, _numpy_literal(False), _numpy_power(False),
+                          "np.mod({0}, {m})", CHECKED_OPS, "_ipow({0}, {n}, {c})")
+
+
+def numpy_lines(outputs, names: dict[str, str], *, dialect: Dialect = NUMPY,
+                indent: str = "        ", checks: dict[Expr, int] | None = None,
+                where: str = "") -> tuple[list[str], list[str]]:
+    """(lines, outputs): `outputs` printed with NumPy (`thm3.ir.lines`), `names` mapping
+    the IR variables to Python names; a subterm used more than once becomes a local
+    `tK = ...` line.  `checks` (node -> field code): those Int operations call the
+    checked helpers, with `where` ("left", "the combine") for their message."""
+    checks = checks or {}
+    lines, outs, _ = straight_lines(outputs, names, dialect, indent=indent, checks=checks,
+                                    context=lambda e: f"{checks[e]}, {where!r}")
+    return lines, outs
 
 
 def numpy_function(name: str, fn: Fn, names: dict[str, str], doc: str, checked=None) -> str:
@@ -167,7 +151,7 @@ def numpy_combine_source(loop, combine: Fn, shape) -> str:
     """`combine_numpy(a, b)` over (m, d, o) states of NumPy arrays, m and d (..., 1): the
     attention module's combine for backend="numpy"."""
     names = {f"{side}.{f.name}": f"{side}_{f.name}" for side in "ab" for f in loop.fields}
-    lines, outs = numpy_lines(combine.outputs, names, ops=ATTENTION_OPS, typed=False)
+    lines, outs = numpy_lines(combine.outputs, names, dialect=NUMPY_ATTENTION)
     order = [f.name for f in loop.fields]
     m, d, o = shape.max_field, shape.sum_field, shape.out_field
     unpack_a = ", ".join(f"a_{n}" for n in (m, d, o))

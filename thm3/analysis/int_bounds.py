@@ -143,3 +143,23 @@ class IntBounds:
 def unchecked(loop: Loop, combine, outputs, side: str) -> set:
     """`IntBounds(loop, combine).unchecked(outputs, side)`."""
     return IntBounds(loop, combine).unchecked(outputs, side)
+
+
+# The Int operations whose exact value can leave int64; the backends check each one.
+CHECKED_INT_OPS = frozenset({Op.ADD, Op.SUB, Op.MUL, Op.NEG, Op.ABS, Op.POW})
+
+
+def overflow_checks(outputs, loop: Loop, combine, side: str) -> dict[Expr, int]:
+    """node -> 1 + the index of the first field whose output reads it, for each Int
+    operation of `outputs` (one per field, shared; of `left` or of the combine, `side`)
+    that int64 can overflow: those the fields' bounds do not prove in range (a count's
+    n + 1 and a.n + b.n need no check).  Every backend that computes Ints in int64
+    checks these: the CUDA kernels, the NumPy module, Numba and JAX."""
+    safe = unchecked(loop, combine, outputs, side)
+    out: dict[Expr, int] = {}
+    for k, o in enumerate(outputs):
+        for e in walk([o]):
+            if e.op in CHECKED_INT_OPS and e.type is Type.INT and all(x.type is Type.INT for x in e.src) \
+                    and not (e.op is Op.POW and e.arg < 0) and e not in safe:
+                out.setdefault(e, k + 1)
+    return out

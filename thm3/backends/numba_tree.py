@@ -32,9 +32,10 @@ import numpy as np
 
 from thm3.backends.numpy_tree import Inputs, field_dtype, identity
 from thm3.errors import UsageError
-from thm3.ir import Expr, Fn, Loop, Op, Type, const, initial_state, transform, walk
+from thm3.ir import Expr, Fn, Loop, Op, Type, initial_state
 from thm3.ir.cache import Bounded
 from thm3.ir.program import lower
+from thm3.ir.rewrite import rewrite
 
 CHUNK = 1 << 16      # elements a thread folds before its state joins the tree
 LANES = 4            # contiguous sub-runs of a chunk folded side by side
@@ -273,26 +274,19 @@ def _literal(value, type_: Type) -> str:
             return repr(v)
 
 
-_CHECKED_INT = (Op.ADD, Op.SUB, Op.MUL, Op.NEG, Op.ABS, Op.POW)
 _LEAST = "-9223372036854775808"
 
 
 def _overflow_messages(fn_outputs, loop: Loop, combine: Fn, side: str) -> dict[Expr, str]:
-    """For each Int operation of the outputs (all operands Ints; of `left` or of the
-    combine, `side`) that int64 can overflow, the message naming the first field whose new
-    value reads it.  Those the fields' bounds prove in range (a count) are left out."""
-    from thm3.analysis.int_bounds import unchecked
-    safe = unchecked(loop, combine, fn_outputs, side)
+    """For each Int operation of the outputs (of `left` or of the combine, `side`) that
+    int64 can overflow (`overflow_checks`), the message naming the first field whose new
+    value reads it."""
+    from thm3.analysis.int_bounds import overflow_checks
     where = "left" if side == "left" else "the combine"
-    loop_name = loop.name
-    out: dict[Expr, str] = {}
-    for name, o in zip([f.name for f in loop.fields], fn_outputs):
-        for e in walk([o]):
-            if e.op in _CHECKED_INT and e.type is Type.INT and all(x.type is Type.INT for x in e.src) \
-                    and e not in out and e not in safe:
-                out[e] = (f"{loop_name}: the Int field {name} overflows int64 in {where} "
-                              "(the Numba backend computes Ints in int64)")
-    return out
+    names = [f.name for f in loop.fields]
+    return {e: (f"{loop.name}: the Int field {names[k - 1]} overflows int64 in {where} "
+                "(the Numba backend computes Ints in int64)")
+            for e, k in overflow_checks(fn_outputs, loop, combine, side).items()}
 
 
 class _Body:
@@ -385,75 +379,6 @@ def _convert(text: str, have: Type, want: Type) -> str:
             raise ValueError(f"no Numba conversion to {want}")
 
 
-# --- one exponential per max-shifted pair ----------------------------------------------
-
-# The branch condition under which max / min (as rendered by _max / _min) returns its
-# first operand.
-_PICKS_FIRST = {Op.MAX: Op.GT, Op.MIN: Op.LT}
-
-
-def shifted_exponentials(outputs) -> tuple:
-    """`exp(u - M)` with M = max(p, q) (or min) and u one of p, q, rewritten so that every
-    such M costs one exponential instead of one per use: the log-sum-exp rescaling
-    `d * exp(m - max(m, x)) + exp(x - max(m, x))` spends two per element otherwise.
-
-    With c the condition under which M is p (`p > q or p != p`, exactly as `_max` picks):
-        M          = p if c else q
-        exp(p - M) = 1 + (p - p)    if c else exp(w)
-        exp(q - M) = exp(w)         if c else 1 + (q - q)
-    where w = (q - p if c else p - q) is computed, and exponentiated, once for all uses.
-    Each branch is the original expression with M replaced by the operand it equals, and
-    `exp(x - x)` is `1 + (x - x)` in IEEE arithmetic for every x (x - x is +0 for finite
-    x, NaN for inf and NaN): the rewrite is exact, NaN and inf included, bit for bit.
-    Real scalars only (a Vec's max is elementwise); exp2 likewise."""
-    picks: dict[Expr, tuple] = {}           # M (interned: equal trees are one node) -> (c, M', p', q')
-    shared: dict[tuple, Expr] = {}          # (M, exp op) -> exp(w)
-
-    def pick(m: Expr, go):
-        got = picks.get(m)
-        if got is None:
-            p, q = (go(s) for s in m.src)
-            c = Expr(Op.OR, Type.BOOL, (Expr(_PICKS_FIRST[m.op], Type.BOOL, (p, q)),
-                                         Expr(Op.NE, Type.BOOL, (p, p))))
-            got = picks[m] = (c, Expr(Op.WHERE, Type.REAL, (c, p, q)), p, q)
-        return got
-
-    def candidate(e: Expr):
-        """(M, u is M's first operand) for exp(u - M), else None."""
-        if e.op not in (Op.EXP, Op.EXP2) or e.type is not Type.REAL or e.src[0].op is not Op.SUB:
-            return None
-        u, m = e.src[0].src
-        if m.op not in _PICKS_FIRST or m.type is not Type.REAL or u.type is not Type.REAL:
-            return None
-        if any(s.type is not Type.REAL for s in m.src):
-            return None
-        if u is m.src[0]:
-            return m, True
-        if u is m.src[1]:
-            return m, False
-        return None
-
-    def rule(e: Expr, go):
-        if e.op in _PICKS_FIRST and e.type is Type.REAL and all(s.type is Type.REAL for s in e.src):
-            return pick(e, go)[1]
-        found = candidate(e)
-        if found is None:
-            return None
-        m, first = found
-        c, _, p, q = pick(m, go)
-        k = (m, e.op)
-        t = shared.get(k)
-        if t is None:
-            w = Expr(Op.WHERE, Type.REAL, (c, Expr(Op.SUB, Type.REAL, (q, p)),
-                                           Expr(Op.SUB, Type.REAL, (p, q))))
-            t = shared[k] = Expr(e.op, Type.REAL, (w,))
-        x = p if first else q
-        one = Expr(Op.ADD, Type.REAL, (const(1.0), Expr(Op.SUB, Type.REAL, (x, x))))
-        return Expr(Op.WHERE, Type.REAL, (c, one, t) if first else (c, t, one))
-
-    return transform(outputs, rule)
-
-
 def render(loop: Loop, combine: Fn) -> str:
     """The module text: `left`, `combine`, the chunk fold, `reduce` and `scan`.  An Int
     literal beyond int64 is refused (a `LoopError` at its position)."""
@@ -499,7 +424,7 @@ def _rpow(a, n):
     names = {f"acc.{f.name}": s for f, s in zip(loop.fields, fields)} | elem_names | param_names
     targets = [(f"n{k}", f.type) for k, f in enumerate(loop.fields)]
     body = _Body(names, lambda outs: _overflow_messages(outs, loop, combine, "left")).render(
-        shifted_exponentials(loop.left.outputs), targets)
+        rewrite(loop.left.outputs), targets)
     pnames = ", ".join(ps)
     sig = ", ".join(fields + [v for v, _ in element_vars] + ps + ["dim"])
     out.append(_function("left", sig, body, [t for t, _ in targets]))
@@ -509,7 +434,7 @@ def _rpow(a, n):
     names = ({f"a.{f.name}": v for f, v in zip(loop.fields, a_names)}
              | {f"b.{f.name}": v for f, v in zip(loop.fields, b_names)} | param_names)
     body = _Body(names, lambda outs: _overflow_messages(outs, loop, combine, "combine")).render(
-        shifted_exponentials(combine.outputs), targets)
+        rewrite(combine.outputs), targets)
     out.append(_function("combine", ", ".join(a_names + b_names + ps + ["dim"]), body,
                          [t for t, _ in targets]))
     # identity(dim)

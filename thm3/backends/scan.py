@@ -141,7 +141,8 @@ def scan_accumulate(loop: Loop, ufuncs: list, arrays, params: dict, *, dtype=np.
 
 def scan_states(loop: Loop, combine: Fn, arrays, params: dict, *, backend: str = "numpy") -> tuple:
     """The prefix states on a backend: "numpy" (`scan_numpy`), "numba" (compiled, chunks in
-    threads) or "cupy" (the emitted CUDA scan; arrays come back as CuPy arrays)."""
+    threads), "cupy" (the emitted CUDA scan; arrays come back as CuPy arrays) or "jax"
+    (`jax.lax.associative_scan`, the module `thm3 emit --target jax` writes)."""
     match backend:
         case "numpy":
             return scan_numpy(loop, combine, arrays, params)
@@ -154,8 +155,11 @@ def scan_states(loop: Loop, combine: Fn, arrays, params: dict, *, backend: str =
         case "cupy":
             from thm3.backends.gpu import gpu           # renders CUDA; imports CuPy lazily
             return gpu().scan_cupy(loop, combine, arrays, params)
+        case "jax":
+            from thm3.backends.jax_tree import scan_jax
+            return scan_jax(loop, combine, arrays, params)
         case _:
-            raise UsageError(f"backend must be 'numpy', 'numba' or 'cupy', not {backend!r}")
+            raise UsageError(f"backend must be 'numpy', 'numba', 'cupy' or 'jax', not {backend!r}")
 
 
 def exclusive_scan(tree: Tree, states: tuple) -> tuple:

@@ -1,0 +1,438 @@
+"""The combine as a standalone JAX module: the text `thm3 emit --target jax` writes and
+`backend="jax"` loads.  Pure text: nothing here imports JAX.
+
+The module needs only `jax`.  A state is a tuple of arrays, one a field in the State's
+order, every array batched along its first axis: a scalar field is (n, 1) inside the
+module, a Vec field (n, D).  Its functions:
+- `identity(n, dim, real)`: the identity state in n lanes;
+- `step(acc, xs, params, index)`: `left` on a batch of states, one element each, and
+  `leaf(columns, params, offset, n)`: left(init, x) for every element at once (an
+  `Index` element reads offset + its position);
+- `combine(a, b, params)`: the proved combine, lane by lane, a the earlier part;
+- `fold_runs`: the elements cut into runs of consecutive elements, every run folded with
+  `left`, all runs side by side (`jax.lax.scan` over the steps);
+- `scan_states`: the runs' totals, their exclusive prefixes by `jax.lax.associative_scan`
+  of the combine, every run folded again from its prefix (the blocked scan of
+  `backends/scan.py`: each prefix state is the loop's own fold inside its run, so NaN
+  and inf go where the sequential loop puts them, but at a run's first element);
+  `reduce_states`: a tree of combines over neighbours (2k, 2k + 1) in list order; both
+  trace under `jax.jit`;
+- `scan(*arrays, **params)`, `reduce(...)`, `reduce_state(...)`: the same on plain arrays,
+  compiled with `jax.jit`, n = 0 included, with `result` applied where asked.
+Neither primitive reorders operands: `associative_scan` combines a prefix on the left
+with what follows it, so a combine that is not commutative is safe in both.
+
+The functions print the IR through the shared straight-line printer (`thm3.ir.lines`,
+the `JAX` dialect) after the shared rewrites (`thm3.ir.rewrite`).  max and min follow
+thm3's tables (NaN from either side propagates, a tie gives the second operand).  An Int
+operation that int64 can overflow (`overflow_checks`) sets a flag carried as one more
+leaf of the state; `scan` and `reduce` raise OverflowError when it is set on concrete
+values (traced code cannot raise: under an outer `jax.jit`, read the flag from
+`scan_states`).  JAX computes in float32 and int32 unless `jax_enable_x64` is on;
+`backend="jax"` turns it on around its calls, as the other backends compute in float64."""
+from __future__ import annotations
+
+from thm3.ir import Fn, Loop, Op, Type, initial_state
+from thm3.ir.lines import Dialect, straight_lines
+from thm3.ir.rewrite import rewrite
+
+JAX_OPS = {
+    Op.NEG: "jnp.negative({0})", Op.NOT: "jnp.logical_not({0})", Op.ABS: "jnp.abs({0})",
+    Op.EXP: "jnp.exp({0})", Op.EXP2: "jnp.exp2({0})", Op.LOG: "jnp.log({0})", Op.LOG2: "jnp.log2({0})",
+    Op.SQRT: "jnp.sqrt({0})", Op.ADD: "({0} + {1})", Op.SUB: "({0} - {1})", Op.MUL: "({0} * {1})",
+    Op.DIV: "jnp.true_divide({0}, {1})", Op.MAX: "_max({0}, {1})", Op.MIN: "_min({0}, {1})",
+    Op.POWN: "_pown({0}, {1})",
+    Op.LT: "({0} < {1})", Op.LE: "({0} <= {1})", Op.GT: "({0} > {1})", Op.GE: "({0} >= {1})",
+    Op.EQ: "({0} == {1})", Op.NE: "({0} != {1})", Op.AND: "jnp.logical_and({0}, {1})",
+    Op.OR: "jnp.logical_or({0}, {1})", Op.WHERE: "jnp.where({0}, {1}, {2})",
+    Op.DOT: "jnp.sum({0} * {1}, axis=-1, keepdims=True)",
+}
+
+# Whether the int64 (int32) result r of an operation wrapped, from its operands and r.
+JAX_FLAGS = {
+    Op.ADD: "((({0}) ^ {r}) & (({1}) ^ {r})) < 0",
+    Op.SUB: "((({0}) ^ ({1})) & (({0}) ^ {r})) < 0",
+    Op.NEG: "({0}) == jnp.iinfo({r}.dtype).min",
+    Op.ABS: "({0}) == jnp.iinfo({r}.dtype).min",
+    # r // a == b exactly when a * b did not wrap (a wrapped product is 2**64 away from
+    # a * b, more than |a|), except for a = -1, b = MIN, whose product wraps to MIN
+    Op.MUL: "(({0}) != 0) & ((jnp.floor_divide({r}, jnp.where(({0}) == 0, 1, {0})) != ({1}))"
+            " | ((({0}) == -1) & (({1}) == jnp.iinfo({r}.dtype).min)))",
+}
+
+
+def _literal(v, t: Type) -> str:
+    if t is Type.BOOL:
+        return repr(bool(v))
+    if t is Type.INT:
+        return repr(int(v))
+    v = float(v)
+    if v != v:
+        return "jnp.nan"
+    if v in (float("inf"), float("-inf")):
+        return "jnp.inf" if v > 0 else "-jnp.inf"
+    return repr(v)
+
+
+def _power(base: str, n: int) -> str:
+    # a negative power of an Int is Real, as in the IR; of a Real, IEEE (0 ** -1 is inf)
+    return f"_fpow({base}, {n})" if n < 0 else f"({base} ** {n})"
+
+
+JAX = Dialect("jax", JAX_OPS, _literal, _power, "jnp.mod({0}, {m})", flags=JAX_FLAGS)
+
+_HELPERS = '''
+
+def _max(a, b):
+    return jnp.where((a > b) | (a != a), a, b)      # NaN from either side; a tie gives b
+
+
+def _min(a, b):
+    return jnp.where((a < b) | (a != a), a, b)
+
+
+def _fpow(a, n):
+    a = jnp.asarray(a)
+    return jnp.power(a.astype(jnp.result_type(a.dtype, float)), n)
+
+
+def _pown(a, n):
+    a = jnp.asarray(a)
+    real = jnp.result_type(a.dtype, float)
+    return jnp.power(a.astype(real), jnp.asarray(n).astype(real))
+
+
+def _like(x, ref):
+    """x in ref's dtype and shape (a field keeps its type; a Vec field stays (n, D))."""
+    return jnp.broadcast_to(jnp.asarray(x).astype(ref.dtype), ref.shape)
+'''
+
+_DRIVERS = '''
+
+
+def _real(arrays):
+    """The Real type: the first Real array's, else JAX's default float."""
+    for a, kind in zip(arrays, ELEMENT_TYPES):
+        if kind in ("Real", "Vec") and jnp.issubdtype(jnp.asarray(a).dtype, jnp.floating):
+            return jnp.asarray(a).dtype
+    return jnp.result_type(float)
+
+
+def _params(params, real):
+    missing = [p for p in PARAMS if p not in params]
+    if missing:
+        raise TypeError(f"missing loop parameters: {', '.join(missing)}")
+    kinds = {"Real": real, "Vec": real, "Int": int, "Bool": bool}
+    return {p: jnp.asarray(params[p]).astype(kinds[PARAM_TYPES[k]]) for k, p in enumerate(PARAMS)}
+
+
+def _columns(arrays, real):
+    kinds = {"Real": real, "Vec": real, "Int": int, "Bool": bool}
+    if len(arrays) != len(ELEMENTS):
+        raise TypeError(f"expected {len(ELEMENTS)} arrays ({', '.join(ELEMENTS)}), got {len(arrays)}")
+    out = []
+    for a, kind in zip(arrays, ELEMENT_TYPES):
+        a = jnp.asarray(a).astype(kinds[kind])
+        out.append(a if kind == "Vec" else a.reshape(-1, 1))
+    return tuple(out)
+
+
+def _dim(columns, params, dim):
+    dims = {c.shape[1] for c, kind in zip(columns, ELEMENT_TYPES) if kind == "Vec"}
+    dims |= {params[p].shape[-1] for k, p in enumerate(PARAMS) if PARAM_TYPES[k] == "Vec"}
+    if dim is not None:
+        dims.add(dim)
+    if len(dims) > 1:
+        raise ValueError(f"Vec values of different lengths {sorted(dims)}")
+    if not dims and NEEDS_DIM:
+        raise ValueError("the length of Vec values is unknown; pass dim")
+    return dims.pop() if dims else 1
+
+
+def _length(columns, n):
+    lengths = {c.shape[0] for c in columns}
+    if n is not None:
+        lengths.add(n)
+    if len(lengths) > 1:
+        raise ValueError(f"element arrays of different lengths {sorted(lengths)}")
+    if not lengths:
+        raise ValueError("only Index elements; pass n")
+    return lengths.pop()
+
+
+def leaf(columns, params, offset, n, dim=1):
+    """left(init, x) for each of the n elements: the leaf states."""
+    return step(identity(n, dim, _real_of(columns, params)), columns, params,
+                (offset + jnp.arange(n))[:, None])
+
+
+def fold_runs(columns, params, offset, n, dim, length, start=None, keep=False):
+    """The n elements cut into runs of `length` consecutive elements, every run folded
+    with `left` (all runs side by side, `jax.lax.scan` over the steps), from `start` (one
+    state a run; the identity by default).  The run totals, and with `keep` the state
+    after every element, (n, ...) per field."""
+    runs = -(-n // length)
+    real = _real_of(columns, params)
+    state = identity(runs, dim, real) if start is None else start
+    cells = tuple(jnp.moveaxis(jnp.pad(c, [(0, runs * length - n)] + [(0, 0)] * (c.ndim - 1))
+                               .reshape((runs, length) + c.shape[1:]), 1, 0) for c in columns)
+    first = (jnp.arange(runs) * length)[:, None]
+
+    def one(state, at):
+        j, xs = at
+        new = step(state, xs, params, offset + first + j)
+        valid = first + j < n
+        state = tuple(jnp.where(valid, u, s) for u, s in zip(new, state))
+        return state, (state if keep else None)
+
+    state, kept = jax.lax.scan(one, state, (jnp.arange(length), cells))
+    if not keep:
+        return state, None
+    return state, tuple(jnp.moveaxis(k, 0, 1).reshape((runs * length,) + k.shape[2:])[:n] for k in kept)
+
+
+def scan_states(columns, params, offset, n, dim, lanes=LANES):
+    """Every prefix state: the runs' totals, their exclusive prefixes by
+    `jax.lax.associative_scan` of the combine, in list order, then every run folded again
+    from its prefix, keeping each state."""
+    length = -(-n // min(lanes, n))
+    totals, _ = fold_runs(columns, params, offset, n, dim, length)
+    inclusive = jax.lax.associative_scan(lambda a, b: combine(a, b, params), totals)
+    first = identity(1, dim, _real_of(columns, params))
+    carried = tuple(jnp.concatenate([f, s[:-1]]) for f, s in zip(first, inclusive))
+    return fold_runs(columns, params, offset, n, dim, length, start=carried, keep=True)[1]
+
+
+def reduce_states(states, params):
+    """The combine of a batch of states: neighbours (2k, 2k + 1), the earlier on the left,
+    level by level (an odd one out is carried to the next level as it is)."""
+    while states[0].shape[0] > 1:
+        count = states[0].shape[0]
+        half = count // 2
+        merged = combine(tuple(s[0:2 * half:2] for s in states), tuple(s[1:2 * half:2] for s in states), params)
+        if count % 2:
+            merged = tuple(jnp.concatenate([m, s[2 * half:]]) for m, s in zip(merged, states))
+        states = merged
+    return states
+
+
+@functools.partial(jax.jit, static_argnames=("n", "dim", "prefixes", "lanes"))
+def _run(columns, params, offset, n, dim, prefixes, lanes):
+    if n == 0:
+        states = identity(1, dim, _real_of(columns, params))
+        return tuple(s[:0] for s in states) if prefixes else states
+    if prefixes:
+        return scan_states(columns, params, offset, n, dim, lanes)
+    length = -(-n // min(lanes, n))
+    return reduce_states(fold_runs(columns, params, offset, n, dim, length)[0], params)
+
+
+def _real_of(columns, params):
+    for c, kind in zip(columns, ELEMENT_TYPES):
+        if kind in ("Real", "Vec"):
+            return c.dtype
+    for k, p in enumerate(PARAMS):
+        if PARAM_TYPES[k] in ("Real", "Vec"):
+            return params[p].dtype
+    return jnp.result_type(float)
+
+
+def _checked(states):
+    if OVERFLOW:
+        flag = states[-1]
+        if not isinstance(flag, jax.core.Tracer) and bool(jnp.any(flag)):
+            raise OverflowError(f"{LOOP}: an Int field overflows {jnp.result_type(int)} (the JAX module computes "
+                                "Ints in JAX's default int: int64 under jax_enable_x64)")
+        states = states[:-1]
+    return states
+
+
+def _outside(states):
+    """Fields as the caller sees them: a scalar field (n,), a Vec field (n, D)."""
+    return tuple(s if kind == "Vec" else s[:, 0] for s, kind in zip(states, FIELD_TYPES))
+
+
+def _call(arrays, params, n, dim, offset, prefixes, lanes):
+    real = _real(arrays)
+    columns = _columns(arrays, real)
+    params = _params(params, real)
+    n = _length(columns, n)
+    return _checked(_run(columns, params, offset, n, _dim(columns, params, dim), prefixes, lanes)), params
+
+
+def scan(*arrays, n=None, dim=None, offset=0, result=False, lanes=LANES, **params):
+    """Every prefix state (inclusive, in list order), one array a field ((n,), or (n, D) for a
+    Vec); with result=True, `result` of every prefix (the states where there is none)."""
+    states, params = _call(arrays, params, n, dim, offset, True, lanes)
+    if result and HAS_RESULT:
+        return _outside_result(result_of(states, params))
+    return _outside(states)
+
+
+def reduce_state(*arrays, n=None, dim=None, offset=0, lanes=LANES, **params):
+    """The final state: one value a field (a (D,) array for a Vec)."""
+    states, params = _call(arrays, params, n, dim, offset, False, lanes)
+    return tuple(s[0] for s in _outside(states))
+
+
+def reduce(*arrays, n=None, dim=None, offset=0, lanes=LANES, **params):
+    """The loop's answer: `result` of the final state, or the final state without one."""
+    states, params = _call(arrays, params, n, dim, offset, False, lanes)
+    if not HAS_RESULT:
+        return tuple(s[0] for s in _outside(states))
+    out = _outside_result(result_of(states, params))
+    return tuple(o[0] for o in out) if isinstance(out, tuple) else out[0]
+
+
+def _outside_result(values):
+    kinds = RESULT_TYPES
+    flat = tuple(v if k == "Vec" else v[:, 0] for v, k in zip(values, kinds))
+    return flat if len(flat) > 1 else flat[0]
+'''
+
+
+def _py_name(prefix: str, name: str) -> str:
+    return f"{prefix}_{name}"
+
+
+def render(loop: Loop, combine: Fn, *, commutativity: str = "unknown") -> str:
+    """The module's text.  An Int literal beyond int64 is refused (a `LoopError` at its
+    position), as in the other backends that compute Ints in int64."""
+    from thm3.analysis.int_bounds import overflow_checks
+    from thm3.syntax.frontend import wide_int_literal
+    err = wide_int_literal(loop, "the JAX backend")
+    if err is not None:
+        raise err
+    fields = [f.name for f in loop.fields]
+    left_outputs, combine_outputs = rewrite(loop.left.outputs), rewrite(combine.outputs)
+    left_checks = overflow_checks(left_outputs, loop, combine, "left")
+    combine_checks = overflow_checks(combine_outputs, loop, combine, "combine")
+    overflow = bool(left_checks or combine_checks)
+    param_names = {p.name: _py_name("p", p.name) for p in loop.params}
+    unpack_params = [f"    {param_names[p.name]} = params[{p.name!r}]" for p in loop.params]
+
+    # identity(n, dim, real)
+    ident = []
+    for f, e in zip(loop.fields, initial_state(loop)):
+        shape = "(n, dim)" if f.type is Type.VEC else "(n, 1)"
+        dtype = {Type.BOOL: "bool", Type.INT: "int"}.get(f.type, "real")
+        ident.append(f"jnp.full({shape}, {_literal(e.arg, Type.REAL if f.type is Type.VEC else f.type)}, {dtype})")
+    if overflow:
+        ident.append("jnp.zeros((n, 1), bool)")
+    parts = [f'''
+
+def identity(n, dim=1, real=None):
+    """The identity state in n lanes (Reals in `real`, JAX's default float by default)."""
+    real = jnp.result_type(float) if real is None else real
+    return ({", ".join(ident)},)''']
+
+    # step(acc, xs, params, index): left on a batch of states and one element each
+    names = {f"acc.{f}": _py_name("acc", f) for f in fields} | param_names
+    unpack_elems = []
+    k = 0
+    for p in loop.elements:
+        names[p.name] = _py_name("x", p.name)
+        if p.index:
+            unpack_elems.append(f"    {names[p.name]} = index")
+        else:
+            unpack_elems.append(f"    {names[p.name]} = xs[{k}]")
+            k += 1
+    lines, outs, flags = straight_lines(left_outputs, names, JAX, indent="    ", checks=left_checks)
+    acc = ", ".join(_py_name("acc", f) for f in fields) + (", _bad" if overflow else "")
+    acc += "," if len(fields) + overflow == 1 else ""
+    returns = [f"_like({o}, {_py_name('acc', f)})" for o, f in zip(outs, fields)]
+    if overflow:
+        returns.append(f"_like({' | '.join(['_bad'] + [f'({f})' for f in flags])}, _bad)")
+    parts.append("\n".join([
+        "", "", "",
+        "def step(acc, xs, params, index):",
+        '    """left on a batch of states, one element each (xs: the data elements, (R, 1) or',
+        '    (R, D); index: their positions, (R, 1))."""',
+        *unpack_params, f"    {acc} = acc", *unpack_elems,
+        *lines,
+        f"    return ({', '.join(returns)},)"]))
+
+    # combine(a, b, params)
+    names = {f"{side}.{f}": _py_name(side, f) for side in "ab" for f in fields} | param_names
+    lines, outs, flags = straight_lines(combine_outputs, names, JAX, indent="    ", checks=combine_checks)
+    unpack = []
+    for side in "ab":
+        vs = [_py_name(side, f) for f in fields] + ([f"{side}_bad"] if overflow else [])
+        unpack.append(f"    {', '.join(vs)}{',' if len(vs) == 1 else ''} = {side}")
+    returns = [f"_like({o}, {_py_name('a', f)})" for o, f in zip(outs, fields)]
+    if overflow:
+        returns.append(f"_like({' | '.join(['a_bad', 'b_bad'] + [f'({f})' for f in flags])}, a_bad)")
+    parts.append("\n".join([
+        "", "", "",
+        "def combine(a, b, params):",
+        '    """The combine of two batches of states, lane by lane; a is the earlier part."""',
+        *unpack_params, *unpack,
+        *lines,
+        f"    return ({', '.join(returns)},)"]))
+
+    # result_of(states, params)
+    if loop.result is not None:
+        names = {f"acc.{f}": _py_name("acc", f) for f in fields} | param_names
+        lines, outs, _ = straight_lines(loop.result.outputs, names, JAX, indent="    ")
+        refs = [_py_name("acc", f) for f in fields]
+        shaped = [f"jnp.broadcast_to(jnp.asarray({o}), (({refs[0]}).shape[0], jnp.shape({o})[-1] if jnp.ndim({o}) else 1))"
+                  if t is Type.VEC else f"jnp.broadcast_to(jnp.asarray({o}), (({refs[0]}).shape[0], 1))"
+                  for o, t in zip(outs, loop.result_types)]
+        parts.append("\n".join([
+            "", "", "",
+            "def result_of(states, params):",
+            '    """`result` of every state of a batch: one array an output, (n, 1) or (n, D)."""',
+            *unpack_params,
+            f"    {', '.join(refs)}{',' if len(refs) == 1 else ''} = states[:{len(fields)}]",
+            *lines,
+            f"    return ({', '.join(shaped)},)"]))
+
+    def kinds(items) -> str:
+        return repr(tuple(t.value for t in items))
+
+    data_elems = [p for p in loop.elements if not p.index]
+    head = f'''"""{_doc_text(loop.title or loop.name)}
+
+The combine of the loop {loop.name!r} for JAX, rendered by thm3 from the loop's IR (see
+thm3/backends/jax_module.py for the layout).  It needs only jax.
+
+    scan(*arrays, **params)      every prefix state (or result=True: every prefix's result)
+    reduce(*arrays, **params)    the loop's answer; reduce_state: the final state
+    combine(a, b, params)        the combine on batched states, a the earlier part
+    step(acc, xs, params, index) left on batched states
+    scan_states, reduce_states   the same, traceable under jax.jit
+
+Arrays: {", ".join(f"{p.name} ({p.type.value})" for p in data_elems) or "none (pass n)"}; parameters:
+{", ".join(f"{p.name} ({p.type.value})" for p in loop.params) or "none"}.
+Commutativity of the combine: {commutativity} ({"any order" if commutativity == "proved" else "order-preserving only"}).
+Both scan (runs folded in order, their totals by jax.lax.associative_scan) and reduce (a tree
+over neighbours in list order) keep the operands in list order, so they are safe either way.
+JAX computes in float32 and int32 unless jax_enable_x64 is on.
+"""
+import functools
+
+import jax
+import jax.numpy as jnp
+
+LOOP = {loop.name!r}
+FIELDS = {tuple(fields)!r}
+FIELD_TYPES = {kinds(f.type for f in loop.fields)}
+ELEMENTS = {tuple(p.name for p in data_elems)!r}
+ELEMENT_TYPES = {kinds(p.type for p in data_elems)}
+PARAMS = {tuple(p.name for p in loop.params)!r}
+PARAM_TYPES = {kinds(p.type for p in loop.params)}
+RESULT_TYPES = {kinds(loop.result_types if loop.result is not None else ())}
+HAS_RESULT = {loop.result is not None}
+NEEDS_DIM = {any(t is Type.VEC for t in [f.type for f in loop.fields] + [p.type for p in loop.elements])}
+OVERFLOW = {overflow}            # a last leaf of the state flags an Int overflow
+COMMUTATIVITY = {commutativity!r}
+LANES = 4096                    # runs folded side by side
+'''
+    return head + _HELPERS + "".join(parts) + _DRIVERS
+
+
+def _doc_text(text: str) -> str:
+    return text.replace("\\", "\\\\").replace('"""', "'''")
+
+
+__all__ = ["JAX", "JAX_FLAGS", "JAX_OPS", "render"]

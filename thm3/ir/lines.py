@@ -1,0 +1,108 @@
+"""Straight-line array code from the one lowering: a function's outputs as Python
+expressions over whole arrays, one operation a template of a per-target table, and each
+subterm that two operands read computed once into a local (`t0 = ...`).
+
+Two targets print through it: the emitted NumPy module (`gpu/render/module.py`: the
+reduction module's `_left`, `_combine`, `_result`, and the attention module's combine)
+and the JAX module (`backends/jax_module.py`).  They differ only in their `Dialect`: the
+table of operations, how a literal, a power with a literal exponent and a remainder are
+written, and how an Int operation that int64 can overflow is checked:
+- by a call (`checked`): a helper computes the value and raises OverflowError (NumPy);
+- by a flag (`flags`): the value is computed as usual into a local r, and a Bool
+  expression over its operands and r says whether it wrapped; the flags are returned
+  with the lines, for the caller to fold into its state (JAX, where traced code cannot
+  raise).
+The order of the lines and the numbering of the locals follow the expression tree, left
+operand first, so the NumPy module's text is what it was before this printer was
+shared."""
+from __future__ import annotations
+
+import itertools
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Callable, Mapping
+
+from thm3.ir.core import Expr
+from thm3.ir.ops import Op, Type
+from thm3.ir.program import lower
+
+
+@dataclass(frozen=True, eq=False)
+class Dialect:
+    """How one array target writes the IR's operations."""
+    name: str
+    ops: Mapping[Op, str]                           # Op -> "np.exp({0})": operand texts by position
+    literal: Callable[[object, Type], str]          # a constant of a type
+    power: Callable[[str, int], str]                # base text, literal exponent (Op.POW)
+    modulo: str                                     # "np.mod({0}, {m})" (Op.MOD, m a literal)
+    checked: Mapping[Op, str] = field(default_factory=dict)     # call style: "{c}" is the check's context
+    checked_power: str = ""                         # call style for POW: "{0}", "{n}", "{c}"
+    flags: Mapping[Op, str] = field(default_factory=dict)       # flag style: "{0}", "{1}", "{r}"
+
+
+def straight_lines(outputs, names: Mapping[str, str], dialect: Dialect, *, indent: str = "        ",
+                   checks: Mapping[Expr, object] | None = None,
+                   context: Callable[[Expr], str] | None = None) -> tuple[list[str], list[str], list[str]]:
+    """(lines, outputs' texts, overflow flags): `outputs` printed in `dialect`, `names`
+    mapping the IR variables to Python names.  `checks` names the Int operations whose
+    overflow is checked; `context(node)` is the text a call-style check passes its helper
+    (which field, where).  Flag style: each checked operation becomes a local, and its
+    flag expression one of the returned flags."""
+    checks = checks or {}
+    program = lower(outputs)
+    outs = Counter(program.outputs)
+    reads = {step.node: n - outs[k] for k, (step, n) in enumerate(zip(program.steps, program.uses))}
+    lines: list[str] = []
+    flags: list[str] = []
+    temps: dict[Expr, str] = {}
+    count = itertools.count()
+
+    def local(out: str, e: Expr | None = None) -> str:
+        temp = f"t{next(count)}"
+        lines.append(f"{indent}{temp} = {out}")
+        if e is not None:
+            temps[e] = temp
+        return temp
+
+    def flagged(e: Expr, args: list[str]) -> str:
+        """A checked operation in the flag style: r named, its flag kept."""
+        if e.op is Op.POW:              # n - 1 checked products, n a literal >= 0
+            r = dialect.literal(1, Type.INT) if e.arg == 0 else args[0]
+            for _ in range(max(e.arg - 1, 0)):
+                nxt = local(dialect.ops[Op.MUL].format(r, args[0]))
+                flags.append(dialect.flags[Op.MUL].format(r, args[0], r=nxt))
+                r = nxt
+            return r
+        r = local(dialect.ops[e.op].format(*args))
+        flags.append(dialect.flags[e.op].format(*args, r=r))
+        return r
+
+    def text(e: Expr) -> str:
+        if e in temps:
+            return temps[e]
+        match e.op:
+            case Op.CONST:
+                out = dialect.literal(e.arg, e.type)
+            case Op.VAR:
+                out = names[e.arg]
+            case _ if e in checks and dialect.flags:
+                out = temps[e] = flagged(e, [text(s) for s in e.src])
+                return out
+            case Op.POW if e in checks:
+                out = dialect.checked_power.format(text(e.src[0]), n=e.arg, c=context(e))
+            case Op.POW:
+                out = dialect.power(text(e.src[0]), e.arg)
+            case Op.MOD:
+                out = dialect.modulo.format(text(e.src[0]), m=e.arg)
+            case op if e in checks:
+                out = dialect.checked[op].format(*(text(s) for s in e.src), c=context(e))
+            case _:
+                out = dialect.ops[e.op].format(*(text(s) for s in e.src))
+        if reads.get(e, 0) > 1 and e.op not in (Op.CONST, Op.VAR):
+            return local(out, e)
+        return out
+
+    return lines, [text(e) for e in outputs], flags
+
+
+__all__ = ["Dialect", "straight_lines"]
