@@ -8,7 +8,8 @@
 #      1007, 10**6 + 3, 2**28, then sum, mps, Welford, safe softmax, mss at 2**28 next to
 #      cupy.sum (CUB) and a device copy;
 #   3. attention next to torch SDPA, its flash and cuDNN backends named explicitly;
-#   4. the scan of the emitted sum module next to cupy.cumsum (CUB) at 2**28.
+#   4. the scan of the emitted sum module next to cupy.cumsum (CUB) at 2**28;
+#   5. the emitted Triton modules against the NumPy backend, and timed next to torch.
 # Writes exactly two files to OUTDIR (default $OUT, else bench/results/gpu):
 #   gpu_check.md (the summary table) and gpu_check.tar.gz (every log and JSON).
 # About 4 minutes on an H200; each step has its own timeout.
@@ -61,6 +62,9 @@ attn=$?
 # the scan: the emitted sum module's scan() next to cupy.cumsum (CUB) at 2**28 (issue 10)
 timeout 60 "$py" bench/scan.py --gpu --kernels bench/kernels > "$work/scan.log" 2>&1
 scan=$?
+# the Triton modules (issue 25): checked against the NumPy backend, timed next to torch
+timeout 90 "$py" bench/triton_gpu.py --kernels bench/kernels --out "$work" > "$work/triton.log" 2>&1
+triton=$?
 
 {
     echo "# thm3 device check ($(date -u +%Y-%m-%dT%H:%MZ))"
@@ -78,6 +82,8 @@ scan=$?
     if [ -f "$work/attention.md" ]; then cat "$work/attention.md"; else echo "attention: no table; log tail:"; tail -5 "$work/attention.log"; fi
     echo
     echo "scan (exit $scan):"; tail -6 "$work/scan.log"
+    echo
+    echo "triton (exit $triton):"; tail -4 "$work/triton.log"
 } > "$out/gpu_check.md"
 tar -czf "$out/gpu_check.tar.gz" -C "$work" .
 rm -rf "$work" "$path"

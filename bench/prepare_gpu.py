@@ -3,7 +3,8 @@ are, everything the GPU machine needs but cannot make (it has CuPy, torch, NumPy
 but no z3 and no pip).  Writes bench/kernels/:
 
 - NAME.py and NAME.cu for every homomorphic sample (float32, Vec length 4), the emitted
-  modules that bench/gpu_reduce.py checks and times;
+  modules that bench/gpu_reduce.py checks and times; NAME_triton.py for those with scalar
+  values, the Triton modules that bench/triton_gpu.py checks;
 - samples.pkl: each sample's loop and combine as thm3 IR, for the NumPy backend
   (thm3.backends.numpy_tree, which needs neither z3 nor SymPy) that the kernels are
   checked against;
@@ -27,6 +28,7 @@ sys.path.insert(0, str(ROOT))
 
 import thm3                                                    # noqa: E402
 from thm3.analysis.attention import recognize                  # noqa: E402
+from thm3.backends.triton_module import render as render_triton  # noqa: E402
 from thm3.gpu.api import emit                                  # noqa: E402
 from thm3.gpu.render.attention import merge_source            # noqa: E402
 from thm3.gpu.render.module import numpy_combine_source       # noqa: E402
@@ -56,6 +58,10 @@ def main() -> None:
                       exp_nonpositive=a.stability.get("exp_overflow") == "proved")
         samples[path.stem] = {"loop": a.loop, "combine": a.combine_fn, "dim": dim}
         files += [cu.name, py.name]
+        if dim is None:         # the Triton module (scalar values), for bench/triton_gpu.py
+            triton_py = out / f"{path.stem}_triton.py"
+            triton_py.write_text(render_triton(a.loop, a.combine_fn, commutativity=a.proofs["commutativity"]))
+            files.append(triton_py.name)
         print(f"{path.stem}: proofs {a.proofs} -> {py.name}", flush=True)
     (out / "samples.pkl").write_bytes(pickle.dumps(samples))
     a = thm3.analyze(ROOT / "samples" / "flash_attention.py", lift=False)

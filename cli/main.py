@@ -439,12 +439,14 @@ def lift(file, sample, output, timeout, memory):
 @TIMEOUT
 @MEMORY
 @click.option("--accept-tested", is_flag=True, help="Emit a combine whose laws are only tested (not proved).")
-@click.option("--target", type=click.Choice(["cuda", "jax"]), default="cuda", show_default=True,
+@click.option("--target", type=click.Choice(["cuda", "jax", "triton"]), default="cuda", show_default=True,
               help="cuda: NAME.cu and its CuPy module NAME.py; jax: NAME_jax.py, the combine for "
-                   "jax.lax.associative_scan with scan and reduce.")
+                   "jax.numpy with scan and reduce (and jax.lax.associative_scan); triton: NAME_triton.py, @triton.jit "
+                   "kernels (tl.reduce only where commutativity is proved).")
 def emit(file, sample, outdir, dtype, dim, timeout, accept_tested, memory, target):
     """Write FILE's combine tree as code: CUDA (NAME.cu) and a CuPy module (NAME.py), or
-    with --target jax a JAX module (NAME_jax.py)."""
+    with --target jax a JAX module (NAME_jax.py), with --target triton a Triton module
+    (NAME_triton.py)."""
     path = _path(file, sample)
     a = _load(path, timeout, lift=False, accept_tested=accept_tested, memory=memory)
     if a.combine_fn is None or a.verdict != "homomorphism":
@@ -453,9 +455,9 @@ def emit(file, sample, outdir, dtype, dim, timeout, accept_tested, memory, targe
             click.echo(f"no combine over this state exists: `thm3 lift {path} -o LIFTED.py` adds the state "
                        "that makes one, then `thm3 emit LIFTED.py -o DIR`", err=True)
         sys.exit(1)
-    if target == "jax":
+    if target in ("jax", "triton"):
         with _writing(outdir):
-            written = a.emit(outdir, target="jax")
+            written = a.emit(outdir, target=target)
         for p in written:
             click.echo(f"wrote {p} (commutativity: {a.proofs.get('commutativity', 'unknown')})")
         sys.exit(0)
@@ -481,9 +483,9 @@ def emit(file, sample, outdir, dtype, dim, timeout, accept_tested, memory, targe
 @click.option("--sample", metavar="NAME", help=SAMPLE_HELP)
 @click.option("--n", "n", default=100_000, show_default=True, type=click.IntRange(0, None),
               help="Number of list elements.")
-@click.option("--backend", type=click.Choice(["numpy", "numba", "cupy"]), default="numpy", show_default=True,
+@click.option("--backend", type=click.Choice(["numpy", "numba", "cupy", "jax"]), default="numpy", show_default=True,
               help="numpy: the combine tree on the CPU; numba: compiled, in threads (thm3[cpu]); "
-                   "cupy: the emitted CUDA kernel.")
+                   "cupy: the emitted CUDA kernel; jax: the JAX module (thm3[jax]).")
 @click.option("--scan", "scan", is_flag=True,
               help="Run the inclusive scan instead and compare every prefix with the sequential prefixes.")
 @click.option("--dtype", type=click.Choice(["float64", "float32"]), default="float64", show_default=True,

@@ -109,20 +109,24 @@ class Analysis:
     def emit(self, outdir, *, dtype: str = "float32", dim: int | None = None, target: str = "cuda") -> list:
         """Write the combine's code into `outdir`; returns the paths.  target="cuda": the
         kernel source and its CuPy module (NAME.cu, NAME.py); target="jax": the JAX module
-        NAME_jax.py (`thm3.backends.jax_module`)."""
+        NAME_jax.py (`thm3.backends.jax_module`); target="triton": the Triton module
+        NAME_triton.py (`thm3.backends.triton_module`)."""
         if self.combine_fn is None:
             raise UsageError(f"{self.loop.name}: nothing to emit ({self.verdict}): {self.reason}"
                              + ("; `thm3 lift` (or a.lifted) gives a loop with a combine" if self.witness else ""))
-        if target == "jax":
+        if target in ("jax", "triton"):
             from pathlib import Path
-            from thm3.backends.jax_module import render
+            if target == "jax":
+                from thm3.backends.jax_module import render
+            else:
+                from thm3.backends.triton_module import render
             text = render(self.loop, self.combine_fn, commutativity=self.proofs.get("commutativity", "unknown"))
-            path = Path(outdir) / f"{self.loop.name}_jax.py"
+            path = Path(outdir) / f"{self.loop.name}_{target}.py"
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text)
             return [path]
         if target != "cuda":
-            raise UsageError(f"target must be 'cuda' or 'jax', not {target!r}")
+            raise UsageError(f"target must be 'cuda', 'jax' or 'triton', not {target!r}")
         from thm3.analysis.attention import recognize
         shape = recognize(self.loop, self.transport_map)
         if shape is not None:                   # attention: tiles of K/V merged by the combine
@@ -188,7 +192,8 @@ class Analysis:
             case "jax":
                 from thm3.backends.jax_tree import run_jax
                 from thm3.backends.numpy_tree import apply_result
-                return apply_result(self.loop, run_jax(self.loop, self.combine_fn, list(arrays), params), params)
+                state = run_jax(self.loop, self.combine_fn, list(arrays), params, dtype=real)
+                return _in_dtype(apply_result(self.loop, state, params), real)
             case _:
                 raise UsageError(f"backend must be 'numpy', 'numba', 'cupy' or 'jax', not {backend!r}")
 

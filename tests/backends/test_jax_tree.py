@@ -1,5 +1,6 @@
 """The JAX backend (`backend="jax"`, `thm3 emit --target jax`): the emitted module's scan
-(`jax.lax.associative_scan`) and reduction (a tree in list order) against the sequential
+(runs, their totals scanned by doubling) and reduction (a tree in list order), and its
+`scan_leaves` (`jax.lax.associative_scan`), against the sequential
 fold, on every sample homomorphism (the corpus in the slow tier), n = 0, 1, 1000 and
 1007; NaN and inf as the loop carries them; Int overflow raised; the module standalone
 and under `jax.jit`."""
@@ -27,17 +28,21 @@ from thm3.semantics.samples import random_arrays  # noqa: E402
 SIZES = [0, 1, 1000, 1007]
 
 
-def _same(got, want, rel=1e-8):
-    """Equal up to rounding from another order; NaN where the reference has NaN."""
+def _same(got, want, rel=1e-8, scale=None):
+    """Equal up to rounding from another order; NaN where the reference has NaN.  The
+    error is relative to `scale` where given (the largest magnitude the fold has held so
+    far: a product of matrices cancels to 0 in one order and to 1e-4 in another when its
+    terms were 1e12), else to the value."""
     gs = got if isinstance(got, tuple) else (got,)
     ws = want if isinstance(want, tuple) else (want,)
     assert len(gs) == len(ws)
     for u, v in zip(gs, ws):
         u, v = np.asarray(u, dtype=np.float64), np.asarray(v, dtype=np.float64)
         assert u.shape == v.shape, (u.shape, v.shape)
+        size = np.abs(v) if scale is None else np.broadcast_to(np.reshape(scale, scale.shape + (1,) * (v.ndim - np.ndim(scale))), v.shape)
         with np.errstate(all="ignore"):
             same = (u == v) | (np.isnan(u) & np.isnan(v))
-            close = np.isfinite(u) & np.isfinite(v) & (np.abs(u - v) <= rel * np.maximum(1.0, np.abs(v)))
+            close = np.isfinite(u) & np.isfinite(v) & (np.abs(u - v) <= rel * np.maximum(1.0, size))
         bad = ~(same | close)
         assert not bad.any(), (np.flatnonzero(bad)[:5], u[bad][:5], v[bad][:5])
 
@@ -58,12 +63,30 @@ def _case(a, n, seed):
     pytest.skip(f"{a.loop.name}: no random list of {n} elements stays within floating-point range")
 
 
-def _check(a, n, seed):
-    arrays, params, want, dim = _case(a, n, seed)
+def _magnitudes(prefixes, n):
+    """The largest magnitude of any field over prefixes 0 .. i, for each i."""
+    if n == 0:
+        return np.zeros(0)
+    top = np.max([np.abs(np.asarray(p, dtype=np.float64)).reshape(n, -1).max(axis=1) for p in prefixes], axis=0)
+    return np.maximum.accumulate(top)
+
+
+def _check(a, n, seed, normwise=False):
+    try:
+        arrays, params, want, dim = _case(a, n, seed)
+    except OverflowError:       # an Int field leaves int64 on the data: JAX says so too
+        arrays, params = random_arrays(a.loop, n, 4, np.random.default_rng(seed))
+        with pytest.raises(OverflowError):
+            run_jax(a.loop, a.combine_fn, arrays, params, n=n, dim=4)
+        return
     kw = dict(n=n, dim=dim)
-    _same(scan_jax(a.loop, a.combine_fn, arrays, params, **kw), want)
+    scale = _magnitudes(want, n) if normwise else None
+    _same(scan_jax(a.loop, a.combine_fn, arrays, params, **kw), want, scale=scale)
     final = numpy_tree.run_sequential(a.loop, arrays, params, n=n, dim=dim)
-    _same(run_jax(a.loop, a.combine_fn, arrays, params, **kw), final)
+    _same(run_jax(a.loop, a.combine_fn, arrays, params, **kw), final,
+          scale=np.asarray(scale[-1]) if normwise and n else None)
+    if normwise:
+        return
     if arrays:      # the public API: the arrays give n
         _same(a.run(*arrays, backend="jax", **params), numpy_tree.apply_result(a.loop, final, params))
         _same(a.scan(*arrays, backend="jax", result=True, **params), prefix_results(a.loop, want, params))
@@ -87,7 +110,7 @@ def test_jax_on_every_corpus_homomorphism(entry):
     if a.combine_fn is None:
         pytest.skip(f"{entry.name}: {a.verdict} (the corpus tests follow it)")
     for n in SIZES:
-        _check(a, n, n + 5)
+        _check(a, n, n + 5, normwise=True)
 
 
 @pytest.mark.parametrize("name", ["sum", "max", "mps", "safe_softmax", "logsumexp", "argmax", "welford", "affine"])
@@ -116,6 +139,19 @@ def test_a_non_commutative_combine_keeps_list_order():
         arrays = [x] * len([p for p in a.loop.elements if not p.index])
         _same(a.scan(*arrays, backend="jax"), a.scan(*arrays))
         _same(a.run(*arrays, backend="jax"), a.run(*arrays))
+
+
+@pytest.mark.parametrize("name", ["mps", "affine", "last", "welford", "argmax"])
+def test_the_leaves_through_jax_lax_associative_scan(name):
+    """`scan_leaves`: the combine as jax.lax.associative_scan calls it, in order."""
+    a = analysis(str(by_name(name).path))
+    mod = module(a.loop, a.combine_fn)
+    arrays, params, want, dim = _case(a, 1007, 2)
+    with jax.enable_x64(True):
+        columns = tuple(jax.numpy.asarray(x).reshape(-1, 1) for x in arrays)
+        got = mod.scan_leaves(mod.leaf(columns, params, 0, 1007), params)
+        got = tuple(np.asarray(g)[:, 0] for g in got[:len(a.loop.fields)])
+    _same(got, want)
 
 
 PRODUCT = '''
@@ -180,6 +216,8 @@ assert np.isclose(m.reduce(x), best[-1])
 f = jax.jit(lambda v: m.reduce_states(m.leaf((v.reshape(-1, 1),), {}, 0, v.shape[0]), {}))
 got = f(x)
 assert np.isclose(float(got[1][0, 0]), best[-1])
+h = jax.jit(lambda v: m.scan_leaves(m.leaf((v.reshape(-1, 1),), {}, 0, v.shape[0]), {}))
+assert np.allclose(h(x)[1][:, 0], best)
 g = jax.jit(lambda v: m.scan(v))
 assert np.allclose(g(x)[1], best)
 assert m.reduce(np.zeros(0)) == 0.0 and m.scan(np.zeros(0))[0].shape == (0,)

@@ -11,16 +11,22 @@ module, a Vec field (n, D).  Its functions:
 - `combine(a, b, params)`: the proved combine, lane by lane, a the earlier part;
 - `fold_runs`: the elements cut into runs of consecutive elements, every run folded with
   `left`, all runs side by side (`jax.lax.scan` over the steps);
-- `scan_states`: the runs' totals, their exclusive prefixes by `jax.lax.associative_scan`
-  of the combine, every run folded again from its prefix (the blocked scan of
+- `scan_states`: the runs' totals, their exclusive prefixes (`exclusive`: Hillis and
+  Steele's doubling in a `jax.lax.fori_loop`), every run folded again from its prefix (the
+  blocked scan of
   `backends/scan.py`: each prefix state is the loop's own fold inside its run, so NaN
   and inf go where the sequential loop puts them, but at a run's first element);
   `reduce_states`: a tree of combines over neighbours (2k, 2k + 1) in list order; both
   trace under `jax.jit`;
 - `scan(*arrays, **params)`, `reduce(...)`, `reduce_state(...)`: the same on plain arrays,
   compiled with `jax.jit`, n = 0 included, with `result` applied where asked.
-Neither primitive reorders operands: `associative_scan` combines a prefix on the left
-with what follows it, so a combine that is not commutative is safe in both.
+- `scan_leaves(leaf(...), params)`: the prefixes by `jax.lax.associative_scan` itself, for
+  code that calls the primitive (exact but for the special values above).
+No route reorders operands: every combine takes the earlier part on the left, so a
+combine that is not commutative is safe in all.  `scan` does not call
+`jax.lax.associative_scan`: it unrolls about 2 log2(n) combines into the program, and a
+large combine then compiles slowly (12 s on this project's CPU for a 9-field semiring
+combine at n = 1000, against 0.36 s with one combine in a `fori_loop`).
 
 The functions print the IR through the shared straight-line printer (`thm3.ir.lines`,
 the `JAX` dialect) after the shared rewrites (`thm3.ir.rewrite`).  max and min follow
@@ -191,29 +197,61 @@ def fold_runs(columns, params, offset, n, dim, length, start=None, keep=False):
     return state, tuple(jnp.moveaxis(k, 0, 1).reshape((runs * length,) + k.shape[2:])[:n] for k in kept)
 
 
+def scan_leaves(leaves, params):
+    """Every prefix of a batch of states by jax.lax.associative_scan of the combine (the
+    primitive as ML code calls it; it keeps operands in order).  It unrolls about
+    2 log2(n) combines into the program, so a large combine compiles slowly: `scan`
+    takes `exclusive` instead."""
+    return jax.lax.associative_scan(lambda a, b: combine(a, b, params), leaves)
+
+
+def exclusive(states, params, dim=1):
+    """State r becomes the combine of states 0 .. r-1 (the identity for r = 0), in list
+    order: Hillis and Steele's doubling, state r - d always on the left, in a
+    jax.lax.fori_loop, so the program holds one combine however many states."""
+    count = states[0].shape[0]
+    real = next((s.dtype for s, kind in zip(states, FIELD_TYPES) if kind in ("Real", "Vec")), jnp.result_type(float))
+    ident = identity(count, dim, real)
+    place = jnp.arange(count)[:, None]
+
+    def level(k, now):
+        d = jnp.left_shift(1, k)
+        earlier = tuple(jnp.where(place >= d, jnp.roll(s, d, axis=0), i) for s, i in zip(now, ident))
+        merged = combine(earlier, now, params)
+        return tuple(jnp.where(place >= d, m, s) for m, s in zip(merged, now))
+
+    inclusive = jax.lax.fori_loop(0, max(count - 1, 0).bit_length(), level, tuple(states))
+    return tuple(jnp.concatenate([i[:1], s[:-1]]) for i, s in zip(ident, inclusive))
+
+
 def scan_states(columns, params, offset, n, dim, lanes=LANES):
-    """Every prefix state: the runs' totals, their exclusive prefixes by
-    `jax.lax.associative_scan` of the combine, in list order, then every run folded again
-    from its prefix, keeping each state."""
+    """Every prefix state: the runs' totals, their exclusive prefixes (`exclusive`), then
+    every run folded again from its prefix, keeping each state."""
     length = -(-n // min(lanes, n))
     totals, _ = fold_runs(columns, params, offset, n, dim, length)
-    inclusive = jax.lax.associative_scan(lambda a, b: combine(a, b, params), totals)
-    first = identity(1, dim, _real_of(columns, params))
-    carried = tuple(jnp.concatenate([f, s[:-1]]) for f, s in zip(first, inclusive))
+    carried = exclusive(totals, params, dim)
     return fold_runs(columns, params, offset, n, dim, length, start=carried, keep=True)[1]
 
 
-def reduce_states(states, params):
+def reduce_states(states, params, dim=1):
     """The combine of a batch of states: neighbours (2k, 2k + 1), the earlier on the left,
-    level by level (an odd one out is carried to the next level as it is)."""
-    while states[0].shape[0] > 1:
-        count = states[0].shape[0]
-        half = count // 2
-        merged = combine(tuple(s[0:2 * half:2] for s in states), tuple(s[1:2 * half:2] for s in states), params)
-        if count % 2:
-            merged = tuple(jnp.concatenate([m, s[2 * half:]]) for m, s in zip(merged, states))
-        states = merged
-    return states
+    level by level, padded with the identity to a power of two (one combine in the
+    program: the levels run in a jax.lax.fori_loop, each on arrays of one size)."""
+    count = states[0].shape[0]
+    size = 1 << max(count - 1, 0).bit_length()
+    real = next((s.dtype for s, kind in zip(states, FIELD_TYPES) if kind in ("Real", "Vec")), jnp.result_type(float))
+    pad = identity(size - count, dim, real)
+    half = identity(size // 2, dim, real) if size > 1 else None
+    states = tuple(jnp.concatenate([s, p]) for s, p in zip(states, pad))
+
+    def level(k, now):
+        pairs = [s.reshape((size // 2, 2) + s.shape[1:]) for s in now]
+        merged = combine(tuple(p[:, 0] for p in pairs), tuple(p[:, 1] for p in pairs), params)
+        return tuple(jnp.concatenate([m, h]) for m, h in zip(merged, half))
+
+    if size > 1:
+        states = jax.lax.fori_loop(0, (size - 1).bit_length(), level, states)
+    return tuple(s[:1] for s in states)
 
 
 @functools.partial(jax.jit, static_argnames=("n", "dim", "prefixes", "lanes"))
@@ -224,7 +262,7 @@ def _run(columns, params, offset, n, dim, prefixes, lanes):
     if prefixes:
         return scan_states(columns, params, offset, n, dim, lanes)
     length = -(-n // min(lanes, n))
-    return reduce_states(fold_runs(columns, params, offset, n, dim, length)[0], params)
+    return reduce_states(fold_runs(columns, params, offset, n, dim, length)[0], params, dim)
 
 
 def _real_of(columns, params):
@@ -405,8 +443,9 @@ thm3/backends/jax_module.py for the layout).  It needs only jax.
 Arrays: {", ".join(f"{p.name} ({p.type.value})" for p in data_elems) or "none (pass n)"}; parameters:
 {", ".join(f"{p.name} ({p.type.value})" for p in loop.params) or "none"}.
 Commutativity of the combine: {commutativity} ({"any order" if commutativity == "proved" else "order-preserving only"}).
-Both scan (runs folded in order, their totals by jax.lax.associative_scan) and reduce (a tree
-over neighbours in list order) keep the operands in list order, so they are safe either way.
+Both scan (runs folded in order, their totals scanned by doubling, the earlier on the left)
+and reduce (a tree over neighbours in list order) keep the operands in list order, so they
+are safe either way; scan_leaves hands the same combine to jax.lax.associative_scan.
 JAX computes in float32 and int32 unless jax_enable_x64 is on.
 """
 import functools

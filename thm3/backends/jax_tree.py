@@ -41,9 +41,10 @@ def module(loop: Loop, combine: Fn):
     return got
 
 
-def _call(loop: Loop, combine: Fn, arrays, params: dict, n, dim, offset: int, prefixes: bool, lanes):
+def _call(loop: Loop, combine: Fn, arrays, params: dict, n, dim, offset: int, prefixes: bool, lanes,
+          dtype=np.float64):
     jax = _jax()
-    data = Inputs(loop, arrays, params, np.float64, n, dim, offset)    # checked as on NumPy
+    data = Inputs(loop, arrays, params, dtype, n, dim, offset)      # checked as on NumPy
     mod = module(loop, combine)
     lanes = mod.LANES if lanes is None else lanes
     columns = [a for p, a in zip(loop.elements, data.element_arrays) if not p.index]
@@ -52,22 +53,23 @@ def _call(loop: Loop, combine: Fn, arrays, params: dict, n, dim, offset: int, pr
             out = mod.scan(*columns, n=data.n, dim=data.dim, offset=data.offset, lanes=lanes, **data.params)
         else:
             out = mod.reduce_state(*columns, n=data.n, dim=data.dim, offset=data.offset, lanes=lanes, **data.params)
-        return tuple(np.asarray(v, dtype=np.float64 if f.type is Type.VEC else field_dtype(f.type, np.float64))
+        return tuple(np.asarray(v, dtype=dtype if f.type is Type.VEC else field_dtype(f.type, dtype))
                      for v, f in zip(out, loop.fields))
 
 
 def scan_jax(loop: Loop, combine: Fn, arrays, params: dict, *, n: int | None = None,
              dim: int | None = None, offset: int = 0, lanes: int | None = None) -> tuple:
     """Every prefix state, one array a field: runs folded with `left`, their totals
-    scanned with `jax.lax.associative_scan`, the runs folded again from their prefixes."""
+    scanned in list order (the module's `exclusive`), the runs folded again from their
+    prefixes."""
     return _call(loop, combine, arrays, params, n, dim, offset, True, lanes)
 
 
 def run_jax(loop: Loop, combine: Fn, arrays, params: dict, *, n: int | None = None,
-            dim: int | None = None, offset: int = 0, lanes: int | None = None) -> tuple:
+            dim: int | None = None, offset: int = 0, lanes: int | None = None, dtype=np.float64) -> tuple:
     """The final state: runs folded with `left`, then a tree of combines over their
-    totals, neighbours in list order."""
-    state = _call(loop, combine, arrays, params, n, dim, offset, False, lanes)
+    totals, neighbours in list order; Reals in `dtype`."""
+    state = _call(loop, combine, arrays, params, n, dim, offset, False, lanes, np.dtype(dtype).type)
     return tuple(s if f.type is Type.VEC else s[()] for s, f in zip(state, loop.fields))
 
 

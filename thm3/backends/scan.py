@@ -142,7 +142,7 @@ def scan_accumulate(loop: Loop, ufuncs: list, arrays, params: dict, *, dtype=np.
 def scan_states(loop: Loop, combine: Fn, arrays, params: dict, *, backend: str = "numpy") -> tuple:
     """The prefix states on a backend: "numpy" (`scan_numpy`), "numba" (compiled, chunks in
     threads), "cupy" (the emitted CUDA scan; arrays come back as CuPy arrays) or "jax"
-    (`jax.lax.associative_scan`, the module `thm3 emit --target jax` writes)."""
+    (the module `thm3 emit --target jax` writes)."""
     match backend:
         case "numpy":
             return scan_numpy(loop, combine, arrays, params)
