@@ -11,6 +11,7 @@ import pytest
 import thm3
 from analyzed import analysis
 from catalog import HOMOMORPHISMS, by_name
+from closeness import same as _same
 from thm3.backends import numpy_tree
 from thm3.backends.scan import (monoid_ufuncs, prefix_results, run_sequential_prefixes, scan_accumulate,
                                 scan_numpy, scan_parallel)
@@ -23,22 +24,6 @@ from thm3.semantics.samples import random_arrays
 def _dim(a):
     uses_vec = any(x.type is Type.VEC for x in a.loop.fields + a.loop.elements + a.loop.params)
     return 4 if uses_vec else None
-
-
-def _same(got, want, rel=1e-8):
-    """Equal up to rounding from another order; NaN where the reference has NaN, the same
-    infinities where it has them."""
-    gs = got if isinstance(got, tuple) else (got,)
-    ws = want if isinstance(want, tuple) else (want,)
-    assert len(gs) == len(ws)
-    for u, v in zip(gs, ws):
-        u, v = np.asarray(u, dtype=np.float64), np.asarray(v, dtype=np.float64)
-        assert u.shape == v.shape, (u.shape, v.shape)
-        with np.errstate(all="ignore"):
-            same = (u == v) | (np.isnan(u) & np.isnan(v))
-            close = np.isfinite(u) & np.isfinite(v) & (np.abs(u - v) <= rel * np.maximum(1.0, np.abs(v)))
-        bad = ~(same | close)
-        assert not bad.any(), (np.flatnonzero(bad)[:5], u[bad][:5], v[bad][:5])
 
 
 def _finite_case(a, n, rng):

@@ -18,6 +18,7 @@ jax = pytest.importorskip("jax")
 import thm3  # noqa: E402
 from analyzed import analysis  # noqa: E402
 from catalog import HOMOMORPHISMS, by_name  # noqa: E402
+from closeness import running_magnitude, same  # noqa: E402
 from thm3.backends import numpy_tree  # noqa: E402
 from thm3.backends.jax_module import render  # noqa: E402
 from thm3.backends.jax_tree import module, run_jax, scan_jax  # noqa: E402
@@ -26,25 +27,6 @@ from thm3.ir import Type  # noqa: E402
 from thm3.semantics.samples import random_arrays  # noqa: E402
 
 SIZES = [0, 1, 1000, 1007]
-
-
-def _same(got, want, rel=1e-8, scale=None):
-    """Equal up to rounding from another order; NaN where the reference has NaN.  The
-    error is relative to `scale` where given (the largest magnitude the fold has held so
-    far: a product of matrices cancels to 0 in one order and to 1e-4 in another when its
-    terms were 1e12), else to the value."""
-    gs = got if isinstance(got, tuple) else (got,)
-    ws = want if isinstance(want, tuple) else (want,)
-    assert len(gs) == len(ws)
-    for u, v in zip(gs, ws):
-        u, v = np.asarray(u, dtype=np.float64), np.asarray(v, dtype=np.float64)
-        assert u.shape == v.shape, (u.shape, v.shape)
-        size = np.abs(v) if scale is None else np.broadcast_to(np.reshape(scale, scale.shape + (1,) * (v.ndim - np.ndim(scale))), v.shape)
-        with np.errstate(all="ignore"):
-            same = (u == v) | (np.isnan(u) & np.isnan(v))
-            close = np.isfinite(u) & np.isfinite(v) & (np.abs(u - v) <= rel * np.maximum(1.0, size))
-        bad = ~(same | close)
-        assert not bad.any(), (np.flatnonzero(bad)[:5], u[bad][:5], v[bad][:5])
 
 
 def _in_range(p) -> bool:
@@ -63,14 +45,6 @@ def _case(a, n, seed):
     pytest.skip(f"{a.loop.name}: no random list of {n} elements stays within floating-point range")
 
 
-def _magnitudes(prefixes, n):
-    """The largest magnitude of any field over prefixes 0 .. i, for each i."""
-    if n == 0:
-        return np.zeros(0)
-    top = np.max([np.abs(np.asarray(p, dtype=np.float64)).reshape(n, -1).max(axis=1) for p in prefixes], axis=0)
-    return np.maximum.accumulate(top)
-
-
 def _check(a, n, seed, normwise=False):
     try:
         arrays, params, want, dim = _case(a, n, seed)
@@ -80,16 +54,16 @@ def _check(a, n, seed, normwise=False):
             run_jax(a.loop, a.combine_fn, arrays, params, n=n, dim=4)
         return
     kw = dict(n=n, dim=dim)
-    scale = _magnitudes(want, n) if normwise else None
-    _same(scan_jax(a.loop, a.combine_fn, arrays, params, **kw), want, scale=scale)
+    scale = running_magnitude(want, n) if normwise else None
+    same(scan_jax(a.loop, a.combine_fn, arrays, params, **kw), want, scale=scale)
     final = numpy_tree.run_sequential(a.loop, arrays, params, n=n, dim=dim)
-    _same(run_jax(a.loop, a.combine_fn, arrays, params, **kw), final,
+    same(run_jax(a.loop, a.combine_fn, arrays, params, **kw), final,
           scale=np.asarray(scale[-1]) if normwise and n else None)
     if normwise:
         return
     if arrays:      # the public API: the arrays give n
-        _same(a.run(*arrays, backend="jax", **params), numpy_tree.apply_result(a.loop, final, params))
-        _same(a.scan(*arrays, backend="jax", result=True, **params), prefix_results(a.loop, want, params))
+        same(a.run(*arrays, backend="jax", **params), numpy_tree.apply_result(a.loop, final, params))
+        same(a.scan(*arrays, backend="jax", result=True, **params), prefix_results(a.loop, want, params))
 
 
 @pytest.mark.parametrize("n", SIZES)
@@ -125,8 +99,8 @@ def test_nan_and_inf_as_the_sequential_loop(name):
         if x.dtype.kind == "f":
             x[[122, 178, 898]] = [-np.inf, np.nan, np.inf]
     want = run_sequential_prefixes(a.loop, arrays, params)
-    _same(scan_jax(a.loop, a.combine_fn, arrays, params, lanes=8), want)
-    _same(run_jax(a.loop, a.combine_fn, arrays, params, lanes=8), numpy_tree.run_sequential(a.loop, arrays, params))
+    same(scan_jax(a.loop, a.combine_fn, arrays, params, lanes=8), want)
+    same(run_jax(a.loop, a.combine_fn, arrays, params, lanes=8), numpy_tree.run_sequential(a.loop, arrays, params))
 
 
 def test_a_non_commutative_combine_keeps_list_order():
@@ -137,8 +111,8 @@ def test_a_non_commutative_combine_keeps_list_order():
         assert a.proofs["commutativity"] == "failed"
         x = np.arange(1.0, 1008.0)
         arrays = [x] * len([p for p in a.loop.elements if not p.index])
-        _same(a.scan(*arrays, backend="jax"), a.scan(*arrays))
-        _same(a.run(*arrays, backend="jax"), a.run(*arrays))
+        same(a.scan(*arrays, backend="jax"), a.scan(*arrays))
+        same(a.run(*arrays, backend="jax"), a.run(*arrays))
 
 
 @pytest.mark.parametrize("name", ["mps", "affine", "last", "welford", "argmax"])
@@ -151,7 +125,7 @@ def test_the_leaves_through_jax_lax_associative_scan(name):
         columns = tuple(jax.numpy.asarray(x).reshape(-1, 1) for x in arrays)
         got = mod.scan_leaves(mod.leaf(columns, params, 0, 1007), params)
         got = tuple(np.asarray(g)[:, 0] for g in got[:len(a.loop.fields)])
-    _same(got, want)
+    same(got, want)
 
 
 PRODUCT = '''

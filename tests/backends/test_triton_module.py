@@ -14,6 +14,7 @@ import pytest
 import thm3
 from analyzed import analysis
 from catalog import HOMOMORPHISMS, by_name
+from closeness import close, running_magnitude
 from thm3.backends.numpy_tree import run_sequential
 from thm3.backends.scan import run_sequential_prefixes
 from thm3.backends.triton_module import render
@@ -32,22 +33,6 @@ def _scalar(a) -> bool:
 SCALAR = [s for s in HOMOMORPHISMS if _scalar(analysis(str(s.path)))]
 
 
-def _close(got, want, scale=None) -> bool:
-    """Equal up to rounding from another order, relative to the value or to `scale` (the
-    largest magnitude the fold has held: see tests/backends/test_jax_tree.py)."""
-    for u, v in zip(got, want):
-        u, v = np.asarray(u, dtype=np.float64), np.asarray(v, dtype=np.float64)
-        if u.shape != v.shape:
-            return False
-        size = np.abs(v) if scale is None else np.broadcast_to(scale, v.shape)
-        with np.errstate(all="ignore"):
-            ok = (u == v) | (np.isnan(u) & np.isnan(v)) | (
-                np.isfinite(u) & np.isfinite(v) & (np.abs(u - v) <= 1e-8 * np.maximum(1.0, size)))
-        if not ok.all():
-            return False
-    return True
-
-
 def _in_range(p) -> bool:
     v = np.abs(np.asarray(p, dtype=np.float64))
     return bool(np.all(np.isfinite(v)) and np.all((v == 0) | ((v > 1e-250) & (v < 1e250))))
@@ -57,12 +42,6 @@ def _module(a, commutativity=None):
     mod = load(render(a.loop, a.combine_fn, commutativity=commutativity or a.proofs["commutativity"]))
     mod.BLOCK = 16          # many blocks, and states reduced and scanned over several levels
     return mod
-
-
-def _top(prefixes):
-    """The largest magnitude of any field over prefixes 0 .. i, for each i."""
-    top = np.max([np.abs(np.asarray(p, dtype=np.float64)) for p in prefixes], axis=0)
-    return np.maximum.accumulate(top) if top.size else top
 
 
 def _check(a, seed, normwise=False):
@@ -81,20 +60,20 @@ def _check(a, seed, normwise=False):
             with pytest.raises(OverflowError):
                 mod.reduce_state(*arrays, n=n, **params)
             continue
-        scale = _top(want) if normwise else None
-        assert _close(mod.scan(*arrays, n=n, **params), want, scale), (a.loop.name, n)
-        assert _close(mod.reduce_state(*arrays, n=n, **params), run_sequential(a.loop, arrays, params, n=n),
-                      scale[-1] if normwise and n else None), (a.loop.name, n)
+        scale = running_magnitude(want, n) if normwise else None
+        assert close(mod.scan(*arrays, n=n, **params), want, scale=scale), (a.loop.name, n)
+        assert close(mod.reduce_state(*arrays, n=n, **params), run_sequential(a.loop, arrays, params, n=n),
+                      scale=scale[-1] if normwise and n else None), (a.loop.name, n)
         if n == 1000 and arrays:        # 4 rows of 250
             rows = [x.reshape(4, 250) for x in arrays]
             got, every = mod.reduce_rows(*rows, **params), mod.scan_rows(*rows, **params)
             for r in range(4):
                 row = [x[r] for x in rows]
                 prefixes = run_sequential_prefixes(a.loop, row, params)
-                top = _top(prefixes) if normwise else None
-                assert _close([g[r] for g in got], run_sequential(a.loop, row, params),
-                              top[-1] if normwise else None), (a.loop.name, r)
-                assert _close([e[r] for e in every], prefixes, top), (a.loop.name, r)
+                top = running_magnitude(prefixes, 250) if normwise else None
+                assert close([g[r] for g in got], run_sequential(a.loop, row, params),
+                              scale=top[-1] if normwise else None), (a.loop.name, r)
+                assert close([e[r] for e in every], prefixes, scale=top), (a.loop.name, r)
 
 
 @pytest.mark.parametrize("sample", SCALAR, ids=lambda s: s.name)
@@ -134,8 +113,8 @@ def test_the_stand_in_catches_tl_reduce_of_a_combine_that_is_not_commutative(nam
     x = np.random.default_rng(0).standard_normal(1000)
     arrays = [x] * len([p for p in a.loop.elements if not p.index])
     want = run_sequential(a.loop, arrays, {})
-    assert _close(_module(a).reduce_state(*arrays), want)
-    assert not _close(_module(a, commutativity="proved").reduce_state(*arrays), want)
+    assert close(_module(a).reduce_state(*arrays), want)
+    assert not close(_module(a, commutativity="proved").reduce_state(*arrays), want)
 
 
 def test_an_int_overflow_raises(tmp_path):

@@ -39,7 +39,7 @@ values (traced code cannot raise: under an outer `jax.jit`, read the flag from
 from __future__ import annotations
 
 from thm3.ir import Fn, Loop, Op, Type, initial_state
-from thm3.ir.lines import Dialect, straight_lines
+from thm3.ir.lines import Dialect, scalar_literals, straight_lines, wrap_flags
 from thm3.ir.rewrite import rewrite
 
 JAX_OPS = {
@@ -55,29 +55,9 @@ JAX_OPS = {
 }
 
 # Whether the int64 (int32) result r of an operation wrapped, from its operands and r.
-JAX_FLAGS = {
-    Op.ADD: "((({0}) ^ {r}) & (({1}) ^ {r})) < 0",
-    Op.SUB: "((({0}) ^ ({1})) & (({0}) ^ {r})) < 0",
-    Op.NEG: "({0}) == jnp.iinfo({r}.dtype).min",
-    Op.ABS: "({0}) == jnp.iinfo({r}.dtype).min",
-    # r // a == b exactly when a * b did not wrap (a wrapped product is 2**64 away from
-    # a * b, more than |a|), except for a = -1, b = MIN, whose product wraps to MIN
-    Op.MUL: "(({0}) != 0) & ((jnp.floor_divide({r}, jnp.where(({0}) == 0, 1, {0})) != ({1}))"
-            " | ((({0}) == -1) & (({1}) == jnp.iinfo({r}.dtype).min)))",
-}
+JAX_FLAGS = wrap_flags("jnp.iinfo({r}.dtype).min", "jnp.floor_divide({r}, jnp.where(({0}) == 0, 1, {0}))")
 
-
-def _literal(v, t: Type) -> str:
-    if t is Type.BOOL:
-        return repr(bool(v))
-    if t is Type.INT:
-        return repr(int(v))
-    v = float(v)
-    if v != v:
-        return "jnp.nan"
-    if v in (float("inf"), float("-inf")):
-        return "jnp.inf" if v > 0 else "-jnp.inf"
-    return repr(v)
+_literal = scalar_literals("jnp.nan", "jnp.inf")
 
 
 def _power(base: str, n: int) -> str:

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from thm3.errors import UsageError
 from thm3.ir import Fn, Loop, Op, Type, initial_state
-from thm3.ir.lines import Dialect, straight_lines
+from thm3.ir.lines import Dialect, scalar_literals, straight_lines, wrap_flags
 from thm3.ir.rewrite import rewrite
 
 BLOCK = 1024
@@ -47,28 +47,10 @@ TRITON_OPS = {
     Op.OR: "({0} | {1})", Op.WHERE: "tl.where({0}, {1}, {2})",
 }
 
-TRITON_FLAGS = {
-    Op.ADD: "((({0}) ^ {r}) & (({1}) ^ {r})) < 0",
-    Op.SUB: "((({0}) ^ ({1})) & (({0}) ^ {r})) < 0",
-    Op.NEG: f"({{0}}) == {_MIN64}",
-    Op.ABS: f"({{0}}) == {_MIN64}",
-    # r / a (truncated) is b exactly when a * b did not wrap, but for a = -1, b = MIN
-    Op.MUL: "(({0}) != 0) & ((({r} // tl.where(({0}) == 0, 1, {0})) != ({1}))"
-            f" | ((({{0}}) == -1) & (({{1}}) == {_MIN64})))",
-}
+# Whether the int64 result r of an operation wrapped (Triton's // truncates, as C's).
+TRITON_FLAGS = wrap_flags(_MIN64, "({r} // tl.where(({0}) == 0, 1, {0}))")
 
-
-def _literal(v, t: Type) -> str:
-    if t is Type.BOOL:
-        return repr(bool(v))
-    if t is Type.INT:
-        return repr(int(v))
-    v = float(v)
-    if v != v:
-        return 'float("nan")'
-    if v in (float("inf"), float("-inf")):
-        return 'float("inf")' if v > 0 else 'float("-inf")'
-    return repr(v)
+_literal = scalar_literals('float("nan")', 'float("inf")')
 
 
 def _power(base: str, n: int) -> str:

@@ -40,6 +40,40 @@ class Dialect:
     flags: Mapping[Op, str] = field(default_factory=dict)       # flag style: "{0}", "{1}", "{r}"
 
 
+def scalar_literals(nan: str, inf: str) -> Callable[[object, Type], str]:
+    """A dialect's literal writer for bare Python literals: Bools and Ints as Python writes
+    them, a Real as its repr, NaN and the infinities as `nan` and `inf` (negated) say."""
+    def literal(v, t: Type) -> str:
+        if t is Type.BOOL:
+            return repr(bool(v))
+        if t is Type.INT:
+            return repr(int(v))
+        v = float(v)
+        if v != v:
+            return nan
+        if v in (float("inf"), float("-inf")):
+            return inf if v > 0 else f"-{inf}"
+        return repr(v)
+    return literal
+
+
+def wrap_flags(least: str, quotient: str) -> dict[Op, str]:
+    """Flag-style checks for two's complement Ints: whether the wrapped result r of an
+    operation differs from its exact value, from its operands ({0}, {1}) and r ({r}).
+    `least` is the Int's minimum; `quotient` is r divided by a zero-safe {0} (floored or
+    truncated alike: r / a is b exactly when a * b did not wrap, a wrapped product being
+    2**64 away from a * b, more than |a|, but for a = -1, b = least, whose product wraps
+    to least)."""
+    return {
+        Op.ADD: "((({0}) ^ {r}) & (({1}) ^ {r})) < 0",
+        Op.SUB: "((({0}) ^ ({1})) & (({0}) ^ {r})) < 0",
+        Op.NEG: f"({{0}}) == {least}",
+        Op.ABS: f"({{0}}) == {least}",
+        Op.MUL: f"(({{0}}) != 0) & (({quotient} != ({{1}}))"
+                f" | ((({{0}}) == -1) & (({{1}}) == {least})))",
+    }
+
+
 def straight_lines(outputs, names: Mapping[str, str], dialect: Dialect, *, indent: str = "        ",
                    checks: Mapping[Expr, object] | None = None,
                    context: Callable[[Expr], str] | None = None) -> tuple[list[str], list[str], list[str]]:
