@@ -163,6 +163,16 @@ def test_an_int_overflow_raises(tmp_path):
         a.run(np.array([-1, -(2**63)]), backend="jax")
 
 
+def test_a_field_named_like_the_overflow_flag(tmp_path):
+    path = tmp_path / "bad_product.py"
+    path.write_text(PRODUCT.replace("p: Int = 1", "bad: Int = 1").replace("acc.p", "acc.bad"))
+    a = thm3.analyze(str(path), lift=False)
+    assert module(a.loop, a.combine_fn).OVERFLOW
+    assert a.run(np.array([2, -3, 5, 7]), backend="jax") == (-210,)
+    with pytest.raises(OverflowError):
+        a.run(np.full(70, 3), backend="jax")
+
+
 def test_the_module_keeps_to_the_loop_file_types_and_names(tmp_path):
     a = analysis(str(by_name("welford").path))
     text = render(a.loop, a.combine_fn, commutativity=a.proofs["commutativity"])

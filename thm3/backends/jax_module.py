@@ -375,11 +375,12 @@ def identity(n, dim=1, real=None):
     lines, outs, flags = straight_lines(combine_outputs, names, JAX, indent="    ", checks=combine_checks)
     unpack = []
     for side in "ab":
-        vs = [_py_name(side, f) for f in fields] + ([f"{side}_bad"] if overflow else [])
+        # the flag's name cannot be a field's: a NamedTuple field never starts with "_"
+        vs = [_py_name(side, f) for f in fields] + ([f"{side}__bad"] if overflow else [])
         unpack.append(f"    {', '.join(vs)}{',' if len(vs) == 1 else ''} = {side}")
     returns = [f"_like({o}, {_py_name('a', f)})" for o, f in zip(outs, fields)]
     if overflow:
-        returns.append(f"_like({' | '.join(['a_bad', 'b_bad'] + [f'({f})' for f in flags])}, a_bad)")
+        returns.append(f"_like({' | '.join(['a__bad', 'b__bad'] + [f'({f})' for f in flags])}, a__bad)")
     parts.append("\n".join([
         "", "", "",
         "def combine(a, b, params):",
