@@ -177,6 +177,11 @@ def fold_runs(columns, params, offset, n, dim, length, start=None, keep=False):
     return state, tuple(jnp.moveaxis(k, 0, 1).reshape((runs * length,) + k.shape[2:])[:n] for k in kept)
 
 
+def _state_real(states):
+    """The Real type of a batch of states: its first Real field's, else JAX's default float."""
+    return next((s.dtype for s, kind in zip(states, FIELD_TYPES) if kind in ("Real", "Vec")), jnp.result_type(float))
+
+
 def scan_leaves(leaves, params):
     """Every prefix of a batch of states by jax.lax.associative_scan of the combine (the
     primitive as ML code calls it; it keeps operands in order).  It unrolls about
@@ -190,7 +195,7 @@ def exclusive(states, params, dim=1):
     order: Hillis and Steele's doubling, state r - d always on the left, in a
     jax.lax.fori_loop, so the program holds one combine however many states."""
     count = states[0].shape[0]
-    real = next((s.dtype for s, kind in zip(states, FIELD_TYPES) if kind in ("Real", "Vec")), jnp.result_type(float))
+    real = _state_real(states)
     ident = identity(count, dim, real)
     place = jnp.arange(count)[:, None]
 
@@ -219,7 +224,7 @@ def reduce_states(states, params, dim=1):
     program: the levels run in a jax.lax.fori_loop, each on arrays of one size)."""
     count = states[0].shape[0]
     size = 1 << max(count - 1, 0).bit_length()
-    real = next((s.dtype for s, kind in zip(states, FIELD_TYPES) if kind in ("Real", "Vec")), jnp.result_type(float))
+    real = _state_real(states)
     pad = identity(size - count, dim, real)
     half = identity(size // 2, dim, real) if size > 1 else None
     states = tuple(jnp.concatenate([s, p]) for s, p in zip(states, pad))

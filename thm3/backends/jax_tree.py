@@ -1,6 +1,7 @@
 """`backend="jax"`: the scan and the reduction by the module `thm3 emit --target jax`
-writes (`jax_module.render`), loaded from its text and called with float64 and int64
-(`jax.enable_x64`), as the other CPU backends compute.  The optional extra `thm3[jax]`.
+writes (`jax_module.render`), loaded from its text and called with `jax.enable_x64` on:
+Ints in int64, Reals in float64 (a.run: float32 where every Real input is float32, as on
+NumPy).  The optional extra `thm3[jax]`.
 
 The module is thm3's own rendering of the IR, executed as a fresh module object; the
 user's loop file is never imported or run."""
