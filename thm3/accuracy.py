@@ -57,6 +57,13 @@ def table_for(dtype) -> dict:
     return table
 
 
+def fold_in(loop: Loop, dtype) -> Fold:
+    """The loop's left fold on Python values, computing Reals in `dtype` (float32 as
+    float64 operations rounded to single, which is float32 arithmetic)."""
+    real = np.dtype(dtype).type
+    return Fold(loop, PYTHON, single=_ROUNDED) if real is np.float32 else Fold(loop, table_for(real))
+
+
 def sequential_prefixes(loop: Loop, arrays, params: dict, checkpoints, *, dtype=np.float64,
                         progress=None) -> list[tuple]:
     """One left fold, element by element, computing in `dtype`; the state after the first
@@ -64,7 +71,7 @@ def sequential_prefixes(loop: Loop, arrays, params: dict, checkpoints, *, dtype=
     thousand elements how many more were folded."""
     from thm3.backends.numpy_tree import identity
     real = np.dtype(dtype).type
-    step = Fold(loop, PYTHON, single=_ROUNDED) if real is np.float32 else Fold(loop, table_for(real))
+    step = fold_in(loop, real)
     state = [_python(v, real) for v in identity(loop, dim=_dim(arrays), dtype=real)]
     env = {p.name: _python(np.asarray(params[p.name], dtype=real), real) for p in loop.params}
     given = iter(arrays)
@@ -208,4 +215,4 @@ def plot_errors(rows: list[dict], path, *, title: str = "", dtype: str | None = 
     plt.close(fig)
 
 
-__all__ = ["checkpoints", "extended", "measure", "reference_name", "reference_states", "plot_errors", "relative_error", "sequential_prefixes", "table", "table_for"]
+__all__ = ["checkpoints", "extended", "fold_in", "measure", "reference_name", "reference_states", "plot_errors", "relative_error", "sequential_prefixes", "table", "table_for"]

@@ -190,38 +190,65 @@ def scan_leaves(leaves, params):
     return jax.lax.associative_scan(lambda a, b: combine(a, b, params), leaves)
 
 
+def _nan(states):
+    """Whether a Real or Vec field of a batch of states is anywhere outside the proof's
+    cover: NaN, or an infinity other than the field's identity value (max's -inf)."""
+    ident = identity(1, 1, _state_real(states))
+    flags = [jnp.any(~jnp.isfinite(s) & (s != i)) for s, i, kind in zip(states, ident, FIELD_TYPES)
+             if kind in ("Real", "Vec")]
+    return functools.reduce(jnp.logical_or, flags, jnp.zeros((), bool))
+
+
 def exclusive(states, params, dim=1):
     """State r becomes the combine of states 0 .. r-1 (the identity for r = 0), in list
     order: Hillis and Steele's doubling, state r - d always on the left, in a
     jax.lax.fori_loop, so the program holds one combine however many states."""
+    return _exclusive(states, params, dim)[0]
+
+
+def _exclusive(states, params, dim):
+    """`exclusive`, and whether a combine left the proof's cover (`_nan`)."""
     count = states[0].shape[0]
     real = _state_real(states)
     ident = identity(count, dim, real)
     place = jnp.arange(count)[:, None]
 
     def level(k, now):
+        now, bad = now
         d = jnp.left_shift(1, k)
         earlier = tuple(jnp.where(place >= d, jnp.roll(s, d, axis=0), i) for s, i in zip(now, ident))
         merged = combine(earlier, now, params)
-        return tuple(jnp.where(place >= d, m, s) for m, s in zip(merged, now))
+        return tuple(jnp.where(place >= d, m, s) for m, s in zip(merged, now)), bad | _nan(merged)
 
-    inclusive = jax.lax.fori_loop(0, max(count - 1, 0).bit_length(), level, tuple(states))
-    return tuple(jnp.concatenate([i[:1], s[:-1]]) for i, s in zip(ident, inclusive))
+    inclusive, bad = jax.lax.fori_loop(0, max(count - 1, 0).bit_length(), level,
+                                       (tuple(states), jnp.zeros((), bool)))
+    return tuple(jnp.concatenate([i[:1], s[:-1]]) for i, s in zip(ident, inclusive)), bad
 
 
 def scan_states(columns, params, offset, n, dim, lanes=LANES):
     """Every prefix state: the runs' totals, their exclusive prefixes (`exclusive`), then
-    every run folded again from its prefix, keeping each state."""
+    every run folded again from its prefix, keeping each state.  Where a run total or a
+    combine holds a NaN or an infinity other than the identity's, which the proof over
+    the reals does not cover (a log-sum-exp run that starts at -inf is (-inf, NaN) from
+    the identity), the whole list is folded in order instead, as the loop does."""
     length = -(-n // min(lanes, n))
     totals, _ = fold_runs(columns, params, offset, n, dim, length)
-    carried = exclusive(totals, params, dim)
-    return fold_runs(columns, params, offset, n, dim, length, start=carried, keep=True)[1]
+    carried, bad = _exclusive(totals, params, dim)
+    return jax.lax.cond(
+        bad | _nan(totals),
+        lambda: fold_runs(columns, params, offset, n, dim, n, keep=True)[1],
+        lambda: fold_runs(columns, params, offset, n, dim, length, start=carried, keep=True)[1])
 
 
 def reduce_states(states, params, dim=1):
     """The combine of a batch of states: neighbours (2k, 2k + 1), the earlier on the left,
     level by level, padded with the identity to a power of two (one combine in the
     program: the levels run in a jax.lax.fori_loop, each on arrays of one size)."""
+    return _reduce_states(states, params, dim)[0]
+
+
+def _reduce_states(states, params, dim):
+    """`reduce_states`, and whether a combine left the proof's cover (`_nan`)."""
     count = states[0].shape[0]
     size = 1 << max(count - 1, 0).bit_length()
     real = _state_real(states)
@@ -230,13 +257,15 @@ def reduce_states(states, params, dim=1):
     states = tuple(jnp.concatenate([s, p]) for s, p in zip(states, pad))
 
     def level(k, now):
+        now, bad = now
         pairs = [s.reshape((size // 2, 2) + s.shape[1:]) for s in now]
         merged = combine(tuple(p[:, 0] for p in pairs), tuple(p[:, 1] for p in pairs), params)
-        return tuple(jnp.concatenate([m, h]) for m, h in zip(merged, half))
+        return tuple(jnp.concatenate([m, h]) for m, h in zip(merged, half)), bad | _nan(merged)
 
+    bad = jnp.zeros((), bool)
     if size > 1:
-        states = jax.lax.fori_loop(0, (size - 1).bit_length(), level, states)
-    return tuple(s[:1] for s in states)
+        states, bad = jax.lax.fori_loop(0, (size - 1).bit_length(), level, (states, bad))
+    return tuple(s[:1] for s in states), bad
 
 
 @functools.partial(jax.jit, static_argnames=("n", "dim", "prefixes", "lanes"))
@@ -247,7 +276,11 @@ def _run(columns, params, offset, n, dim, prefixes, lanes):
     if prefixes:
         return scan_states(columns, params, offset, n, dim, lanes)
     length = -(-n // min(lanes, n))
-    return reduce_states(fold_runs(columns, params, offset, n, dim, length)[0], params, dim)
+    totals = fold_runs(columns, params, offset, n, dim, length)[0]
+    state, bad = _reduce_states(totals, params, dim)
+    # a state the proof does not cover (see `scan_states`): the list folded in order
+    return jax.lax.cond(bad | _nan(totals), lambda: fold_runs(columns, params, offset, n, dim, n)[0],
+                        lambda: state)
 
 
 def _real_of(columns, params):

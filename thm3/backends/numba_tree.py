@@ -478,8 +478,11 @@ def _loops(loop: Loop, fields, element_vars, tail: str, pnames: str) -> str:
         lines += [f"        {t}" for t in step(k, f"begin + {k} * q + j")]
     lines.append(f"    for i in range(begin + {L} * q, end):")     # the rest joins the last lane
     lines += [f"        {t}" for t in step(L - 1, "i")]
-    # the lanes in order: ((0, 1), (2, 3)), as the tree pairs neighbours
+    # the lanes in order: ((0, 1), (2, 3)), as the tree pairs neighbours; where a lane or
+    # a combine leaves the proof's cover (thm3/backends/guard.py), the chunk is folded
+    # again in one lane, as the loop does
     level = [lane(k) for k in range(L)]
+    watch = [_nan_text(loop, names) for names in level]
     counter = 0
     while len(level) > 1:
         nxt = []
@@ -487,8 +490,14 @@ def _loops(loop: Loop, fields, element_vars, tail: str, pnames: str) -> str:
             target = [f"{s}_m{counter}" for s in fields]
             counter += 1
             lines.append(f"    {', '.join(target)}, = combine({', '.join(a + b)}{ps}, dim)")
+            watch.append(_nan_text(loop, target))
             nxt.append(target)
         level = nxt
+    lines.append(f"    if {' or '.join(watch)}:")
+    lines.append(f"        {', '.join(lane(0))}, = identity(dim)")
+    lines.append("        for i in range(begin, end):")
+    lines += [f"            {t}" for t in step(0, "i")]
+    lines.append(f"        return ({', '.join(lane(0))},)")
     lines.append(f"    return ({', '.join(level[0])},)")
     reduce_args = dict(tail=tail, ps=ps, S=S,
                        I=", ".join(f"i{k}" for k in range(F)),
@@ -500,9 +509,12 @@ def _loops(loop: Loop, fields, element_vars, tail: str, pnames: str) -> str:
                        pad="\n            ".join(_store(loop, fields, "half - 1", "r")),
                        load_last=", ".join(f"{s}[m - 1]" for s in fields),
                        first=", ".join(f"{s}[0]" for s in fields))
+    reduce_args.update(F=", ".join(f"f{k}" for k in range(F)),
+                       nan_k=_nan_text(loop, [f"{s}[k]" for s in fields]),
+                       nan_r=_nan_text(loop, [f"r[{k}]" for k in range(F)]))
     for sfx, parallel in ("", True), ("_serial", False):
         lines.append(_REDUCE.format(sfx=sfx, parallel=parallel, **reduce_args))
-    lines.append(_exclusive_text(loop, fields, ps))
+    lines.append(_exclusive_text(loop, fields, tail, ps, step(0, "i"), lane(0)))
     lines += ["\n\n@njit(**JIT)", f"def sequential(n, dim, base{tail}):",
               '    """The plain left fold, element by element: the loop\'s meaning, compiled."""',
               f"    {', '.join(lane(0))}, = identity(dim)",
@@ -519,6 +531,7 @@ def _loops(loop: Loop, fields, element_vars, tail: str, pnames: str) -> str:
                      store="\n        ".join(_store(loop, fields, "c", "st")),
                      lane0=", ".join(lane(0)), reads=reads, args=args, record=record,
                      carry=", ".join(fields), starts=", ".join(f"g{k}" for k in range(F)),
+                     finals=", ".join(f"f{k}" for k in range(F)),
                      load_c=", ".join(f"{s}[c]" for s in fields) + ",")
     for sfx, parallel in ("", True), ("_serial", False):
         lines.append(_SCAN.format(sfx=sfx, parallel=parallel, **scan_args))
@@ -559,16 +572,25 @@ def reduce{sfx}(n, chunk, dim, base{tail}):
         return identity(dim)
     {S}, = _chunk_states{sfx}(n, chunk, dim, base{tail})
     {I}, = identity(dim)
+    bad = False                 # a state the proof does not cover (thm3/backends/guard.py)
+    for k in range(len(s0)):
+        bad = bad or {nan_k}
     m = len(s0)
-    while m > 1:
+    while m > 1 and not bad:
         half = (m + 1) // 2
         for k in range(m // 2):
             r = combine({load_a}, {load_b}{ps}, dim)
+            bad = bad or {nan_r}
             {store_k}
         if m % 2 == 1:
             r = combine({load_last}, {I}{ps}, dim)
+            bad = bad or {nan_r}
             {pad}
         m = half
+    if bad:                     # the chunks again, carried in order by _exclusive
+        {S}, = _chunk_states{sfx}(n, chunk, dim, base{tail})
+        {S}, {F}, = _exclusive({S}, {I}, n, chunk, dim, base{tail})
+        return ({F},)
     return ({first},)
 '''
 
@@ -585,7 +607,7 @@ def scan{sfx}(n, chunk, dim, base, {starts}, {outs}{tail}):
     for c in prange(count):
         st = fold(c * chunk, min(n, (c + 1) * chunk), dim, base{tail})
         {store}
-    {carry}, = _exclusive({carry}, {starts}{ps}, dim)
+    {carry}, {finals}, = _exclusive({carry}, {starts}, n, chunk, dim, base{tail})
     for c in prange(count):
         {lane0}, = {load_c}
         for i in range(c * chunk, min(n, (c + 1) * chunk)):
@@ -595,21 +617,47 @@ def scan{sfx}(n, chunk, dim, base, {starts}, {outs}{tail}):
 '''
 
 
-def _exclusive_text(loop: Loop, fields, ps: str) -> str:
-    """States c -> the combine of the start state g and states 0 .. c-1, in order, in place."""
+def _nan_text(loop: Loop, names: list[str]) -> str:
+    """A Bool expression: some Real or Vec value among `names` (one a field) is outside the
+    proof's cover (thm3/backends/guard.py): NaN, or an infinity other than the field's
+    identity value."""
+    parts = []
+    for v, f, e in zip(names, loop.fields, initial_state(loop)):
+        ident = _literal(e.arg, Type.REAL)
+        if f.type is Type.REAL:
+            parts.append(f"(not math.isfinite({v}) and {v} != {ident})")
+        elif f.type is Type.VEC:
+            parts.append(f"np.any(~np.isfinite({v}) & ({v} != {ident}))")
+    return f"({' or '.join(parts)})" if parts else "False"
+
+
+def _exclusive_text(loop: Loop, fields, tail: str, ps: str, step: list[str], lane: list[str]) -> str:
+    """States c -> the combine of the start state g and the chunk states 0 .. c-1, in
+    order, in place; also returns the state after the last chunk.  Where the carried
+    state, chunk c's state or their combine is outside the proof's cover (NaN, or an
+    infinity other than the identity's: thm3/backends/guard.py), chunk c is folded
+    element by element from the carried state instead."""
     F = len(fields)
     S = ", ".join(fields)
     rs = ", ".join(f"r{k}" for k in range(F))
     cs = ", ".join(f"c{k}" for k in range(F))
+    qs = ", ".join(f"q{k}" for k in range(F))
     reads = ", ".join(f"{s}[c].copy()" if f.type is Type.VEC else f"{s}[c]"
                       for s, f in zip(fields, loop.fields))
     starts = ", ".join(f"g{k}" for k in range(F))
     first = ", ".join(f"g{k}.copy()" if f.type is Type.VEC else f"g{k}" for k, f in enumerate(loop.fields))
-    lines = ["\n\n@njit(**JIT)", f"def _exclusive({S}, {starts}{ps}, dim):",
+    bad = " or ".join(_nan_text(loop, [f"{v}{k}" for k in range(F)]) for v in "rcq")
+    lines = ["\n\n@njit(**JIT)", f"def _exclusive({S}, {starts}, n, chunk, dim, base{tail}):",
              f"    {rs}, = {first},",
              "    for c in range(len(s0)):",
              f"        {cs}, = {reads},"]
     lines += [f"        {s}[{_row(f, 'c')}] = r{k}" for k, (s, f) in enumerate(zip(fields, loop.fields))]
-    lines.append(f"        {rs}, = combine({rs}, {cs}{ps}, dim)")
-    lines.append(f"    return ({S},)")
+    lines.append(f"        {qs}, = combine({rs}, {cs}{ps}, dim)")
+    lines.append(f"        if {bad}:")
+    lines.append(f"            {', '.join(lane)}, = {rs},")
+    lines.append("            for i in range(c * chunk, min(n, (c + 1) * chunk)):")
+    lines += [f"                {t}" for t in step]
+    lines.append(f"            {qs}, = {', '.join(lane)},")
+    lines.append(f"        {rs}, = {qs},")
+    lines.append(f"    return ({S}, {rs},)")
     return "\n".join(lines)

@@ -32,6 +32,7 @@ from __future__ import annotations
 import numpy as np
 
 from thm3.analysis.int_bounds import check_length, unchecked
+from thm3.backends.guard import SLOW_RUNS, Span, any_uncovered, carry
 from thm3.errors import Thm3Error, UsageError
 from thm3.semantics.evaluate import NUMPY, PYTHON, Compiled, evaluate, quiet
 from thm3.semantics.fold import Fold
@@ -158,15 +159,36 @@ def run_parallel(loop: Loop, combine: Fn, arrays, params: dict, *,
     chunk = block * width
     with quiet():
         if data.n <= chunk:
-            return _unbatch(loop, merge.reduce(plan.fold_runs(0, data.n)))
-        # A full chunk's runs are a whole subtree of step 3, so its first levels run while
-        # the chunk is in the cache; the last chunk is padded on odd levels exactly as the
-        # whole tree pads its end.
-        levels = min(CHUNK_LEVELS, width.bit_length() - 1)
-        parts = [merge.levels(plan.fold_runs(c0, min(data.n, c0 + chunk)), levels)
-                 for c0 in range(0, data.n, chunk)]
-        states = tuple(np.concatenate(fields) for fields in zip(*parts))
-        return _unbatch(loop, merge.reduce(states))
+            totals = plan.fold_runs(0, data.n)
+            state, poisoned = merge.reduce(totals), any_uncovered(loop, totals)
+        else:
+            # A full chunk's runs are a whole subtree of step 3, so its first levels run
+            # while the chunk is in the cache; the last chunk is padded on odd levels
+            # exactly as the whole tree pads its end.
+            levels = min(CHUNK_LEVELS, width.bit_length() - 1)
+            parts, poisoned = [], False
+            for c0 in range(0, data.n, chunk):
+                totals = plan.fold_runs(c0, min(data.n, c0 + chunk))
+                poisoned = poisoned or any_uncovered(loop, totals)
+                parts.append(merge.levels(totals, levels))
+            state = merge.reduce(tuple(np.concatenate(fields) for fields in zip(*parts)))
+        if poisoned or merge.uncovered:               # the proof's limits: see `guard`
+            state = reduce_carried(loop, combine, data, table)
+        return _unbatch(loop, state)
+
+
+def reduce_carried(loop: Loop, combine: Fn, data: "Inputs", table: dict) -> tuple:
+    """The final state (one lane) computed as `guard.carry` does, over `guard.SLOW_RUNS`
+    runs: the combine where no NaN is near, the loop's own fold where one is."""
+    real = table[Op.CONST](0.0, Type.REAL).dtype.type
+    if data.n == 0:
+        return batched_identity(loop, 1, data.dim, real)
+    length = -(-data.n // min(SLOW_RUNS, data.n))
+    runs = -(-data.n // length)
+    totals = Plan(loop, data, length, table, combine).fold_runs(0, data.n)
+    bounds = [min(data.n, r * length) for r in range(runs + 1)]
+    return carry(loop, Tree(loop, combine, data, table), totals, bounds,
+                 Span(loop, data, real, table, combine))[1]
 
 
 class Inputs:
@@ -276,6 +298,7 @@ class Tree:
         self.a = [f"a.{f.name}" for f in loop.fields]
         self.b = [f"b.{f.name}" for f in loop.fields]
         self.real = table[Op.CONST](0.0, Type.REAL).dtype.type
+        self.uncovered = False      # whether a combine left the proof's cover (see `guard`)
 
     def reduce(self, states: tuple) -> tuple:
         """One state (the identity for none)."""
@@ -304,9 +327,11 @@ class Tree:
         env.update(zip(self.a, left))
         env.update(zip(self.b, right))
         try:
-            return _conform(self.combine(env), left)
+            out = _conform(self.combine(env), left)
         except OverflowError:
             raise _overflow(self.loop, self.fn, env, self.table, "the combine") from None
+        self.uncovered = self.uncovered or any_uncovered(self.loop, out)
+        return out
 
 
 # --- values ---------------------------------------------------------------------------

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from thm3.backends.guard import Span, any_uncovered, carry
 from thm3.backends.numpy_tree import (Inputs, Plan, Tree, batched_identity, field_dtype, fold_sequential,
                                       param_values, value_table)
 from thm3.errors import BackendUnavailable, UsageError
@@ -71,6 +72,9 @@ def scan_parallel(loop: Loop, combine: Fn, arrays, params: dict, *, lanes: int =
     with quiet():
         totals = plan.fold_runs(0, data.n)
         carried = exclusive_scan(tree, totals)
+        if tree.uncovered or any_uncovered(loop, totals):   # the proof's limits: see `guard`
+            bounds = [min(data.n, r * length) for r in range(runs + 1)]
+            carried, _ = carry(loop, tree, totals, bounds, Span(loop, data, dtype, table, combine))
         record = [np.empty((runs, length, data.dim) if f.type is Type.VEC else (runs, length),
                            dtype=s.dtype) for f, s in zip(loop.fields, totals)]
         plan.fold_runs(0, data.n, start=carried, record=record)
@@ -109,15 +113,17 @@ def scan_numpy(loop: Loop, combine: Fn, arrays, params: dict, *, n: int | None =
     ufuncs = monoid_ufuncs(loop, combine)
     if ufuncs is None:
         return scan_parallel(loop, combine, arrays, params, n=n, dim=dim, offset=offset)
-    return scan_accumulate(loop, ufuncs, arrays, params, n=n, dim=dim, offset=offset)
+    return scan_accumulate(loop, ufuncs, arrays, params, n=n, dim=dim, offset=offset, combine=combine)
 
 
 def scan_accumulate(loop: Loop, ufuncs: list, arrays, params: dict, *, dtype=np.float64,
                     n: int | None = None, dim: int | None = None, offset: int = 0,
-                    chunk: int | None = None) -> tuple:
+                    chunk: int | None = None, combine: Fn | None = None) -> tuple:
     """Every prefix state, for a combine that is `ufuncs[k]` on field k alone: the leaf
     states left(init, x_i) of a chunk of elements at once, the first one combined with
-    the prefix carried from the chunk before, then `ufunc.accumulate` of each field."""
+    the prefix carried from the chunk before, then `ufunc.accumulate` of each field.
+    Given the `combine`, a NaN among the leaves or prefixes hands the list to the guarded
+    blocked scan (`scan_parallel`; see `guard`)."""
     dtype = np.dtype(dtype).type
     data = Inputs(loop, arrays, params, dtype, n, dim, offset)
     if data.n == 0:
@@ -136,6 +142,10 @@ def scan_accumulate(loop: Loop, ufuncs: list, arrays, params: dict, *, dtype=np.
                 if c0:
                     part[0] = u(out[c0 - 1], part[0])
                 u.accumulate(part, axis=0, out=part)     # in place: element i reads i - 1 only
+            if combine is not None and (any_uncovered(loop, leaves) or
+                                        any_uncovered(loop, tuple(o[c0:c1, None] if o.ndim == 1 else o[c0:c1] for o in outs))):
+                # a leaf or a prefix the proof does not cover: the guarded blocked scan (`guard`)
+                return scan_parallel(loop, combine, arrays, params, dtype=dtype, n=n, dim=dim, offset=offset)
     return tuple(outs)
 
 

@@ -31,7 +31,8 @@ class Fold:
     """`fold(state, columns, start, stop, params)`: the state (a list, one value a field)
     after folding elements start .. stop-1.  `columns` holds one indexable column per
     element parameter in `loop.elements` order (None for an `Index`, which reads the
-    position); `params` maps loop parameter names to values.
+    position j plus `base`: the position in the whole list of a part's element 0);
+    `params` maps loop parameter names to values.
 
     `single` names operations whose Real (and Vec) results are rounded to IEEE single
     precision after the table computes them in double, Real constants too: float32
@@ -85,11 +86,11 @@ class Fold:
             else:
                 body.append(f"        t{k} = {text}")
         fields = [f"s{i}" for i in range(len(loop.fields))]
-        reads = [f"        e{i} = j" if d.index else f"        e{i} = c_{i}[j]"
+        reads = [f"        e{i} = j + base" if d.index else f"        e{i} = c_{i}[j]"
                  for i, d in enumerate(loop.elements)]
         outs = [slot[k] for k in program.outputs]
         self.every = every
-        lines = [f"def fold(state, columns, start, stop, params{', out' if every else ''}):",
+        lines = [f"def fold(state, columns, start, stop, params, base{', out' if every else ''}):",
                  *(["    keep = out.append"] if every else []),
                  f"    {', '.join(fields)}, = state",
                  *[f"    c_{i} = columns[{i}]" for i, d in enumerate(loop.elements) if not d.index],
@@ -104,10 +105,11 @@ class Fold:
         exec(code, self.globals)            # thm3's own rendering of the IR (see the docstring)
         self._fold = self.globals["fold"]
 
-    def __call__(self, state, columns, start: int, stop: int, params: dict, out: list | None = None) -> list:
+    def __call__(self, state, columns, start: int, stop: int, params: dict, out: list | None = None,
+                 base: int = 0) -> list:
         if self.every:
-            return self._fold(list(state), columns, start, stop, params, out)
-        return self._fold(list(state), columns, start, stop, params)
+            return self._fold(list(state), columns, start, stop, params, base, out)
+        return self._fold(list(state), columns, start, stop, params, base)
 
 
 __all__ = ["Fold"]

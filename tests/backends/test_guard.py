@@ -1,0 +1,167 @@
+"""NaN where the proof stops (`thm3/backends/guard.py`): every CPU backend's reduction and
+scan against the sequential fold on lists holding -inf, inf and NaN at the starts of runs
+and chunks, where a run's state from the identity is NaN but the loop's is not
+(log-sum-exp at -inf), and on a loop whose fold leaves NaN behind where its combine would
+keep it.  The unguarded tree is shown to be wrong on the same lists, so the tests can fail."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import thm3
+from analyzed import analysis
+from catalog import HOMOMORPHISMS
+from closeness import same
+from thm3.backends import guard, numpy_tree
+from thm3.backends.numpy_tree import Inputs, Plan, Tree, run_parallel, run_sequential, value_table
+from thm3.backends.scan import run_sequential_prefixes, scan_numpy, scan_parallel
+from thm3.ir import Type
+
+N = 67
+SPOTS = [(0,), (4,), (16, 17), (32, 33, 34, 35), (4, 8, 12, 64), (66,)]
+
+
+def _scalar_real(a) -> bool:
+    data = [p for p in a.loop.elements if not p.index]
+    return (a.verdict.value == "homomorphism" and data and all(p.type is Type.REAL for p in data)
+            and not any(p.type is Type.VEC for p in a.loop.params)
+            and not any(f.type is Type.VEC for f in a.loop.fields))
+
+
+SAMPLES = [s for s in HOMOMORPHISMS]
+
+
+def _lists(a, seed):
+    rng = np.random.default_rng(seed)
+    count = len([p for p in a.loop.elements if not p.index])
+    for special in (-np.inf, np.inf, np.nan):
+        for spots in SPOTS:
+            xs = [rng.normal(size=N) for _ in range(count)]
+            xs[0][list(spots)] = special
+            yield xs
+
+
+def _params(a):
+    return {p.name: 0.5 for p in a.loop.params}
+
+
+def _cases():
+    for s in SAMPLES:
+        yield pytest.param(s.path, id=s.name)
+
+
+@pytest.mark.parametrize("path", list(_cases()))
+def test_numpy_and_numba_agree_with_the_loop_at_specials(path, monkeypatch):
+    a = analysis(str(path))
+    if not _scalar_real(a):
+        pytest.skip("Real elements only")
+    params = _params(a)
+    try:
+        from thm3.backends import numba_tree
+        monkeypatch.setattr(numba_tree, "CHUNK", 8)          # chunks start at 0, 8, 16, ...
+    except ImportError:
+        numba_tree = None
+    for seed, xs in enumerate(_lists(a, 1)):
+        want = run_sequential(a.loop, xs, params)
+        prefixes = run_sequential_prefixes(a.loop, xs, params)
+        for block in (1, 4):
+            same(run_parallel(a.loop, a.combine_fn, xs, params, block=block, width=4), want)
+        for lanes in (4, 16, 67):
+            same(scan_parallel(a.loop, a.combine_fn, xs, params, lanes=lanes), prefixes)
+        same(scan_numpy(a.loop, a.combine_fn, xs, params), prefixes)
+        if numba_tree is not None:
+            same(numba_tree.run_numba(a.loop, a.combine_fn, xs, params), want)
+            same(numba_tree.scan_numba(a.loop, a.combine_fn, xs, params), prefixes)
+
+
+@pytest.mark.parametrize("name", ["safe_softmax", "logsumexp", "online_softmax_values", "welford", "top2"])
+def test_jax_agrees_with_the_loop_at_specials(name):
+    pytest.importorskip("jax")
+    from catalog import by_name
+    from thm3.backends.jax_tree import run_jax, scan_jax
+    a = analysis(str(by_name(name).path))
+    params = _params(a)
+    for xs in _lists(a, 2):
+        want = run_sequential(a.loop, xs, params)
+        prefixes = run_sequential_prefixes(a.loop, xs, params)
+        for lanes in (4, 16):
+            same(run_jax(a.loop, a.combine_fn, xs, params, lanes=lanes), want)
+            same(scan_jax(a.loop, a.combine_fn, xs, params, lanes=lanes), prefixes)
+
+
+def _softmax():
+    from catalog import by_name
+    return analysis(str(by_name("safe_softmax").path))
+
+
+def test_the_unguarded_tree_is_wrong_where_a_run_starts_at_minus_inf():
+    """The defect the guard mends: the runs' states from the identity, combined, are NaN
+    where the loop is finite."""
+    a = _softmax()
+    x = np.random.default_rng(0).normal(size=16)
+    x[4] = -np.inf
+    want = run_sequential(a.loop, [x], {})
+    assert np.isfinite(want).all()
+    data = Inputs(a.loop, [x], {}, np.float64, None, None)
+    table = value_table(np.float64)
+    totals = Plan(a.loop, data, 4, table, a.combine_fn).fold_runs(0, 16)
+    assert guard.uncovered_lanes(a.loop, totals).tolist() == [False, True, False, False]
+    unguarded = Tree(a.loop, a.combine_fn, data, table).reduce(totals)
+    assert np.isnan(unguarded[1]).all()
+    same(run_parallel(a.loop, a.combine_fn, [x], {}), want)
+
+
+def test_carry_folds_only_the_runs_a_nan_touches(monkeypatch):
+    a = _softmax()
+    x = np.random.default_rng(1).normal(size=4096 * 4)
+    x[[8, 4096, 4100]] = -np.inf                 # runs of 4: runs 2, 1024 and 1025 start there
+    folded = []
+    real = guard.Span.__call__
+
+    def counting(self, state, begin, end):
+        folded.append((begin, end))
+        return real(self, state, begin, end)
+
+    monkeypatch.setattr(guard.Span, "__call__", counting)
+    got = scan_parallel(a.loop, a.combine_fn, [x], {}, lanes=4096)
+    assert folded == [(8, 12), (4096, 4100), (4100, 4104)]
+    same(got, run_sequential_prefixes(a.loop, [x], {}))
+
+
+# A loop whose fold forgets a NaN (the select keeps x when acc.m is NaN) while max(a.m, b.m)
+# keeps it: the combine is proved over the reals, and the NaN is the loop's business.
+FORGETFUL = '''
+from typing import NamedTuple
+from thm3.lang import Real, inf
+
+
+class State(NamedTuple):
+    m: Real = -inf
+
+
+def left(acc: State, x: Real) -> State:
+    return State(acc.m if acc.m >= x else x)
+'''
+
+
+def test_a_nan_in_the_data_is_carried_as_the_loop_carries_it(tmp_path):
+    path = tmp_path / "forgetful_max.py"
+    path.write_text(FORGETFUL)
+    a = thm3.analyze(str(path), timeout=60)
+    assert a.verdict.value == "homomorphism"
+    x = np.random.default_rng(3).normal(size=1000)
+    x[5] = np.nan
+    want = run_sequential(a.loop, [x], {})
+    assert not np.isnan(want[0])                   # the loop recovers from NaN
+    same(run_parallel(a.loop, a.combine_fn, [x], {}), want)
+    same(scan_numpy(a.loop, a.combine_fn, [x], {}), run_sequential_prefixes(a.loop, [x], {}))
+    same(tuple(a.run(x)), want)
+
+
+def test_span_counts_index_from_the_whole_list():
+    a = analysis(str(next(s.path for s in HOMOMORPHISMS if s.name == "argmax")))
+    x = np.random.default_rng(4).normal(size=50)
+    data = Inputs(a.loop, [x[20:]], {}, np.float64, None, None, offset=20)
+    span = guard.Span(a.loop, data, np.float64, value_table(np.float64), a.combine_fn)
+    best, idx = span(numpy_tree.batched_identity(a.loop, 1, None, np.float64), 0, 30)
+    assert (best[0, 0], idx[0, 0]) == (x[20:].max(), np.argmax(x[20:]) + 20)

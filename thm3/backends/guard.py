@@ -1,0 +1,103 @@
+"""Where the proof stops.  The combine is proved equal to the fold over the reals, and a
+parallel backend folds each run from the identity.  An element can make the state NaN
+from the identity where the loop's own state, carried in from the elements before,
+stays finite: log-sum-exp at -inf gives (m, d) = (-inf, 0 * e^NaN + e^NaN) = (-inf, NaN)
+from the identity, but leaves a finite state unchanged.  A combine can give NaN from
+operands that have none.  And the loop can meet -inf - -inf where the combine of two
+states never does: a best rise, max(x - min so far), is NaN in the loop once the
+minimum is -inf and x is -inf, and the combine makes it inf.
+
+So a state is covered where each Real field is finite or holds its identity's value
+(max's -inf), and every backend watches its run totals and combines.  Where one is not
+covered, `carry` computes the states carried into the runs again, in list order: a
+run's total is combined only where the carried state, the total and their combine are
+all covered; otherwise the run is folded element by element from the carried state with
+`left`, as the loop does (`Span`).  NaN and infinities then appear where the sequential
+loop has them, and the cost is a fold of the runs they touch."""
+from __future__ import annotations
+
+import numpy as np
+
+from thm3.ir import Loop, Type
+
+# Runs the slow path cuts a list into: each needs one combine in Python, in order.
+SLOW_RUNS = 1 << 12
+
+
+def uncovered_lanes(loop: Loop, states: tuple) -> np.ndarray:
+    """One flag a lane (states batched as (lanes, 1) or (lanes, D)): some Real or Vec field
+    of the lane is not covered by the proof: NaN, or an infinity other than the field's
+    identity value."""
+    from thm3.ir import initial_state
+    bad = np.zeros(len(states[0]), dtype=bool)
+    for f, s, e in zip(loop.fields, states, initial_state(loop)):
+        if f.type in (Type.REAL, Type.VEC):
+            odd = ~np.isfinite(s)
+            if odd.any():
+                bad |= (odd & (s != float(e.arg))).any(axis=tuple(range(1, s.ndim)))
+    return bad
+
+
+def any_uncovered(loop: Loop, states: tuple) -> bool:
+    """Whether some lane is not covered (`uncovered_lanes`)."""
+    return bool(uncovered_lanes(loop, states).any())
+
+
+class Span:
+    """The left fold of the elements [begin, end) of the inputs (`numpy_tree.Inputs`) from a
+    state of one lane, the loop's own step: Python's float arithmetic for float64 and
+    float32 (`accuracy.fold_in`), NumPy's one lane at a time for any other dtype."""
+
+    def __init__(self, loop: Loop, data, real, table, combine):
+        self.loop, self.data, self.real = loop, data, np.dtype(real).type
+        self.fast = self.real in (np.float64, np.float32)
+        if self.fast:
+            from thm3.accuracy import fold_in
+            self.fold = fold_in(loop, self.real)
+        else:
+            from thm3.backends.numpy_tree import Plan
+            self.plan = lambda length: Plan(loop, data, length, table, combine)
+        self.params = {k: (v if np.ndim(v) else v.item()) for k, v in data.params.items()}
+
+    def __call__(self, state: tuple, begin: int, end: int) -> tuple:
+        if end <= begin:
+            return state
+        if not self.fast:
+            return self.plan(end - begin).fold_runs(begin, end, start=state)
+        values = [s[0] if f.type is Type.VEC else s[0, 0].item() for f, s in zip(self.loop.fields, state)]
+        columns = [None if a is None else (a[begin:end] if a.ndim > 1 else a[begin:end].tolist())
+                   for a in self.data.element_arrays]
+        out = self.fold(values, columns, 0, end - begin, self.params, base=self.data.offset + begin)
+        return tuple(self._lane(v, f, s) for v, f, s in zip(out, self.loop.fields, state))
+
+    def _lane(self, v, f, like):
+        if f.type is Type.INT and not -2 ** 63 <= int(v) < 2 ** 63:
+            raise OverflowError(f"{self.loop.name}: the Int field {f.name} overflows int64 in left "
+                                "(the NumPy backend computes Ints in int64)")
+        return np.asarray(v, dtype=like.dtype).reshape(like.shape[1:])[None]
+
+
+def carry(loop: Loop, tree, totals: tuple, bounds, span: Span) -> tuple[tuple, tuple]:
+    """(the state carried into each run, batched; the state after the last run, one lane)
+    for runs r = [bounds[r], bounds[r + 1]) whose totals (folds from the identity) are
+    `totals`: in list order, a total joins by `tree.pair` where the carried state, the
+    total and the result are covered (`uncovered_lanes`), and the run is folded by `span`
+    otherwise."""
+    from thm3.backends.numpy_tree import batched_identity
+    state = tuple(np.ascontiguousarray(s) for s in batched_identity(loop, 1, tree.data.dim, tree.real))
+    bad = uncovered_lanes(loop, totals)
+    carried = []
+    for r in range(len(bounds) - 1):
+        carried.append(state)
+        if not bad[r] and not any_uncovered(loop, state):
+            joined = tree.pair(state, tuple(t[r:r + 1] for t in totals))
+            if not any_uncovered(loop, joined):
+                state = joined
+                continue
+        state = span(state, bounds[r], bounds[r + 1])
+    if not carried:
+        return state, state
+    return tuple(np.concatenate(fields) for fields in zip(*carried)), state
+
+
+__all__ = ["SLOW_RUNS", "Span", "any_uncovered", "carry", "uncovered_lanes"]
