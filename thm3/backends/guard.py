@@ -77,27 +77,60 @@ class Span:
         return np.asarray(v, dtype=like.dtype).reshape(like.shape[1:])[None]
 
 
-def carry(loop: Loop, tree, totals: tuple, bounds, span: Span) -> tuple[tuple, tuple]:
+def carry(loop: Loop, tree, totals: tuple, bounds, span: Span, keep: bool = True) -> tuple[tuple, tuple]:
     """(the state carried into each run, batched; the state after the last run, one lane)
     for runs r = [bounds[r], bounds[r + 1]) whose totals (folds from the identity) are
-    `totals`: in list order, a total joins by `tree.pair` where the carried state, the
+    `totals`: in list order, a total joins by the combine where the carried state, the
     total and the result are covered (`uncovered_lanes`), and the run is folded by `span`
-    otherwise."""
+    otherwise.  A stretch of covered totals joins at once: the carried state combined
+    with the stretch's exclusive prefixes (`scan.exclusive_scan`; with keep=False only
+    its total, `tree.reduce`), checked as a whole, and run by run where a check fails.
+    The carried states are None with keep=False."""
     from thm3.backends.numpy_tree import batched_identity
     state = tuple(np.ascontiguousarray(s) for s in batched_identity(loop, 1, tree.data.dim, tree.real))
     bad = uncovered_lanes(loop, totals)
+    count = len(bounds) - 1
     carried = []
-    for r in range(len(bounds) - 1):
-        carried.append(state)
-        if not bad[r] and not any_uncovered(loop, state):
-            joined = tree.pair(state, tuple(t[r:r + 1] for t in totals))
-            if not any_uncovered(loop, joined):
-                state = joined
-                continue
-        state = span(state, bounds[r], bounds[r + 1])
+    r = 0
+    while r < count:
+        if bad[r] or any_uncovered(loop, state):
+            carried.append(state)
+            state = span(state, bounds[r], bounds[r + 1])
+            r += 1
+            continue
+        end = r + 1 + int(np.argmax(np.append(bad[r + 1:], True)))      # the next uncovered total
+        joined = _stretch(loop, tree, state, tuple(t[r:end] for t in totals), keep)
+        if joined is None:                  # one run at a time: the combine or the fold
+            for k in range(r, end):
+                carried.append(state)
+                step = tree.pair(state, tuple(t[k:k + 1] for t in totals))
+                state = step if not any_uncovered(loop, step) else span(state, bounds[k], bounds[k + 1])
+        else:
+            into, state = joined
+            carried.append(into)
+        r = end
+    if not keep:
+        return None, state
     if not carried:
         return state, state
     return tuple(np.concatenate(fields) for fields in zip(*carried)), state
+
+
+def _stretch(loop: Loop, tree, state: tuple, totals: tuple, keep: bool):
+    """(the states carried into a stretch of covered runs, or None without keep; the state
+    after it), or None where some combine on the way leaves the cover."""
+    tree.uncovered = False
+    if keep:
+        from thm3.backends.scan import exclusive_scan
+        lanes = len(totals[0])
+        into = tree.pair(tuple(np.broadcast_to(s, (lanes,) + s.shape[1:]) for s in state),
+                         exclusive_scan(tree, totals))
+        after = tree.pair(tuple(s[-1:] for s in into), tuple(t[-1:] for t in totals))
+    else:
+        into, after = None, tree.pair(state, tree.reduce(totals))
+    if tree.uncovered:
+        return None
+    return into, tuple(np.ascontiguousarray(s) for s in after)
 
 
 __all__ = ["SLOW_RUNS", "Span", "any_uncovered", "carry", "uncovered_lanes"]

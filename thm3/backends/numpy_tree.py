@@ -188,7 +188,7 @@ def reduce_carried(loop: Loop, combine: Fn, data: "Inputs", table: dict) -> tupl
     totals = Plan(loop, data, length, table, combine).fold_runs(0, data.n)
     bounds = [min(data.n, r * length) for r in range(runs + 1)]
     return carry(loop, Tree(loop, combine, data, table), totals, bounds,
-                 Span(loop, data, real, table, combine))[1]
+                 Span(loop, data, real, table, combine), keep=False)[1]
 
 
 class Inputs:
