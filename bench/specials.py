@@ -8,7 +8,7 @@ in the same run, on safe_softmax (log-sum-exp's state), n = 10**6 by default:
   poison are folded again from their carried states;
 - the last half -inf (a masked tail): every run there is folded as the loop does;
 
-against the sequential fold (`run_sequential`, the loop element by element in Python).
+on NumPy, Numba and JAX (each where installed), against the sequential fold (`run_sequential`, the loop element by element in Python).
 Writes bench/results/specials-*."""
 from __future__ import annotations
 
@@ -66,6 +66,12 @@ def main(argv=None) -> None:
         from thm3.backends.numba_tree import run_numba, scan_numba
         forms["Numba reduce"] = lambda x: run_numba(a.loop, a.combine_fn, [x], {})
         forms["Numba scan"] = lambda x: scan_numba(a.loop, a.combine_fn, [x], {})
+    except ImportError:
+        pass
+    try:
+        from thm3.backends.jax_tree import run_jax, scan_jax
+        forms["JAX reduce"] = lambda x: run_jax(a.loop, a.combine_fn, [x], {})
+        forms["JAX scan"] = lambda x: scan_jax(a.loop, a.combine_fn, [x], {})
     except ImportError:
         pass
     rows = []

@@ -16,8 +16,14 @@ prefix results (a `LazyState` of them for a result of several values).
 
 The scan is a reduce-then-scan over chunks: every chunk's total, the exclusive prefix of
 the totals in order in one small task (each carry the combine of the one before it with
-that chunk's total), then each chunk scanned locally and every local prefix combined
-with its carry on the left.  It builds its graph from the same tasks as the reduction
+that chunk's total), then each chunk scanned from its carry.
+
+Where a chunk's total, a carried state or a combine leaves the proof's cover (a NaN, or
+an infinity other than the identity's: thm3/backends/guard.py), the chunks are joined in
+order instead (`_in_order`): the combine where the states are covered, and otherwise the
+chunk folded from the carried state, its blocks computed again inside that task with
+the synchronous scheduler.  A merge of the reduction then gives `_Uncovered`, and the
+aggregate, which also holds the chunk totals, joins them so.  It builds its graph from the same tasks as the reduction
 rather than with `dask.array.cumreduction`, whose binop takes one array, not a State.
 
 Every task gets the loop and its combine as one `_Spec`, which Dask neither walks for
@@ -152,14 +158,15 @@ def reduce(a, *arrays, split_every: int = DEFAULT_SPLIT_EVERY, backend: str | No
     spec = _Spec(loop, fn)
     blocks, offsets = _blocks(loop, arrays)
     fold = dask.delayed(_chunk_state, pure=True)
-    states = [fold(spec, offset, backend, params, *chunk) for chunk, offset in zip(blocks, offsets)]
-    if not states:
-        states = [dask.delayed(_identity, pure=True)(spec, _dim(loop, arrays, params))]
+    totals = [fold(spec, offset, backend, params, *chunk) for chunk, offset in zip(blocks, offsets)]
+    dim = _dim(loop, arrays, params)
+    states = totals or [dask.delayed(_identity, pure=True)(spec, dim)]
     merge = dask.delayed(_merge, pure=True)
     while len(states) > 1:
         states = [merge(spec, params, *states[i:i + split_every])
                   for i in range(0, len(states), split_every)]
-    return dask.delayed(_aggregate, pure=True)(spec, params, states[0])
+    source = _Source(blocks, offsets, dim)
+    return dask.delayed(_aggregate, pure=True)(spec, params, states[0], source, *totals)
 
 
 def scan(a, *arrays, result: bool = False, backend: str | None = None, **params):
@@ -189,7 +196,8 @@ def _scan_parts(a, arrays, backend, params):
     total = dask.delayed(_chunk_state, pure=True)
     local = dask.delayed(_chunk_scan, pure=True)
     totals = [total(spec, offset, backend, params, *chunk) for chunk, offset in zip(blocks, offsets)]
-    carries = dask.delayed(_exclusive, pure=True, nout=len(totals))(spec, params, dim, *totals)
+    carries = dask.delayed(_exclusive, pure=True, nout=len(totals))(spec, params, _Source(blocks, offsets, dim),
+                                                                    *totals)
     parts = [local(spec, offset, backend, params, carries[c], *chunk)
              for c, (chunk, offset) in enumerate(zip(blocks, offsets))]
     return spec, parts, _lengths(arrays), dim
@@ -233,40 +241,99 @@ def combine_group(loop, fn, params, *states):
     return out
 
 
-def _exclusive(spec, params, dim, *totals):
-    """Carry c: the chunk totals 0 .. c-1 combined in order (the identity for c = 0)."""
-    from thm3.backends.numpy_tree import identity
+def _exclusive(spec, params, source, *totals):
+    """Carry c: the state of the list before chunk c (the identity for c = 0), by
+    `_in_order`."""
+    return tuple(_in_order(spec, params, source, totals)[0])
+
+
+def _in_order(spec, params, source, totals) -> tuple[list, tuple]:
+    """(the state carried into each chunk, the state after the last) from the chunk
+    totals, in list order: a total joins by the combine where the carried state, the
+    total and their combine are covered by the proof (thm3/backends/guard.py), and the
+    chunk is otherwise folded from the carried state, its blocks computed here, in this
+    task, with the synchronous scheduler (their graph again: the rare case of a NaN or an
+    infinity at a chunk's join)."""
+    import dask
+    from thm3.backends.numpy_tree import Inputs, identity, reduce_carried, value_table
     from thm3.backends.states import combine_states
-    carry, carries = identity(spec.loop, dim=dim), []
-    for t in totals:
+    loop, fn = spec.loop, spec.fn
+    carry, carries = identity(loop, dim=source.dim), []
+    for t, chunk, offset in zip(totals, source.blocks, source.offsets):
         carries.append(carry)
-        carry = combine_states(spec.loop, spec.fn, carry, t, params, _as_tuple)
-    return tuple(carries)
+        if _covered(loop, carry) and _covered(loop, t):
+            joined = combine_states(loop, fn, carry, t, params, _as_tuple)
+            if _covered(loop, joined):
+                carry = joined
+                continue
+        arrays = [np.asarray(a.get() if hasattr(a, "get") else a) for a in dask.compute(*chunk, scheduler="sync")]
+        data = Inputs(loop, arrays, params, np.float64, None, source.dim, offset)
+        from thm3.backends.guard import one_lane
+        state = reduce_carried(loop, fn, data, value_table(np.float64), start=one_lane(loop, carry, np.float64))
+        carry = tuple(s[0].copy() if f.type is Type.VEC else s[0, 0] for f, s in zip(loop.fields, state))
+    return carries, carry
+
+
+def _covered(loop, state) -> bool:
+    from thm3.backends.guard import any_uncovered, one_lane
+    return not any_uncovered(loop, one_lane(loop, state, np.float64))
+
+
+class _Uncovered:
+    """What a merge gives where a state or a combine leaves the proof's cover
+    (thm3/backends/guard.py): the aggregate then joins the chunks in order (`_in_order`)."""
+
+    def __reduce__(self):
+        return (_Uncovered, ())
 
 
 def _merge(spec, params, *states):
-    return combine_group(spec.loop, spec.fn, params, *states)
+    from thm3.backends.states import combine_states
+    loop = spec.loop
+    if any(isinstance(s, _Uncovered) or not _covered(loop, s) for s in states):
+        return _Uncovered()
+    out = states[0]
+    for s in states[1:]:
+        out = combine_states(loop, spec.fn, out, s, params, _as_tuple)
+        if not _covered(loop, out):
+            return _Uncovered()
+    return out
 
 
-def _aggregate(spec, params, state):
+def _aggregate(spec, params, state, source, *totals):
     from thm3.backends.numpy_tree import apply_result
+    if isinstance(state, _Uncovered):
+        state = _in_order(spec, params, source, totals)[1]
     return apply_result(spec.loop, state, params)
 
 
+class _Source:
+    """The chunks' blocks (`dask.delayed`) and first positions, as one opaque task argument:
+    Dask neither computes them for the task nor moves them to it; `_in_order` computes
+    the blocks it must fold."""
+
+    __slots__ = ("blocks", "offsets", "dim", "token")
+
+    def __init__(self, blocks, offsets, dim):
+        self.blocks, self.offsets, self.dim = [tuple(b) for b in blocks], list(offsets), dim
+        self.token = "thm3-source-" + hashlib.sha256(
+            repr([[str(d.key) for d in b] for b in self.blocks]).encode()).hexdigest()[:24]
+
+    def __dask_tokenize__(self):
+        return self.token
+
+
 def _chunk_scan(spec, offset, backend, params, carry, *chunk):
-    """The chunk's local prefixes, each combined with the carried prefix on its left."""
-    from thm3.backends.states import combine_states
+    """The chunk's prefixes, folded from the state carried into it (guarded as
+    thm3/backends/guard.py says: a NaN or an infinity at the chunk's start is the loop's)."""
     loop, fn = spec.loop, spec.fn
     match _chunk_backend(backend, chunk):
-        case "numba":       # folded from the carry: no combine over the chunk's prefixes
+        case "numba":
             from thm3.backends.numba_tree import scan_numba
             return scan_numba(loop, fn, list(chunk), params, offset=offset, threads=False, start=carry)
         case _:
             from thm3.backends.scan import scan_numpy
-            local = scan_numpy(loop, fn, [np.asarray(c) for c in chunk], params, offset=offset)
-    if len(local[0]) == 0:
-        return local
-    return combine_states(loop, fn, carry, local, params, _as_tuple)
+            return scan_numpy(loop, fn, [np.asarray(c) for c in chunk], params, offset=offset, start=carry)
 
 
 def _chunk_results(spec, part, params):

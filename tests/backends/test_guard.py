@@ -165,3 +165,57 @@ def test_span_counts_index_from_the_whole_list():
     span = guard.Span(a.loop, data, np.float64, value_table(np.float64), a.combine_fn)
     best, idx = span(numpy_tree.batched_identity(a.loop, 1, None, np.float64), 0, 30)
     assert (best[0, 0], idx[0, 0]) == (x[20:].max(), np.argmax(x[20:]) + 20)
+
+
+# The largest rise x_j - x_i (i < j, or the element itself against +inf): the loop meets
+# -inf - -inf (NaN) once the minimum is -inf and x is -inf, where the combine's
+# b.best and b.hi - a.lo give inf; covered states hold finite values or the identity's.
+RISE = '''
+from typing import NamedTuple
+from thm3.lang import Real, inf
+
+
+class State(NamedTuple):
+    lo: Real = inf
+    hi: Real = -inf
+    best: Real = -inf
+
+
+def left(acc: State, x: Real) -> State:
+    return State(min(acc.lo, x), max(acc.hi, x), max(acc.best, x - acc.lo))
+'''
+
+
+def _file(tmp_path, name, text):
+    path = tmp_path / f"{name}.py"
+    path.write_text(text)
+    a = thm3.analyze(str(path), timeout=60)
+    assert a.verdict.value == "homomorphism", a.reason
+    return a
+
+
+def test_an_infinity_the_loop_turns_into_nan_is_the_loops(tmp_path):
+    a = _file(tmp_path, "rise", RISE)
+    x = np.random.default_rng(5).normal(size=200)
+    x[[40, 120]] = -np.inf                         # 120 starts a run of 4: inf there before the guard
+    want = run_sequential(a.loop, [x], {})
+    assert np.isnan(want[2])                        # -inf - -inf in the loop
+    same(run_parallel(a.loop, a.combine_fn, [x], {}), want)
+    same(scan_parallel(a.loop, a.combine_fn, [x], {}, lanes=16), run_sequential_prefixes(a.loop, [x], {}))
+
+
+@pytest.mark.parametrize("backend", ["numpy", "numba"])
+def test_dask_joins_chunks_as_the_loop_does(backend, tmp_path):
+    """-inf at chunk starts (log-sum-exp) and inside one (the rise): the merges give way to
+    the chunks folded in order, and each chunk's scan starts from its carried state."""
+    da = pytest.importorskip("dask.array")
+    pytest.importorskip(backend)
+    import thm3.dask as tdask
+    from thm3.backends.numpy_tree import apply_result
+    for a, spots in ((_softmax(), [100, 300, 301]), (_file(tmp_path, "rise", RISE), [150, 420])):
+        x = np.random.default_rng(6).normal(size=500)
+        x[spots] = -np.inf
+        lazy = da.from_array(x, chunks=100)
+        want = apply_result(a.loop, run_sequential(a.loop, [x], {}), {})
+        same(tdask.reduce(a, lazy, backend=backend, split_every=2).compute(), want)
+        same(tuple(tdask.scan(a, lazy, backend=backend).compute()), run_sequential_prefixes(a.loop, [x], {}))

@@ -77,7 +77,8 @@ class Span:
         return np.asarray(v, dtype=like.dtype).reshape(like.shape[1:])[None]
 
 
-def carry(loop: Loop, tree, totals: tuple, bounds, span: Span, keep: bool = True) -> tuple[tuple, tuple]:
+def carry(loop: Loop, tree, totals: tuple, bounds, span: Span, keep: bool = True,
+          start: tuple | None = None) -> tuple[tuple, tuple]:
     """(the state carried into each run, batched; the state after the last run, one lane)
     for runs r = [bounds[r], bounds[r + 1]) whose totals (folds from the identity) are
     `totals`: in list order, a total joins by the combine where the carried state, the
@@ -85,9 +86,12 @@ def carry(loop: Loop, tree, totals: tuple, bounds, span: Span, keep: bool = True
     otherwise.  A stretch of covered totals joins at once: the carried state combined
     with the stretch's exclusive prefixes (`scan.exclusive_scan`; with keep=False only
     its total, `tree.reduce`), checked as a whole, and run by run where a check fails.
-    The carried states are None with keep=False."""
+    The carried states are None with keep=False.  `start` (one lane; the identity by
+    default) is the state carried into run 0."""
     from thm3.backends.numpy_tree import batched_identity
-    state = tuple(np.ascontiguousarray(s) for s in batched_identity(loop, 1, tree.data.dim, tree.real))
+    if start is None:
+        start = batched_identity(loop, 1, tree.data.dim, tree.real)
+    state = tuple(np.ascontiguousarray(s) for s in start)
     bad = uncovered_lanes(loop, totals)
     count = len(bounds) - 1
     carried = []
@@ -133,4 +137,11 @@ def _stretch(loop: Loop, tree, state: tuple, totals: tuple, keep: bool):
     return into, tuple(np.ascontiguousarray(s) for s in after)
 
 
-__all__ = ["SLOW_RUNS", "Span", "any_uncovered", "carry", "uncovered_lanes"]
+def one_lane(loop: Loop, state, real) -> tuple:
+    """A state outside the batch (scalars, (D,) arrays) as one lane: (1, 1) or (1, D)."""
+    from thm3.backends.numpy_tree import field_dtype
+    return tuple(np.asarray(v, dtype=field_dtype(f.type, real)).reshape(1, -1)
+                 for v, f in zip(state, loop.fields))
+
+
+__all__ = ["SLOW_RUNS", "Span", "any_uncovered", "carry", "one_lane", "uncovered_lanes"]

@@ -230,14 +230,42 @@ def scan_states(columns, params, offset, n, dim, lanes=LANES):
     every run folded again from its prefix, keeping each state.  Where a run total or a
     combine holds a NaN or an infinity other than the identity's, which the proof over
     the reals does not cover (a log-sum-exp run that starts at -inf is (-inf, NaN) from
-    the identity), the whole list is folded in order instead, as the loop does."""
+    the identity), the runs are joined in order instead (`_in_order`): the runs
+    concerned are folded from their carried states, as the loop does."""
     length = -(-n // min(lanes, n))
     totals, _ = fold_runs(columns, params, offset, n, dim, length)
     carried, bad = _exclusive(totals, params, dim)
-    return jax.lax.cond(
-        bad | _nan(totals),
-        lambda: fold_runs(columns, params, offset, n, dim, n, keep=True)[1],
-        lambda: fold_runs(columns, params, offset, n, dim, length, start=carried, keep=True)[1])
+    carried = jax.lax.cond(bad | _nan(totals),
+                           lambda: _in_order(totals, columns, params, offset, n, dim, length)[0],
+                           lambda: carried)
+    return fold_runs(columns, params, offset, n, dim, length, start=carried, keep=True)[1]
+
+
+def _in_order(totals, columns, params, offset, n, dim, length):
+    """(the state carried into each run, the state after the last), run after run: a
+    run's total joins by the combine where the carried state, the total and their combine
+    are covered (`_nan`), and the run is folded from the carried state otherwise."""
+    runs = totals[0].shape[0]
+    padded = tuple(jnp.pad(c, [(0, runs * length - n)] + [(0, 0)] * (c.ndim - 1)) for c in columns)
+
+    def fold_run(state, r):
+        cells = tuple(jax.lax.dynamic_slice_in_dim(c, r * length, length) for c in padded)
+
+        def one(s, at):
+            j, xs = at
+            at_ = r * length + j
+            new = step(s, tuple(x.reshape((1,) + x.shape) for x in xs), params, (offset + at_).reshape(1, 1))
+            return tuple(jnp.where(at_ < n, u, v) for u, v in zip(new, s)), None
+        return jax.lax.scan(one, state, (jnp.arange(length), cells))[0]
+
+    def one_run(state, r):
+        total = tuple(jax.lax.dynamic_slice_in_dim(s, r, 1) for s in totals)
+        joined = combine(state, total, params)
+        bad = _nan(state) | _nan(total) | _nan(joined)
+        return jax.lax.cond(bad, lambda: fold_run(state, r), lambda: joined), state
+
+    final, carried = jax.lax.scan(one_run, identity(1, dim, _state_real(totals)), jnp.arange(runs))
+    return tuple(c[:, 0] for c in carried), final
 
 
 def reduce_states(states, params, dim=1):
@@ -278,8 +306,9 @@ def _run(columns, params, offset, n, dim, prefixes, lanes):
     length = -(-n // min(lanes, n))
     totals = fold_runs(columns, params, offset, n, dim, length)[0]
     state, bad = _reduce_states(totals, params, dim)
-    # a state the proof does not cover (see `scan_states`): the list folded in order
-    return jax.lax.cond(bad | _nan(totals), lambda: fold_runs(columns, params, offset, n, dim, n)[0],
+    # a state the proof does not cover (see `scan_states`): the runs joined in order
+    return jax.lax.cond(bad | _nan(totals),
+                        lambda: _in_order(totals, columns, params, offset, n, dim, length)[1],
                         lambda: state)
 
 

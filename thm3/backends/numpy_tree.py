@@ -177,18 +177,19 @@ def run_parallel(loop: Loop, combine: Fn, arrays, params: dict, *,
         return _unbatch(loop, state)
 
 
-def reduce_carried(loop: Loop, combine: Fn, data: "Inputs", table: dict) -> tuple:
+def reduce_carried(loop: Loop, combine: Fn, data: "Inputs", table: dict, start: tuple | None = None) -> tuple:
     """The final state (one lane) computed as `guard.carry` does, over `guard.SLOW_RUNS`
-    runs: the combine where no NaN is near, the loop's own fold where one is."""
+    runs: the combine where the states are covered, the loop's own fold where not;
+    from `start` (one lane; the identity by default)."""
     real = table[Op.CONST](0.0, Type.REAL).dtype.type
     if data.n == 0:
-        return batched_identity(loop, 1, data.dim, real)
+        return batched_identity(loop, 1, data.dim, real) if start is None else start
     length = -(-data.n // min(SLOW_RUNS, data.n))
     runs = -(-data.n // length)
     totals = Plan(loop, data, length, table, combine).fold_runs(0, data.n)
     bounds = [min(data.n, r * length) for r in range(runs + 1)]
     return carry(loop, Tree(loop, combine, data, table), totals, bounds,
-                 Span(loop, data, real, table, combine), keep=False)[1]
+                 Span(loop, data, real, table, combine), keep=False, start=start)[1]
 
 
 class Inputs:

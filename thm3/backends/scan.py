@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from thm3.backends.guard import Span, any_uncovered, carry
+from thm3.backends.guard import Span, any_uncovered, carry, one_lane
 from thm3.backends.numpy_tree import (Inputs, Plan, Tree, batched_identity, field_dtype, fold_sequential,
                                       param_values, value_table)
 from thm3.errors import BackendUnavailable, UsageError
@@ -54,10 +54,12 @@ _COMMUTATIVE = tuple(m.op for m in MONOIDS if m.commutative)
 
 def scan_parallel(loop: Loop, combine: Fn, arrays, params: dict, *, lanes: int = DEFAULT_LANES,
                   dtype=np.float64, n: int | None = None, dim: int | None = None,
-                  offset: int = 0) -> tuple:
+                  offset: int = 0, start=None) -> tuple:
     """The states after every element, as arrays (one per field, of shape (n,) or (n, D)),
     computed by the blocked scan of the module docstring; `offset` is the first element's
-    position in the whole list (see `numpy_tree.run_parallel`)."""
+    position in the whole list (see `numpy_tree.run_parallel`).  `start` (a state; the
+    identity by default) is the state before these elements, the list's part before
+    them (a Dask chunk's carry): runs are then carried from it by `guard.carry`."""
     if lanes < 1:
         raise UsageError("lanes must be >= 1")
     dtype = np.dtype(dtype).type
@@ -71,10 +73,11 @@ def scan_parallel(loop: Loop, combine: Fn, arrays, params: dict, *, lanes: int =
     tree = Tree(loop, combine, data, table)
     with quiet():
         totals = plan.fold_runs(0, data.n)
-        carried = exclusive_scan(tree, totals)
-        if tree.uncovered or any_uncovered(loop, totals):   # the proof's limits: see `guard`
+        carried = exclusive_scan(tree, totals) if start is None else None
+        if carried is None or tree.uncovered or any_uncovered(loop, totals):   # see `guard`
             bounds = [min(data.n, r * length) for r in range(runs + 1)]
-            carried, _ = carry(loop, tree, totals, bounds, Span(loop, data, dtype, table, combine))
+            carried, _ = carry(loop, tree, totals, bounds, Span(loop, data, dtype, table, combine),
+                               start=None if start is None else one_lane(loop, start, dtype))
         record = [np.empty((runs, length, data.dim) if f.type is Type.VEC else (runs, length),
                            dtype=s.dtype) for f, s in zip(loop.fields, totals)]
         plan.fold_runs(0, data.n, start=carried, record=record)
@@ -107,12 +110,13 @@ def monoid_ufuncs(loop: Loop, combine: Fn) -> list | None:
 
 
 def scan_numpy(loop: Loop, combine: Fn, arrays, params: dict, *, n: int | None = None,
-               dim: int | None = None, offset: int = 0) -> tuple:
+               dim: int | None = None, offset: int = 0, start=None) -> tuple:
     """The prefix states on NumPy: `scan_accumulate` when the combine is a monoid ufunc
-    field by field (`monoid_ufuncs`), else the blocked scan `scan_parallel`."""
-    ufuncs = monoid_ufuncs(loop, combine)
+    field by field (`monoid_ufuncs`), else the blocked scan `scan_parallel`; from a
+    `start` state, `scan_parallel`'s."""
+    ufuncs = monoid_ufuncs(loop, combine) if start is None else None
     if ufuncs is None:
-        return scan_parallel(loop, combine, arrays, params, n=n, dim=dim, offset=offset)
+        return scan_parallel(loop, combine, arrays, params, n=n, dim=dim, offset=offset, start=start)
     return scan_accumulate(loop, ufuncs, arrays, params, n=n, dim=dim, offset=offset, combine=combine)
 
 
