@@ -126,8 +126,9 @@ def scan_accumulate(loop: Loop, ufuncs: list, arrays, params: dict, *, dtype=np.
     """Every prefix state, for a combine that is `ufuncs[k]` on field k alone: the leaf
     states left(init, x_i) of a chunk of elements at once, the first one combined with
     the prefix carried from the chunk before, then `ufunc.accumulate` of each field.
-    Given the `combine`, a NaN among the leaves or prefixes hands the list to the guarded
-    blocked scan (`scan_parallel`; see `guard`)."""
+    Given the `combine`, a leaf or a prefix outside the proof's cover (a NaN, or an
+    infinity other than the identity's) hands the list to the guarded blocked scan
+    (`scan_parallel`; see `guard`)."""
     dtype = np.dtype(dtype).type
     data = Inputs(loop, arrays, params, dtype, n, dim, offset)
     if data.n == 0:
