@@ -219,8 +219,12 @@ def _fields(loop, parts, lengths, dim) -> list:
 # --- the three tasks ----------------------------------------------------------------------
 
 def _chunk_state(spec, offset, backend, params, *chunk):
-    """The blocked left fold of one chunk: its state."""
+    """The blocked left fold of one chunk: its state; `_Uncovered` where an input of the
+    chunk is NaN or infinite, which the proof over the reals does not cover (the chunk is
+    then folded from the state carried into it: `_in_order`)."""
     loop, fn = spec.loop, spec.fn
+    if _has_specials(loop, params, chunk):
+        return _Uncovered()
     match _chunk_backend(backend, chunk):
         case "cupy":
             return _cupy_chunk_state(loop, fn, offset, params, chunk)
@@ -261,7 +265,7 @@ def _in_order(spec, params, source, totals) -> tuple[list, tuple]:
     carry, carries = identity(loop, dim=source.dim), []
     for t, chunk, offset in zip(totals, source.blocks, source.offsets):
         carries.append(carry)
-        if _covered(loop, carry) and _covered(loop, t):
+        if not isinstance(t, _Uncovered) and _covered(loop, carry) and _covered(loop, t):
             joined = combine_states(loop, fn, carry, t, params, _as_tuple)
             if _covered(loop, joined):
                 carry = joined
@@ -272,6 +276,14 @@ def _in_order(spec, params, source, totals) -> tuple[list, tuple]:
         state = reduce_carried(loop, fn, data, value_table(np.float64), start=one_lane(loop, carry, np.float64))
         carry = tuple(s[0].copy() if f.type is Type.VEC else s[0, 0] for f, s in zip(loop.fields, state))
     return carries, carry
+
+
+def _has_specials(loop, params, chunk) -> bool:
+    data = [p for p in loop.elements if not p.index]
+    real = (Type.REAL, Type.VEC)
+    return (any(p.type in real and not bool(np.isfinite(np.asarray(params[p.name], dtype=float)).all())
+                for p in loop.params)
+            or any(p.type in real and not bool(np.isfinite(c).all()) for p, c in zip(data, chunk)))
 
 
 def _covered(loop, state) -> bool:

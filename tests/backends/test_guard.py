@@ -150,9 +150,9 @@ def test_a_nan_in_the_data_is_carried_as_the_loop_carries_it(tmp_path):
     a = thm3.analyze(str(path), timeout=60)
     assert a.verdict.value == "homomorphism"
     x = np.random.default_rng(3).normal(size=1000)
-    x[5] = np.nan
+    x[2], x[5] = 100.0, np.nan                     # the largest, then forgotten at the NaN
     want = run_sequential(a.loop, [x], {})
-    assert not np.isnan(want[0])                   # the loop recovers from NaN
+    assert want[0] == x[6:].max()                  # the loop starts again after the NaN
     same(run_parallel(a.loop, a.combine_fn, [x], {}), want)
     same(scan_numpy(a.loop, a.combine_fn, [x], {}), run_sequential_prefixes(a.loop, [x], {}))
     same(tuple(a.run(x)), want)
@@ -219,3 +219,59 @@ def test_dask_joins_chunks_as_the_loop_does(backend, tmp_path):
         want = apply_result(a.loop, run_sequential(a.loop, [x], {}), {})
         same(tdask.reduce(a, lazy, backend=backend, split_every=2).compute(), want)
         same(tuple(tdask.scan(a, lazy, backend=backend).compute()), run_sequential_prefixes(a.loop, [x], {}))
+
+
+def _corpus():
+    from corpus import HOMOMORPHISMS as CORPUS
+    return CORPUS
+
+
+def _finite_magnitude(prefixes, n):
+    top = np.zeros(n)
+    for p in prefixes:
+        v = np.abs(np.asarray(p, dtype=np.float64)).reshape(n, -1)
+        top = np.maximum(top, np.where(np.isfinite(v), v, 0).max(axis=1))
+    return np.maximum.accumulate(top)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("entry", _corpus(), ids=lambda e: e.name)
+def test_every_corpus_homomorphism_at_specials(entry, monkeypatch):
+    """-inf, inf and NaN at the starts of runs and chunks in every float input, NumPy and
+    Numba against the sequential fold (prefixes compared relative to the largest finite
+    magnitude so far: another order's rounding, not its specials)."""
+    from thm3.semantics.samples import random_arrays
+    a = analysis(str(entry.path))
+    if a.combine_fn is None:
+        pytest.skip(f"{entry.name}: {a.verdict}")
+    try:
+        from thm3.backends import numba_tree
+        monkeypatch.setattr(numba_tree, "CHUNK", 8)
+    except ImportError:
+        numba_tree = None
+    rng = np.random.default_rng(7)
+    for special in (-np.inf, np.inf, np.nan):
+        for spots in [(0,), (16, 17), (4, 8, 12, 64)]:
+            arrays, params = random_arrays(a.loop, N, 4, rng)
+            floats = [x for x in arrays if x.dtype.kind == "f"]
+            if not floats:
+                pytest.skip(f"{entry.name}: no Real input")
+            for x in floats:
+                x[list(spots)] = special
+            try:
+                prefixes = run_sequential_prefixes(a.loop, arrays, params, n=N, dim=4)
+            except OverflowError:
+                continue
+            scale = _finite_magnitude(prefixes, N)
+            want = tuple(p[-1] for p in prefixes)
+            kw = dict(n=N, dim=4)
+            same(run_parallel(a.loop, a.combine_fn, arrays, params, block=4, width=4, **kw), want,
+                 rel=1e-6, scale=np.asarray(scale[-1]))
+            same(scan_parallel(a.loop, a.combine_fn, arrays, params, lanes=16, **kw), prefixes,
+                 rel=1e-6, scale=scale)
+            same(scan_numpy(a.loop, a.combine_fn, arrays, params, **kw), prefixes, rel=1e-6, scale=scale)
+            if numba_tree is not None:
+                same(numba_tree.run_numba(a.loop, a.combine_fn, arrays, params, **kw), want,
+                     rel=1e-6, scale=np.asarray(scale[-1]))
+                same(numba_tree.scan_numba(a.loop, a.combine_fn, arrays, params, **kw), prefixes,
+                     rel=1e-6, scale=scale)

@@ -7,8 +7,11 @@ operands that have none.  And the loop can meet -inf - -inf where the combine of
 states never does: a best rise, max(x - min so far), is NaN in the loop once the
 minimum is -inf and x is -inf, and the combine makes it inf.
 
-So a state is covered where each Real field is finite or holds its identity's value
-(max's -inf), and every backend watches its run totals and combines.  Where one is not
+The elements too: the laws are proved for real elements, and a loop can forget a NaN
+element (a select whose comparison with NaN is false) where the combine of the run's
+total keeps the history before it.  So a run is covered where its elements are finite
+and its state's Real fields are finite or hold their identity's value (max's -inf), and
+every backend watches its inputs, run totals and combines.  Where one is not
 covered, `carry` computes the states carried into the runs again, in list order: a
 run's total is combined only where the carried state, the total and their combine are
 all covered; otherwise the run is folded element by element from the carried state with
@@ -36,6 +39,32 @@ def uncovered_lanes(loop: Loop, states: tuple) -> np.ndarray:
             if odd.any():
                 bad |= (odd & (s != float(e.arg))).any(axis=tuple(range(1, s.ndim)))
     return bad
+
+
+def specials(loop: Loop, data) -> np.ndarray | None:
+    """One flag an element (`numpy_tree.Inputs`): a Real or Vec input there is NaN or
+    infinite, which the proof over the reals does not cover either (a loop can forget a
+    NaN that the combine would keep); all of them where a Real parameter is; None where
+    there is none."""
+    if any(p.type in (Type.REAL, Type.VEC) and not np.isfinite(data.params[p.name]).all() for p in loop.params):
+        return np.ones(data.n, dtype=bool)
+    mask = None
+    for p, a in zip(loop.elements, data.element_arrays):
+        if a is not None and p.type in (Type.REAL, Type.VEC):
+            odd = ~np.isfinite(a)
+            if odd.ndim > 1:
+                odd = odd.any(axis=tuple(range(1, odd.ndim)))
+            mask = odd if mask is None else mask | odd
+    return mask if mask is not None and mask.any() else None
+
+
+def runs_with(mask: np.ndarray | None, bounds) -> np.ndarray | None:
+    """One flag a run [bounds[r], bounds[r + 1]): some element of it is flagged in `mask`."""
+    if mask is None:
+        return None
+    starts = np.asarray(bounds[:-1])
+    sums = np.add.reduceat(mask.astype(np.int64), np.minimum(starts, len(mask) - 1)) if len(mask) else np.zeros(0)
+    return (sums > 0) & (np.asarray(bounds[1:]) > starts)
 
 
 def any_uncovered(loop: Loop, states: tuple) -> bool:
@@ -78,7 +107,7 @@ class Span:
 
 
 def carry(loop: Loop, tree, totals: tuple, bounds, span: Span, keep: bool = True,
-          start: tuple | None = None) -> tuple[tuple, tuple]:
+          start: tuple | None = None, special: np.ndarray | None = None) -> tuple[tuple, tuple]:
     """(the state carried into each run, batched; the state after the last run, one lane)
     for runs r = [bounds[r], bounds[r + 1]) whose totals (folds from the identity) are
     `totals`: in list order, a total joins by the combine where the carried state, the
@@ -87,12 +116,15 @@ def carry(loop: Loop, tree, totals: tuple, bounds, span: Span, keep: bool = True
     with the stretch's exclusive prefixes (`scan.exclusive_scan`; with keep=False only
     its total, `tree.reduce`), checked as a whole, and run by run where a check fails.
     The carried states are None with keep=False.  `start` (one lane; the identity by
-    default) is the state carried into run 0."""
+    default) is the state carried into run 0; `special` flags the elements (`specials`)
+    whose runs are folded whatever their totals."""
     from thm3.backends.numpy_tree import batched_identity
     if start is None:
         start = batched_identity(loop, 1, tree.data.dim, tree.real)
     state = tuple(np.ascontiguousarray(s) for s in start)
     bad = uncovered_lanes(loop, totals)
+    if special is not None:
+        bad |= runs_with(special, bounds)
     count = len(bounds) - 1
     carried = []
     r = 0
@@ -144,4 +176,4 @@ def one_lane(loop: Loop, state, real) -> tuple:
                  for v, f in zip(state, loop.fields))
 
 
-__all__ = ["SLOW_RUNS", "Span", "any_uncovered", "carry", "one_lane", "uncovered_lanes"]
+__all__ = ["SLOW_RUNS", "Span", "any_uncovered", "carry", "one_lane", "runs_with", "specials", "uncovered_lanes"]

@@ -235,16 +235,34 @@ def scan_states(columns, params, offset, n, dim, lanes=LANES):
     length = -(-n // min(lanes, n))
     totals, _ = fold_runs(columns, params, offset, n, dim, length)
     carried, bad = _exclusive(totals, params, dim)
-    carried = jax.lax.cond(bad | _nan(totals),
-                           lambda: _in_order(totals, columns, params, offset, n, dim, length)[0],
+    special = _specials(columns, params, n, length)
+    carried = jax.lax.cond(bad | _nan(totals) | jnp.any(special),
+                           lambda: _in_order(totals, columns, params, offset, n, dim, length, special)[0],
                            lambda: carried)
     return fold_runs(columns, params, offset, n, dim, length, start=carried, keep=True)[1]
 
 
-def _in_order(totals, columns, params, offset, n, dim, length):
+def _specials(columns, params, n, length):
+    """One flag a run of `length` elements: a Real or Vec input in it is NaN or infinite
+    (every run where a Real parameter is), which the proof over the reals does not cover
+    (a loop can forget a NaN element that the combine would keep)."""
+    runs = -(-n // length)
+    flags = jnp.zeros(runs, bool)
+    for c, kind in zip(columns, ELEMENT_TYPES):
+        if kind in ("Real", "Vec"):
+            odd = jnp.any(~jnp.isfinite(c).reshape(c.shape[0], -1), axis=1)
+            flags = flags | jnp.pad(odd, (0, runs * length - n)).reshape(runs, length).any(axis=1)
+    for k, p in enumerate(PARAMS):
+        if PARAM_TYPES[k] in ("Real", "Vec"):
+            flags = flags | jnp.any(~jnp.isfinite(params[p]))
+    return flags
+
+
+def _in_order(totals, columns, params, offset, n, dim, length, special):
     """(the state carried into each run, the state after the last), run after run: a
-    run's total joins by the combine where the carried state, the total and their combine
-    are covered (`_nan`), and the run is folded from the carried state otherwise."""
+    run's total joins by the combine where its elements are finite (`special`) and the
+    carried state, the total and their combine are covered (`_nan`), and the run is
+    folded from the carried state otherwise."""
     runs = totals[0].shape[0]
     padded = tuple(jnp.pad(c, [(0, runs * length - n)] + [(0, 0)] * (c.ndim - 1)) for c in columns)
 
@@ -261,7 +279,7 @@ def _in_order(totals, columns, params, offset, n, dim, length):
     def one_run(state, r):
         total = tuple(jax.lax.dynamic_slice_in_dim(s, r, 1) for s in totals)
         joined = combine(state, total, params)
-        bad = _nan(state) | _nan(total) | _nan(joined)
+        bad = special[r] | _nan(state) | _nan(total) | _nan(joined)
         return jax.lax.cond(bad, lambda: fold_run(state, r), lambda: joined), state
 
     final, carried = jax.lax.scan(one_run, identity(1, dim, _state_real(totals)), jnp.arange(runs))
@@ -306,9 +324,10 @@ def _run(columns, params, offset, n, dim, prefixes, lanes):
     length = -(-n // min(lanes, n))
     totals = fold_runs(columns, params, offset, n, dim, length)[0]
     state, bad = _reduce_states(totals, params, dim)
-    # a state the proof does not cover (see `scan_states`): the runs joined in order
-    return jax.lax.cond(bad | _nan(totals),
-                        lambda: _in_order(totals, columns, params, offset, n, dim, length)[1],
+    # a state or element the proof does not cover (see `scan_states`): the runs joined in order
+    special = _specials(columns, params, n, length)
+    return jax.lax.cond(bad | _nan(totals) | jnp.any(special),
+                        lambda: _in_order(totals, columns, params, offset, n, dim, length, special)[1],
                         lambda: state)
 
 

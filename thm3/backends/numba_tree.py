@@ -512,7 +512,9 @@ def _loops(loop: Loop, fields, element_vars, tail: str, pnames: str) -> str:
     reduce_args.update(F=", ".join(f"f{k}" for k in range(F)),
                        nan_k=_nan_text(loop, [f"{s}[k]" for s in fields]),
                        nan_r=_nan_text(loop, [f"r[{k}]" for k in range(F)]))
+    checks = _special_checks(loop, element_vars)
     for sfx, parallel in ("", True), ("_serial", False):
+        lines.append(_SPECIALS.format(sfx=sfx, parallel=parallel, tail=tail, **checks))
         lines.append(_REDUCE.format(sfx=sfx, parallel=parallel, **reduce_args))
     lines.append(_exclusive_text(loop, fields, tail, ps, step(0, "i"), lane(0)))
     lines += ["\n\n@njit(**JIT)", f"def sequential(n, dim, base{tail}):",
@@ -571,10 +573,11 @@ def reduce{sfx}(n, chunk, dim, base{tail}):
     if n == 0:
         return identity(dim)
     {S}, = _chunk_states{sfx}(n, chunk, dim, base{tail})
+    special = _specials{sfx}(n, chunk, dim, base{tail})
     {I}, = identity(dim)
-    bad = False                 # a state the proof does not cover (thm3/backends/guard.py)
+    bad = False                 # a state or element the proof does not cover (thm3/backends/guard.py)
     for k in range(len(s0)):
-        bad = bad or {nan_k}
+        bad = bad or special[k] or {nan_k}
     m = len(s0)
     while m > 1 and not bad:
         half = (m + 1) // 2
@@ -589,10 +592,41 @@ def reduce{sfx}(n, chunk, dim, base{tail}):
         m = half
     if bad:                     # the chunks again, carried in order by _exclusive
         {S}, = _chunk_states{sfx}(n, chunk, dim, base{tail})
-        {S}, {F}, = _exclusive({S}, {I}, n, chunk, dim, base{tail})
+        {S}, {F}, = _exclusive({S}, {I}, special, n, chunk, dim, base{tail})
         return ({F},)
     return ({first},)
 '''
+
+_SPECIALS = '''
+
+@njit(parallel={parallel}, **JIT)
+def _specials{sfx}(n, chunk, dim, base{tail}):
+    """One flag a chunk: a Real or Vec input in it is NaN or infinite (every chunk where a
+    Real parameter is), which the proof over the reals does not cover."""
+    count = (n + chunk - 1) // chunk
+    out = np.zeros(count, dtype=np.bool_)
+    every = {params}
+    for c in prange(count):
+        if every:
+            out[c] = True
+            continue
+        for i in range(c * chunk, min(n, (c + 1) * chunk)):
+            if {elements}:
+                out[c] = True
+                break
+    return out
+'''
+
+
+def _special_checks(loop: Loop, element_vars) -> dict:
+    """The Bool expressions of `_SPECIALS`: some Real or Vec parameter, or element i, is
+    not finite."""
+    params = [f"(not math.isfinite(p{k}))" if p.type is Type.REAL else f"np.any(~np.isfinite(p{k}))"
+              for k, p in enumerate(loop.params) if p.type in (Type.REAL, Type.VEC)]
+    elements = [f"(not math.isfinite({x}[i]))" if p.type is Type.REAL else f"np.any(~np.isfinite({x}[i]))"
+                for p, (_, x) in zip(loop.elements, element_vars) if x is not None and p.type in (Type.REAL, Type.VEC)]
+    return {"params": " or ".join(params) or "False", "elements": " or ".join(elements) or "False"}
+
 
 _SCAN = '''
 
@@ -607,7 +641,8 @@ def scan{sfx}(n, chunk, dim, base, {starts}, {outs}{tail}):
     for c in prange(count):
         st = fold(c * chunk, min(n, (c + 1) * chunk), dim, base{tail})
         {store}
-    {carry}, {finals}, = _exclusive({carry}, {starts}, n, chunk, dim, base{tail})
+    special = _specials{sfx}(n, chunk, dim, base{tail})
+    {carry}, {finals}, = _exclusive({carry}, {starts}, special, n, chunk, dim, base{tail})
     for c in prange(count):
         {lane0}, = {load_c}
         for i in range(c * chunk, min(n, (c + 1) * chunk)):
@@ -647,13 +682,13 @@ def _exclusive_text(loop: Loop, fields, tail: str, ps: str, step: list[str], lan
     starts = ", ".join(f"g{k}" for k in range(F))
     first = ", ".join(f"g{k}.copy()" if f.type is Type.VEC else f"g{k}" for k, f in enumerate(loop.fields))
     bad = " or ".join(_nan_text(loop, [f"{v}{k}" for k in range(F)]) for v in "rcq")
-    lines = ["\n\n@njit(**JIT)", f"def _exclusive({S}, {starts}, n, chunk, dim, base{tail}):",
+    lines = ["\n\n@njit(**JIT)", f"def _exclusive({S}, {starts}, special, n, chunk, dim, base{tail}):",
              f"    {rs}, = {first},",
              "    for c in range(len(s0)):",
              f"        {cs}, = {reads},"]
     lines += [f"        {s}[{_row(f, 'c')}] = r{k}" for k, (s, f) in enumerate(zip(fields, loop.fields))]
     lines.append(f"        {qs}, = combine({rs}, {cs}{ps}, dim)")
-    lines.append(f"        if {bad}:")
+    lines.append(f"        if special[c] or {bad}:")
     lines.append(f"            {', '.join(lane)}, = {rs},")
     lines.append("            for i in range(c * chunk, min(n, (c + 1) * chunk)):")
     lines += [f"                {t}" for t in step]

@@ -32,7 +32,7 @@ from __future__ import annotations
 import numpy as np
 
 from thm3.analysis.int_bounds import check_length, unchecked
-from thm3.backends.guard import SLOW_RUNS, Span, any_uncovered, carry
+from thm3.backends.guard import SLOW_RUNS, Span, any_uncovered, carry, specials
 from thm3.errors import Thm3Error, UsageError
 from thm3.semantics.evaluate import NUMPY, PYTHON, Compiled, evaluate, quiet
 from thm3.semantics.fold import Fold
@@ -172,15 +172,18 @@ def run_parallel(loop: Loop, combine: Fn, arrays, params: dict, *,
                 poisoned = poisoned or any_uncovered(loop, totals)
                 parts.append(merge.levels(totals, levels))
             state = merge.reduce(tuple(np.concatenate(fields) for fields in zip(*parts)))
-        if poisoned or merge.uncovered:               # the proof's limits: see `guard`
-            state = reduce_carried(loop, combine, data, table)
+        special = specials(loop, data)
+        if poisoned or merge.uncovered or special is not None:      # the proof's limits: see `guard`
+            state = reduce_carried(loop, combine, data, table, special=special)
         return _unbatch(loop, state)
 
 
-def reduce_carried(loop: Loop, combine: Fn, data: "Inputs", table: dict, start: tuple | None = None) -> tuple:
+def reduce_carried(loop: Loop, combine: Fn, data: "Inputs", table: dict, start: tuple | None = None,
+                   special=False) -> tuple:
     """The final state (one lane) computed as `guard.carry` does, over `guard.SLOW_RUNS`
     runs: the combine where the states are covered, the loop's own fold where not;
-    from `start` (one lane; the identity by default)."""
+    from `start` (one lane; the identity by default).  `special`: the elements' flags
+    (`guard.specials`), worked out here unless given."""
     real = table[Op.CONST](0.0, Type.REAL).dtype.type
     if data.n == 0:
         return batched_identity(loop, 1, data.dim, real) if start is None else start
@@ -189,7 +192,8 @@ def reduce_carried(loop: Loop, combine: Fn, data: "Inputs", table: dict, start: 
     totals = Plan(loop, data, length, table, combine).fold_runs(0, data.n)
     bounds = [min(data.n, r * length) for r in range(runs + 1)]
     return carry(loop, Tree(loop, combine, data, table), totals, bounds,
-                 Span(loop, data, real, table, combine), keep=False, start=start)[1]
+                 Span(loop, data, real, table, combine), keep=False, start=start,
+                 special=specials(loop, data) if special is False else special)[1]
 
 
 class Inputs:

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from thm3.backends.guard import Span, any_uncovered, carry, one_lane
+from thm3.backends.guard import Span, any_uncovered, carry, one_lane, specials
 from thm3.backends.numpy_tree import (Inputs, Plan, Tree, batched_identity, field_dtype, fold_sequential,
                                       param_values, value_table)
 from thm3.errors import BackendUnavailable, UsageError
@@ -74,10 +74,11 @@ def scan_parallel(loop: Loop, combine: Fn, arrays, params: dict, *, lanes: int =
     with quiet():
         totals = plan.fold_runs(0, data.n)
         carried = exclusive_scan(tree, totals) if start is None else None
-        if carried is None or tree.uncovered or any_uncovered(loop, totals):   # see `guard`
+        special = specials(loop, data)
+        if carried is None or tree.uncovered or any_uncovered(loop, totals) or special is not None:  # `guard`
             bounds = [min(data.n, r * length) for r in range(runs + 1)]
             carried, _ = carry(loop, tree, totals, bounds, Span(loop, data, dtype, table, combine),
-                               start=None if start is None else one_lane(loop, start, dtype))
+                               start=None if start is None else one_lane(loop, start, dtype), special=special)
         record = [np.empty((runs, length, data.dim) if f.type is Type.VEC else (runs, length),
                            dtype=s.dtype) for f, s in zip(loop.fields, totals)]
         plan.fold_runs(0, data.n, start=carried, record=record)
@@ -134,6 +135,8 @@ def scan_accumulate(loop: Loop, ufuncs: list, arrays, params: dict, *, dtype=np.
     if data.n == 0:
         return _empty(loop, data.dim, dtype)
     chunk = chunk or ACCUMULATE_CHUNK
+    if combine is not None and specials(loop, data) is not None:      # an element the proof does not cover
+        return scan_parallel(loop, combine, arrays, params, dtype=dtype, n=n, dim=dim, offset=offset)
     plan = Plan(loop, data, 1, value_table(dtype))      # runs of one element: the leaves
     outs = [np.empty((data.n, data.dim) if f.type is Type.VEC else (data.n,), dtype=field_dtype(f.type, dtype))
             for f in loop.fields]
