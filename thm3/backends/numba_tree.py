@@ -512,9 +512,8 @@ def _loops(loop: Loop, fields, element_vars, tail: str, pnames: str) -> str:
     reduce_args.update(F=", ".join(f"f{k}" for k in range(F)),
                        nan_k=_nan_text(loop, [f"{s}[k]" for s in fields]),
                        nan_r=_nan_text(loop, [f"r[{k}]" for k in range(F)]))
-    checks = _special_checks(loop, element_vars)
+    lines.append(_SPECIALS.format(tail=tail, **_special_checks(loop, element_vars)))
     for sfx, parallel in ("", True), ("_serial", False):
-        lines.append(_SPECIALS.format(sfx=sfx, parallel=parallel, tail=tail, **checks))
         lines.append(_REDUCE.format(sfx=sfx, parallel=parallel, **reduce_args))
     lines.append(_exclusive_text(loop, fields, tail, ps, step(0, "i"), lane(0)))
     lines += ["\n\n@njit(**JIT)", f"def sequential(n, dim, base{tail}):",
@@ -561,10 +560,13 @@ _REDUCE = '''
 def _chunk_states{sfx}(n, chunk, dim, base{tail}):
     count = (n + chunk - 1) // chunk
     {alloc}
+    special = np.zeros(count, dtype=np.bool_)
+    every = _every(dim, base{tail})
     for c in prange(count):
         st = fold(c * chunk, min(n, (c + 1) * chunk), dim, base{tail})
         {store}
-    return ({S},)
+        special[c] = every or _special(c * chunk, min(n, (c + 1) * chunk), dim, base{tail})
+    return ({S}, special,)
 
 
 @njit(**JIT)
@@ -572,8 +574,7 @@ def reduce{sfx}(n, chunk, dim, base{tail}):
     """The final state: chunk folds in threads, then the tree of combines in order."""
     if n == 0:
         return identity(dim)
-    {S}, = _chunk_states{sfx}(n, chunk, dim, base{tail})
-    special = _specials{sfx}(n, chunk, dim, base{tail})
+    {S}, special, = _chunk_states{sfx}(n, chunk, dim, base{tail})
     {I}, = identity(dim)
     bad = False                 # a state or element the proof does not cover (thm3/backends/guard.py)
     for k in range(len(s0)):
@@ -591,7 +592,7 @@ def reduce{sfx}(n, chunk, dim, base{tail}):
             {pad}
         m = half
     if bad:                     # the chunks again, carried in order by _exclusive
-        {S}, = _chunk_states{sfx}(n, chunk, dim, base{tail})
+        {S}, special, = _chunk_states{sfx}(n, chunk, dim, base{tail})
         {S}, {F}, = _exclusive({S}, {I}, special, n, chunk, dim, base{tail})
         return ({F},)
     return ({first},)
@@ -599,22 +600,20 @@ def reduce{sfx}(n, chunk, dim, base{tail}):
 
 _SPECIALS = '''
 
-@njit(parallel={parallel}, **JIT)
-def _specials{sfx}(n, chunk, dim, base{tail}):
-    """One flag a chunk: a Real or Vec input in it is NaN or infinite (every chunk where a
-    Real parameter is), which the proof over the reals does not cover."""
-    count = (n + chunk - 1) // chunk
-    out = np.zeros(count, dtype=np.bool_)
-    every = {params}
-    for c in prange(count):
-        if every:
-            out[c] = True
-            continue
-        for i in range(c * chunk, min(n, (c + 1) * chunk)):
-            if {elements}:
-                out[c] = True
-                break
-    return out
+@njit(inline="always", **JIT)
+def _every(dim, base{tail}):
+    """Whether a Real or Vec parameter is NaN or infinite: no chunk is then covered by the
+    proof over the reals (thm3/backends/guard.py)."""
+    return {params}
+
+
+@njit(inline="always", **JIT)
+def _special(begin, end, dim, base{tail}):
+    """Whether a Real or Vec input among elements begin .. end-1 is NaN or infinite."""
+    for i in range(begin, end):
+        if {elements}:
+            return True
+    return False
 '''
 
 
@@ -638,10 +637,12 @@ def scan{sfx}(n, chunk, dim, base, {starts}, {outs}{tail}):
         return
     count = (n + chunk - 1) // chunk
     {alloc}
+    special = np.zeros(count, dtype=np.bool_)
+    every = _every(dim, base{tail})
     for c in prange(count):
         st = fold(c * chunk, min(n, (c + 1) * chunk), dim, base{tail})
         {store}
-    special = _specials{sfx}(n, chunk, dim, base{tail})
+        special[c] = every or _special(c * chunk, min(n, (c + 1) * chunk), dim, base{tail})
     {carry}, {finals}, = _exclusive({carry}, {starts}, special, n, chunk, dim, base{tail})
     for c in prange(count):
         {lane0}, = {load_c}
