@@ -139,8 +139,9 @@ def carry(loop: Loop, tree, totals: tuple, bounds, span: Span, keep: bool = True
         if joined is None:                  # one run at a time: the combine or the fold
             for k in range(r, end):
                 carried.append(state)
-                step = tree.pair(state, tuple(t[k:k + 1] for t in totals))
-                state = step if not any_uncovered(loop, step) else span(state, bounds[k], bounds[k + 1])
+                step = None if any_uncovered(loop, state) else tree.pair(state, tuple(t[k:k + 1] for t in totals))
+                state = step if step is not None and not any_uncovered(loop, step) else \
+                    span(state, bounds[k], bounds[k + 1])
         else:
             into, state = joined
             carried.append(into)
