@@ -654,6 +654,20 @@ template <class... P, class... A> void emu_launch(unsigned grid, void (*kernel)(
 KERNELS = ("thm3_reduce_blocks", "thm3_reduce_partials", "thm3_reduce_rows")
 
 
+def flag_wrappers(source: str) -> list[str]:
+    """`emu_<flag>()`, the address of each device flag of `source` (a static global in the
+    emulation): thm3_int_overflow, thm3_uncovered."""
+    return [f'extern "C" int* emu_{flag}() {{ return &{flag}; }}'
+            for flag in ("thm3_int_overflow", "thm3_uncovered") if flag in source]
+
+
+def emulated_flag(lib, name: str = "thm3_uncovered") -> ctypes.c_int:
+    """The emulation's device flag `name`, read and written in place."""
+    getter = getattr(lib, f"emu_{name}")
+    getter.restype = ctypes.c_void_p
+    return ctypes.c_int.from_address(getter())
+
+
 def emulation_library(spec, source: str, build_dir, block: int | None = None, items: int | None = None):
     """`source` with CUDA emulated on threads; `emu_<kernel>(grid, args...)` launches."""
     wrappers = []
@@ -662,8 +676,7 @@ def emulation_library(spec, source: str, build_dir, block: int | None = None, it
         decl = ", ".join(["unsigned grid"] + [f"{'void*' if a.pointer else a.ctype} {a.name}" for a in args])
         wrappers.append(f'extern "C" void emu_{kernel}({decl}) '
                         f'{{ emu_launch(grid, {kernel}, {", ".join(a.name for a in args)}); }}')
-    if "thm3_int_overflow" in source:      # the Int overflow flag, a static global there
-        wrappers.append('extern "C" int* emu_int_overflow() { return &thm3_int_overflow; }')
+    wrappers += flag_wrappers(source)
     shape = "".join(f"#define {k} {v}\n" for k, v in (("THM3_BLOCK", block), ("THM3_ITEMS", items)) if v)
     if not block:
         shape += f"#define THM3_BLOCK {render.BLOCK}\n"
@@ -818,6 +831,8 @@ def test_emulated_rows(name, n, emulated):
 
 @needs_gxx
 def test_emulated_nan_and_inf_follow_the_fold(emulated):
+    """The kernels alone, where their order of combines gives the loop's answer anyway
+    (softmax at -inf does not: the module's launcher mends that, below)."""
     rng = np.random.default_rng(9)
     for name in ("mps", "softmax", "argmax"):
         emu = emulated(name, "float32")
@@ -826,8 +841,33 @@ def test_emulated_nan_and_inf_follow_the_fold(emulated):
             x = arrays[0]
             x[rng.integers(0, 1500, 3)] = poison
             if name == "softmax" and poison == -np.inf:
-                continue        # exp(-inf - -inf) in a run that starts at -inf: the loop's own NaN
+                continue        # a run from the identity at -inf: (-inf, NaN), outside the proof
             _check_reduce(emu, name, 1500, 3, rng, [x])
+
+
+@needs_gxx
+def test_the_kernels_flag_what_the_proof_does_not_cover(emulated):
+    """thm3_uncovered: set by a NaN or infinite element, or by a combine whose operands or
+    value leave the reals (softmax's run that starts at -inf); not by a clean list."""
+    emu = emulated("softmax", "float32")
+    flag = emulated_flag(emu.lib)
+    rng = np.random.default_rng(10)
+    x = rng.normal(size=1500).astype(np.float32)
+    flag.value = 0
+    emu.reduce([x], {}, 3)
+    assert flag.value == 0
+    y = x.copy()
+    y[256] = -np.inf                                 # a warp tile's first element (block 64, items 4)
+    emu.reduce([y], {}, 3)
+    assert flag.value == 1
+    emu = emulated("mps", "float32")
+    flag = emulated_flag(emu.lib)
+    flag.value = 0
+    z = rng.normal(size=1000).astype(np.float32)
+    z[500] = 3e38                                    # finite, and the sums overflow float32
+    z[501] = 3e38
+    emu.reduce([z], {}, 3)
+    assert flag.value == 1
 
 
 # --- the emitted module, on the emulation through a stand-in for CuPy ------------------------
@@ -872,10 +912,11 @@ def fake_cupy(spec, build_dir) -> types.ModuleType:
                                                 *[_pack(a, np.asarray(v)) for a, v in zip(args, values)])
             return Kernel()
 
-        def get_global(self, name):         # the one device global: the emulation's C global
-            assert name == "thm3_int_overflow", name
-            self.lib.emu_int_overflow.restype = ctypes.c_void_p
-            return self.lib.emu_int_overflow()
+        def get_global(self, name):         # a device flag: the emulation's C global
+            assert name in ("thm3_int_overflow", "thm3_uncovered"), name
+            getter = getattr(self.lib, f"emu_{name}")
+            getter.restype = ctypes.c_void_p
+            return getter()
     cp.RawModule = RawModule
     cp.int32 = np.int32
     cp.ndarray = lambda shape, dtype, memptr: np.ctypeslib.as_array(
@@ -910,15 +951,20 @@ def test_emit_needs_dim_for_vec(tmp_path):
         emit_mod.emit(*_vec_sum(), tmp_path)
 
 
-@needs_gxx
-@pytest.mark.parametrize("name", ["mps", "welford", "argmax", "attention", "softmax", "all_above"])
-def test_emitted_module_on_the_emulation(name, tmp_path, build_dir, monkeypatch):
+def _emitted_on_the_emulation(name, tmp_path, build_dir, monkeypatch):
+    """(loop, combine, spec, the emitted module) with CuPy the emulation's stand-in."""
     loop, combine = LOOPS[name]()
     dim = DIM if name == "attention" else None
     _, py = emit_mod.emit(loop, combine, tmp_path, dim=dim)
     spec = render.make_spec(loop, combine, "float32", dim)
     monkeypatch.setitem(sys.modules, "cupy", fake_cupy(spec, build_dir))
-    module = _import(py)
+    return loop, combine, spec, _import(py)
+
+
+@needs_gxx
+@pytest.mark.parametrize("name", ["mps", "welford", "argmax", "attention", "softmax", "all_above"])
+def test_emitted_module_on_the_emulation(name, tmp_path, build_dir, monkeypatch):
+    loop, combine, spec, module = _emitted_on_the_emulation(name, tmp_path, build_dir, monkeypatch)
     rng = np.random.default_rng(4)
     for n in (0, 1, 31, 1000, 10**4 + 3):                 # 10**4 + 3: 20 warp tiles, 8 blocks
         arrays, params = data(name, n, rng)
@@ -937,6 +983,57 @@ def test_emitted_module_on_the_emulation(name, tmp_path, build_dir, monkeypatch)
     for r in range(5):
         want = run_sequential(loop, [a[r].astype(np.float64) for a in stacked], params)
         assert_states([s[r] for s in states], want, 2e-4, 2e-4)
+
+
+@needs_gxx
+@pytest.mark.parametrize("name, dtype", [("softmax", "float32"), ("welford", "float64"), ("argmax", "float32"),
+                                         ("attention", "float32"), ("all_above", "float32")])
+def test_the_kernels_flag_nothing_on_a_clean_list(name, dtype, emulated):
+    """No spurious flag: every combine the kernels make on a clean list (identity padding,
+    blocks with no tile, lanes past the end) stays in the proof's reals, so the GPU keeps
+    the list (a flag would send every list to the host)."""
+    emu = emulated(name, dtype)
+    flag = emulated_flag(emu.lib)
+    rng = np.random.default_rng(13)
+    for n, grid in ((0, 1), (1, 3), (257, 2), (1000, 7), (4099, 3)):
+        arrays, params = data(name, n, rng)
+        flag.value = 0
+        emu.reduce(_device_arrays(emu.spec, arrays), params, grid)
+        assert flag.value == 0, (name, n, grid)
+    rows = [data(name, 77, rng)[0] for _ in range(3)]
+    flag.value = 0
+    emu.rows(_device_arrays(emu.spec, [np.stack([r[k] for r in rows]) for k in range(len(rows[0]))]), params)
+    assert flag.value == 0
+
+
+@needs_gxx
+@pytest.mark.parametrize("name", ["softmax", "mps", "argmax", "attention"])
+def test_the_emitted_module_computes_again_on_the_host_what_the_kernels_flag(name, tmp_path, build_dir,
+                                                                           monkeypatch):
+    """-inf, inf and NaN at the starts of warp tiles: the kernels flag them, and reduce,
+    reduce_state and reduce_rows give the loop's answer (the host's NumPy path, in list
+    order); a clean list stays on the device."""
+    loop, combine, spec, module = _emitted_on_the_emulation(name, tmp_path, build_dir, monkeypatch)
+    host = []
+    real = module._reduce_numpy
+    monkeypatch.setattr(module, "_reduce_numpy", lambda arrays, params: host.append(1) or real(arrays, params))
+    rng = np.random.default_rng(12)
+    tile = 32 * spec.items
+    arrays, params = data(name, 4 * tile + 5, rng)
+    clean = [a.astype(np.float32) for a in arrays]
+    module.reduce_state(*clean, **params)
+    assert not host
+    for poison in (-np.inf, np.inf, np.nan):
+        dev = [a.copy() for a in clean]
+        dev[0][[tile, 3 * tile, 3 * tile + 1]] = poison
+        want = run_sequential(loop, [a.astype(np.float64) for a in dev], params)
+        got = module.reduce_state(*dev, **params)
+        assert host
+        assert_states(got, want, 2e-4, 2e-4, what=f"{name} at {poison}")
+        rows = module.reduce_rows_state(*[np.stack([a, a]) for a in dev], **params)
+        for r in range(2):
+            assert_states([s[r] for s in rows], want, 2e-4, 2e-4, what=f"{name} row {r} at {poison}")
+        host.clear()
 
 
 # --- on a GPU ---------------------------------------------------------------------------------
@@ -982,18 +1079,29 @@ def test_gpu_reduce_float64(name, tmp_path):
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("name", ["mps", "softmax", "argmax"])
-def test_gpu_nan_and_inf(name, tmp_path):
+def test_gpu_nan_and_inf(name, tmp_path, monkeypatch):
+    """NaN and infinities (-inf at warp tiles' starts too: softmax's (-inf, NaN) from the
+    identity) as the loop has them, through thm3_uncovered and the host; a clean list
+    never leaves the GPU."""
     import cupy
     loop, combine, module = _emitted(name, tmp_path)
+    host = []
+    real = module._reduce_numpy
+    monkeypatch.setattr(module, "_reduce_numpy", lambda arrays, params: host.append(1) or real(arrays, params))
     rng = np.random.default_rng(7)
+    tile = 32 * module.ITEMS
     for n in (1000, 2**16 + 5):
-        for poison in (np.nan, np.inf):
-            arrays, params = data(name, n, rng)
+        arrays, params = data(name, n, rng)
+        module.reduce_state(cupy.asarray(arrays[0].astype(np.float32)))
+        assert not host, "a clean list went to the host"
+        for poison in (np.nan, np.inf, -np.inf):
             x = arrays[0].astype(np.float32)
             x[rng.integers(0, n, 3)] = poison
-            want = run_sequential(loop, [x.astype(np.float64)], params) if n <= 1000 else \
-                run_parallel(loop, combine, [x.astype(np.float64)], params)
+            x[[0, tile, 3 * tile] if n > 3 * tile else [0]] = poison
+            want = run_sequential(loop, [x.astype(np.float64)], params)
             assert_states(module.reduce_state(cupy.asarray(x)), want, 1e-4, 1e-3, what=f"{name} {poison}")
+            assert host
+            host.clear()
 
 
 @pytest.mark.gpu

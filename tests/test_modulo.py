@@ -291,7 +291,7 @@ def test_emitted_numpy_functions_compute_the_remainder(sign_changes):
     `_combine` gives the sequential state."""
     from thm3.gpu.render.module import numpy_source
     a = sign_changes
-    import thm3.gpu.runtime.reduce as runtime       # the module's checked Int helpers (_iadd, ...)
+    import thm3.gpu.runtime.host as runtime         # the module's checked Int helpers (_iadd, ...)
     ns = {"np": np, "DTYPE": np.float64} | {k: getattr(runtime, k) for k in dir(runtime) if k.startswith("_i")}
     exec(compile(numpy_source(a.loop, a.combine_fn), "<emitted>", "exec"), ns)   # thm3's own output
     rng = np.random.default_rng(9)

@@ -18,7 +18,7 @@ from thm3.gpu.render import cuda as render
 from thm3.gpu.render.scan import ITEMS, render_scan, scan_block
 
 from test_kernels import (EMULATION, LOOPS, R, DIM, _build, _loop, _numpy_of, _pack, _tolerance, add,
-                          build_dir, data, needs_gxx)  # noqa: F401  (build_dir: the fixture)
+                          build_dir, data, emulated_flag, flag_wrappers, needs_gxx)  # noqa: F401  (build_dir: the fixture)
 
 MAX_BLOCKS = 4096           # gpu/runtime/reduce.py: the cap on the scan's grid
 SCAN_KERNELS = ("thm3_scan_blocks", "thm3_scan_partials", "thm3_scan_down", "thm3_scan_rows")
@@ -29,7 +29,7 @@ def _sum():
                  lambda n: (add(n["acc.s"], n["x"]),), lambda n: (add(n["a.s"], n["b.s"]),))
 
 
-SCAN_LOOPS = {"sum": _sum, **{k: LOOPS[k] for k in ("welford", "mps", "argmax")}}
+SCAN_LOOPS = {"sum": _sum, **{k: LOOPS[k] for k in ("welford", "mps", "argmax", "softmax")}}
 
 
 def scan_args(spec, kernel: str) -> list:
@@ -61,6 +61,7 @@ class EmulatedScan:
             decl = ", ".join(["unsigned grid"] + [f"{'void*' if a.pointer else a.ctype} {a.name}" for a in args])
             wrappers.append(f'extern "C" void emu_{kernel}({decl}) '
                             f'{{ emu_launch(grid, {kernel}, {", ".join(a.name for a in args)}); }}')
+        wrappers += flag_wrappers(source)
         self.lib = _build(build_dir, f"#define THM3_BLOCK {self.block}\n" + EMULATION + source + "\n"
                           + "\n".join(wrappers))
 
@@ -203,3 +204,25 @@ def test_emulated_scan_rows(name, emulated_scan):
     for r in range(rows):
         want = run_sequential_prefixes(emu.spec.loop, [a[r].astype(np.float64) for a in stacked], params)
         assert_prefixes(emu.spec, [g[r] for g in got], want, f"{name} row {r}")
+
+
+@needs_gxx
+@pytest.mark.parametrize("name", sorted(SCAN_LOOPS))
+def test_the_scan_kernels_flag_only_what_the_proof_does_not_cover(name, emulated_scan):
+    """thm3_uncovered stays 0 on a clean list, whatever the grid (blocks with no tile read
+    no poisoned partial into a combine), and is set by a NaN element."""
+    emu = emulated_scan(name)
+    flag = emulated_flag(emu.lib)
+    rng = np.random.default_rng(14)
+    for n in (1, 1007, 4099):
+        arrays, params = data(name, n, rng)
+        for grid in _grids(emu, n):
+            flag.value = 0
+            emu.scan(_device(emu.spec, arrays), params, grid)
+            assert flag.value == 0, (name, n, grid)
+    flag.value = 0
+    emu.scan_rows(_device(emu.spec, [np.stack([a, a]) for a in arrays]), params)
+    assert flag.value == 0
+    arrays[0][7] = np.nan
+    emu.scan(_device(emu.spec, arrays), params)
+    assert flag.value == 1

@@ -598,6 +598,74 @@ def uses_int_checks(loop: Loop, combine: Fn) -> bool:
                 or int_checks(combine.outputs, loop, combine, "combine"))
 
 
+# -- where the proof stops ----------------------------------------------------------------
+# The combine is proved equal to the fold over the reals: an element that is NaN or
+# infinite, or a state whose Real field holds NaN or an infinity other than its identity
+# value, is outside the proof (log-sum-exp's run that starts at -inf is (-inf, NaN) from
+# the identity where the loop's own state stays finite).  left and the combine store 1 in
+# the device global `thm3_uncovered` where they meet one; the launcher reads it after the
+# launch and computes that list again on the host in list order (the module's NumPy path,
+# which folds a run the proof does not cover from the state carried into it).
+
+COVER = """#ifndef THM3_COVER
+#define THM3_COVER
+// 1 where left or the combine met an element or a state outside the proof over the reals
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
+__device__ int thm3_uncovered = 0;
+#else
+static int thm3_uncovered = 0;
+#endif
+// finite (a double by its high word's exponent bits: an integer test, no FP64 compare)
+__host__ __device__ __forceinline__ bool thm3_finite(float v) { return isfinite(v); }
+__host__ __device__ __forceinline__ bool thm3_finite(double v) {
+#ifdef __CUDA_ARCH__
+    return (__double2hiint(v) & 0x7ff00000) != 0x7ff00000;
+#else
+    return isfinite(v);
+#endif
+}
+#endif"""
+
+
+def guarded(spec: Spec) -> tuple[bool, bool]:
+    """(the state has a Real or Vec field: the combine checks its operands and value; an
+    element is a Real or Vec: left checks it)."""
+    real = (Type.REAL, Type.VEC)
+    return (any(f.type in real for f in spec.loop.fields),
+            any(p.type in real for p in spec.data_elements))
+
+
+def render_covered(spec: Spec) -> str:
+    """`thm3_covered(s)`: every Real field of s finite or at its identity value."""
+    p = Printer(spec, {})
+    lines = ["bool ok = true;                 // & without short cuts: predicates, no branches"]
+    for f in spec.loop.fields:
+        if f.type not in (Type.REAL, Type.VEC):
+            continue
+        default = float(f.default)
+        m = c_member(f.name)
+        keep = "" if default == default and abs(default) != float("inf") else f" | (v == {p.literal(default, Type.REAL)})"
+        if f.type is Type.VEC:
+            lines.append(f"for (int d = 0; d < THM3_DIM; ++d) {{ const {spec.real.ctype} v = s.{m}[d]; "
+                         f"ok &= thm3_finite(v){keep}; }}")
+        else:
+            lines.append(f"{{ const {spec.real.ctype} v = s.{m}; ok &= thm3_finite(v){keep}; }}")
+    lines.append("return ok;")
+    return _function("__host__ __device__ __forceinline__ bool thm3_covered(const State& s)", lines,
+                     "covered: every Real field finite or at its identity value (the proof's reals)")
+
+
+def _element_checks(spec: Spec) -> list[str]:
+    lines = []
+    for p in spec.data_elements:
+        name = c_name(p.name)
+        if p.type is Type.VEC:
+            lines.append(f"for (int d = 0; d < THM3_DIM; ++d) if (!thm3_finite({name}[d])) thm3_uncovered = 1;")
+        elif p.type is Type.REAL:
+            lines.append(f"if (!thm3_finite({name})) thm3_uncovered = 1;     // outside the proof")
+    return lines
+
+
 def render_left(spec: Spec) -> str:
     loop = spec.loop
     names = _state_names(spec, "acc", "acc")
@@ -608,7 +676,8 @@ def render_left(spec: Spec) -> str:
                     else f"{spec.ctype(p.type)} {c_name(p.name)}")
     names.update({p.name: c_name(p.name) for p in loop.params})
     targets = [(f"r.{c_member(f.name)}", f.type) for f in loop.fields]
-    lines = ["State r;"] + _body(spec, loop.left, names, targets, spec.exp_nonpositive, checked="left") + ["return r;"]
+    lines = (["State r;"] + _body(spec, loop.left, names, targets, spec.exp_nonpositive, checked="left")
+             + _element_checks(spec) + ["return r;"])
     sig = c_signature("__host__ __device__ __forceinline__ State thm3_left", args + spec.param_decls())
     return _function(sig, lines, "left: one step of the sequential fold")
 
@@ -617,7 +686,10 @@ def render_combine(spec: Spec) -> str:
     names = {**_state_names(spec, "a", "a"), **_state_names(spec, "b", "b")}
     names.update({p.name: c_name(p.name) for p in spec.loop.params})
     targets = [(f"r.{c_member(f.name)}", f.type) for f in spec.loop.fields]
-    lines = ["State r;"] + _body(spec, spec.combine, names, targets, spec.exp_nonpositive, checked="combine") + ["return r;"]
+    lines = ["State r;"] + _body(spec, spec.combine, names, targets, spec.exp_nonpositive, checked="combine")
+    if guarded(spec)[0]:
+        lines.append("if (!(thm3_covered(a) && thm3_covered(b) && thm3_covered(r))) thm3_uncovered = 1;")
+    lines.append("return r;")
     args = ["const State& a", "const State& b"] + spec.param_decls()
     return _function(c_signature("__host__ __device__ __forceinline__ State thm3_combine", args),
                      lines, "combine: h(xs + ys) from a = h(xs) and b = h(ys); a is the earlier part")
@@ -649,7 +721,9 @@ def render_functions(loop: Loop, combine: Fn, *, dtype: str = "float32", dim: in
     ex2.approx alone; the result's keep exp2f)."""
     spec = make_spec(loop, combine, dtype, dim, exp_nonpositive)
     checks = INT_CHECKS if uses_int_checks(loop, combine) else ""
-    parts = [_header(spec), _HELPERS, checks, render_state(spec), render_identity(spec),
+    states, elements = guarded(spec)
+    parts = [_header(spec), _HELPERS, checks, COVER if states or elements else "", render_state(spec),
+             render_identity(spec), render_covered(spec) if states else "",
              render_left(spec), render_combine(spec), render_result(spec)]
     return "\n\n".join(p for p in parts if p) + "\n"
 

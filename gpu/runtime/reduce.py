@@ -1,6 +1,6 @@
 """The runtime of an emitted reduction module: launchers of the in-order reduction and of
-the inclusive scan, and their NumPy twin (backend="numpy").  `gpu/render/module.py` copies
-this file verbatim, after `common.py`, below the loop's own part of the module: its
+the inclusive scan (their NumPy twin, backend="numpy", is host.py).  `gpu/render/module.py`
+copies this file verbatim, after `common.py` and `host.py`, below the loop's own part of the module: its
 constants, its rendered sources and its NumPy functions (`_left`, `_combine`, `_result`),
 which the annotations below name.  Imported on its own (as thm3 does to read it), it
 defines the functions and nothing runs."""
@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from .common import BackendUnavailable, _cupy, _device  # thm3: runtime import  # noqa: F401
+from .host import _reduce_numpy, _scan_numpy  # thm3: runtime import  # noqa: F401
 
 # The loop's part of the module, above this text, defines:
 NAME: str               # the loop's name
@@ -28,11 +29,12 @@ SOURCE: str             # the reduction's CUDA source
 SCAN_BLOCK: int         # threads per block of the scan
 SCAN_TILE: int          # elements per tile of the scan
 SCAN_SOURCE: str        # the scan's CUDA source
-# and the NumPy functions _left, _combine and _result (None without a result)
+# and the NumPy functions _left, _combine and _result (None without a result), and
+# _left_py, left on Python scalars (None where a Vec takes part).  host.py, before this
+# text, is backend="numpy" (`_reduce_numpy`, `_scan_numpy`).
 
 MAX_BLOCKS = 4096       # cap on pass 1's grid: pass 2 combines that many partials
 LENGTH_LIMIT = 2**56    # the longest list: thm3 proved its unchecked Int operations (a count) for it
-RUN = 1024              # backend="numpy": elements a run folds with left
 
 _modules: dict = {}
 
@@ -93,6 +95,37 @@ def _int_flag(source: str | None = None, zero: bool = True):
     if zero:
         flag.fill(0)
     return flag
+
+
+# Where left or the combine meets an element or a state outside the proof over the reals
+# (NaN, or an infinity other than a field's identity value), the kernels store 1 in the
+# device global thm3_uncovered (a source whose loop has no Real has none): the launchers
+# zero it, read it after the launch, and where it is set compute the list again on the host
+# in list order (the NumPy path below, which folds such runs from the carried state).
+
+def _cover_flag(source: str | None = None):
+    """The device global thm3_uncovered of the source, zeroed; None where it has none."""
+    source = SOURCE if source is None else source
+    if "thm3_uncovered" not in source:
+        return None
+    cupy = _cupy()
+    flag = cupy.ndarray((1,), dtype=cupy.int32, memptr=_module(source).get_global("thm3_uncovered"))
+    flag.fill(0)
+    return flag
+
+
+def _met_uncovered(flag) -> bool:
+    """Whether a launch since `_cover_flag` met a value outside the proof."""
+    return flag is not None and int(flag.get()[0]) != 0
+
+
+def _params_uncovered(params: dict) -> bool:
+    """A Real or Vec loop parameter that is NaN or infinite: the whole list is outside the
+    proof, and goes to the host at once."""
+    return any(t in ("Real", "Vec") and name in params
+               and not np.isfinite(np.asarray(params[name].get() if hasattr(params[name], "get") else params[name],
+                                              dtype=np.float64)).all()
+               for name, t in PARAMS)
 
 
 def _check_ints(flag) -> None:
@@ -195,177 +228,24 @@ def _grid_cap(kernel) -> int:
 _grid_caps: dict = {}
 
 
-# --- backend="numpy": the same order of combines on the CPU, without CuPy ------------------
-# Runs of RUN consecutive elements are folded with left side by side (one left step a
-# column, over every run at once), then neighbouring states are combined, the earlier on
-# the left, level by level, as the kernels do.  Reals are computed in DTYPE.
-
-def _max(a, b):
-    return np.where((a > b) | (a != a), a, b)
-
-
-def _min(a, b):
-    return np.where((a < b) | (a != a), a, b)
-
-
-def _pown(a, n):
-    # c ** n, n an Int: IEEE pow in the base's float type
-    a = np.asarray(a)
-    with np.errstate(all="ignore"):
-        return np.power(a, np.asarray(n).astype(a.dtype if a.dtype.kind == "f" else np.float64))
-
-
-# Int arithmetic in int64, checked, as the library's NumPy backend does: a sum, difference,
-# product, negation, abs or power of Ints in `_left` or `_combine` that int64 can overflow
-# is a call of one of these (`code`: 1 + the index of the field whose new value reads it),
-# which raises OverflowError naming the field where the exact value leaves int64.
-
-_LEAST = np.iinfo(np.int64).min
-
-
-def _int_overflow(code: int, where: str) -> OverflowError:
-    return OverflowError(f"{NAME}: the Int field {FIELDS[code - 1][0]} overflows int64 in {where} "
-                         "(the emitted module's NumPy path computes Ints in int64; thm3's "
-                         "a.combine and sequential fold compute them exactly)")
-
-
-def _iadd(a, b, code, where):
-    r = np.add(a, b)
-    if np.any(((a ^ r) & (b ^ r)) < 0):
-        raise _int_overflow(code, where)
-    return r
-
-
-def _isub(a, b, code, where):
-    r = np.subtract(a, b)
-    if np.any(((a ^ b) & (a ^ r)) < 0):
-        raise _int_overflow(code, where)
-    return r
-
-
-def _imul(a, b, code, where):
-    r = np.multiply(a, b)
-    a, b = np.broadcast_arrays(np.asarray(a), np.asarray(b))
-    nonzero = a != 0
-    back = np.where(nonzero, r // np.where(nonzero, a, 1), b)
-    if np.any(back != b) or np.any(((a == -1) & (b == _LEAST)) | ((b == -1) & (a == _LEAST))):
-        raise _int_overflow(code, where)
-    return r
-
-
-def _ineg(a, code, where):
-    if np.any(np.asarray(a) == _LEAST):
-        raise _int_overflow(code, where)
-    return np.negative(a)
-
-
-def _iabs(a, code, where):
-    if np.any(np.asarray(a) == _LEAST):
-        raise _int_overflow(code, where)
-    return np.abs(a)
-
-
-def _ipow(a, n, code, where):
-    r = np.ones_like(np.asarray(a))
-    for _ in range(n):
-        r = _imul(r, a, code, where)
-    return r
-
-
-def _stepped(state, elements, valid, ps):
-    """`_left` on every lane; where it overflows, again on the lanes still in their run
-    only (a lane past the end keeps its state, so its step must not raise)."""
-    try:
-        return _left(*state, *elements, *ps)
-    except OverflowError:
-        keep = valid[:, 0]
-        if keep.all():
-            raise
-        new = _left(*[s[keep] for s in state], *[e[keep] for e in elements], *ps)
-        out = [s.copy() for s in state]
-        for o, v in zip(out, new):
-            o[keep] = v
-        return out
-
-
-def _host_arrays(arrays):
-    data = [(name, t) for name, t in ELEMENTS if t != "Index"]
-    if not data:
-        if len(arrays) != 1:
-            raise TypeError(f"{NAME}: pass n, the number of elements")
-        return [], _checked_length(int(arrays[0]))
-    if len(arrays) != len(data):
-        names = ", ".join(name for name, _ in data)
-        raise TypeError(f"{NAME}: expected {len(data)} arrays ({names}), got {len(arrays)}")
-    out = []
-    for a, (name, t) in zip(arrays, data):
-        a = np.asarray(a.get() if hasattr(a, "get") else a, dtype=_real_type(t))
-        want = 2 if t == "Vec" else 1
-        if a.ndim != want or (t == "Vec" and a.shape[-1] != DIM):
-            raise ValueError(f"{NAME}: {name} must have {want} dimensions; got shape {a.shape}")
-        out.append(a)
-    if len({a.shape[0] for a in out}) > 1:
-        raise ValueError(f"{NAME}: arrays of different lengths")
-    return out, out[0].shape[0]
-
-
-def _host_params(params: dict) -> list:
-    missing = [name for name, _ in PARAMS if name not in params]
-    extra = sorted(set(params) - {name for name, _ in PARAMS})
-    if missing or extra:
-        raise TypeError(f"{NAME}: loop parameters missing {missing}, unknown {extra}")
-    return [np.asarray(params[name], dtype=DTYPE).reshape(DIM) if t == "Vec" else _real_type(t)(params[name])
-            for name, t in PARAMS]
-
-
-def _column(value, t, runs):
-    """A field's value for `runs` states: (runs, 1), or (runs, DIM) for a Vec."""
-    width = DIM if t == "Vec" else 1
-    return np.full((runs, width), value, dtype=_real_type(t))
-
-
-def _reduce_numpy(arrays, params) -> list:
-    xs, n = _host_arrays(arrays)
-    ps = _host_params(params)
-    runs = max(1, -(-n // RUN))
-    state = [_column(v, t, runs) for v, (_, t) in zip(DEFAULTS, FIELDS)]
-    for k in range(min(RUN, n)):
-        at = np.arange(runs) * RUN + k
-        valid = (at < n)[:, None]
-        at = np.minimum(at, max(n - 1, 0))
-        elements, data = [], iter(xs)
-        for name, t in ELEMENTS:
-            if t == "Index":
-                elements.append(at[:, None].astype(np.int64))
-            else:
-                a = next(data)
-                elements.append(a[at] if t == "Vec" else a[at][:, None])
-        new = _stepped(state, elements, valid, ps)
-        state = [np.where(valid, np.broadcast_to(v, s.shape), s).astype(s.dtype)
-                 for v, s in zip(new, state)]
-    while state[0].shape[0] > 1:
-        count = state[0].shape[0]
-        pairs = count // 2
-        merged = _combine(*[s[0:2 * pairs:2] for s in state], *[s[1:2 * pairs:2] for s in state], *ps)
-        merged = [np.broadcast_to(v, (pairs, s.shape[1])).astype(s.dtype) for v, s in zip(merged, state)]
-        state = [np.concatenate([m, s[2 * pairs:]]) for m, s in zip(merged, state)]
-    values = [s[0] if t == "Vec" else s[0, 0] for s, (_, t) in zip(state, FIELDS)]
-    if _result is not None:
-        for r, (_, t) in zip(_result(*values, *ps), _result_kinds()):
-            values.append(np.asarray(r, dtype=_real_type(t)) if t == "Vec" else _real_type(t)(r))
-    return values
-
-
 # --- the reduction --------------------------------------------------------------------------
 
 def reduce_device(*arrays, **params) -> list:
     """Launch the reduction and return its outputs on the device without waiting: one
     CuPy array of length 1 per field (1 x DIM for a Vec), then the result's.  (An Int
-    overflow is reported by `reduce` and `reduce_state`, which wait.)"""
+    overflow is reported by `reduce` and `reduce_state`, which wait; so is a NaN or an
+    infinity outside the proof, where they compute the list again on the host: these
+    outputs are the kernels' own.)"""
+    return _launch_reduce(arrays, params)[0]
+
+
+def _launch_reduce(arrays, params) -> tuple[list, object]:
+    """(the outputs on the device, the zeroed-then-launched thm3_uncovered flag)."""
     cupy = _cupy()
     xs, n = _length(arrays)
     ps = _params(params)
     _int_flag()
+    cover = _cover_flag()
     blocks = _kernel("thm3_reduce_blocks")
     tiles = -(-n // (32 * ITEMS))
     grid = max(1, min(tiles, _grid_cap(blocks)))
@@ -373,13 +253,18 @@ def reduce_device(*arrays, **params) -> list:
     blocks((grid,), (BLOCK,), (*xs, np.int64(n), *ps, partial))
     outs = _outputs(1)
     _kernel("thm3_reduce_partials")((1,), (BLOCK,), (partial, np.int32(grid), *ps, *outs))
-    return outs
+    return outs, cover
 
 
 def _reduce(arrays, params, backend):
     match backend:
         case "cupy":
-            values = [o.get()[0] for o in reduce_device(*arrays, **params)]
+            if _params_uncovered(params):
+                return _reduce_numpy(arrays, params)
+            outs, cover = _launch_reduce(arrays, params)
+            if _met_uncovered(cover):
+                return _reduce_numpy(arrays, params)
+            values = [o.get()[0] for o in outs]
             _check_ints(_int_flag(zero=False))
             return values
         case "numpy":
@@ -410,9 +295,16 @@ def _reduce_rows(arrays, params):
     ps = _params(params)
     outs = _outputs(rows)
     if rows:
-        flag = _int_flag()
-        _kernel("thm3_reduce_rows")((rows,), (BLOCK,), (*xs, np.int64(n), *ps, *outs))
-        _check_ints(flag)
+        flag, cover = _int_flag(), _cover_flag()
+        if not _params_uncovered(params):
+            _kernel("thm3_reduce_rows")((rows,), (BLOCK,), (*xs, np.int64(n), *ps, *outs))
+            if not _met_uncovered(cover):
+                _check_ints(flag)
+                return outs
+        cupy = _cupy()                      # outside the proof: each row on the host, in list order
+        host = [a.get() for a in xs]
+        values = [_reduce_numpy([a[r] for a in host] or [n], params) for r in range(rows)]
+        outs = [cupy.asarray(np.stack([v[k] for v in values])) for k in range(len(outs))]
     return outs
 
 
@@ -436,50 +328,6 @@ def _scan_outputs(shape) -> list:
     return [cupy.empty(shape + ((DIM,) if t == "Vec" else ()), dtype=_real_type(t)) for _, t in FIELDS]
 
 
-def _scan_numpy(arrays, params) -> tuple:
-    """backend="numpy": every prefix State on the CPU.  Runs of RUN consecutive elements
-    are scanned with left side by side (one left step a column, over every run at once),
-    the runs' totals scanned with the combine (Hillis-Steele, log2(runs) steps), and each
-    run's prefixes combined on the right of the states before the run."""
-    xs, n = _host_arrays(arrays)
-    ps = _host_params(params)
-    widths = [DIM if t == "Vec" else 1 for _, t in FIELDS]
-    if n == 0:
-        return tuple(np.empty((0, DIM) if t == "Vec" else (0,), dtype=_real_type(t)) for _, t in FIELDS)
-    runs = -(-n // RUN)
-    state = [_column(v, t, runs) for v, (_, t) in zip(DEFAULTS, FIELDS)]
-    local = [np.empty((runs, RUN, w), dtype=_real_type(t)) for w, (_, t) in zip(widths, FIELDS)]
-    for k in range(min(RUN, n)):
-        at = np.arange(runs) * RUN + k
-        valid = (at < n)[:, None]
-        at = np.minimum(at, n - 1)
-        elements, data = [], iter(xs)
-        for name, t in ELEMENTS:
-            if t == "Index":
-                elements.append(at[:, None].astype(np.int64))
-            else:
-                a = next(data)
-                elements.append(a[at] if t == "Vec" else a[at][:, None])
-        new = _stepped(state, elements, valid, ps)
-        state = [np.where(valid, np.broadcast_to(v, s.shape), s).astype(s.dtype) for v, s in zip(new, state)]
-        for out, s in zip(local, state):
-            out[:, k] = s
-    totals, step = state, 1                 # inclusive scan of the runs' totals
-    while step < runs:
-        merged = _combine(*[s[:-step] for s in totals], *[s[step:] for s in totals], *ps)
-        totals = [np.concatenate([s[:step], np.broadcast_to(m, s[step:].shape).astype(s.dtype)])
-                  for m, s in zip(merged, totals)]
-        step *= 2
-    if runs > 1:                            # run r's prefixes after the total of runs 0..r-1
-        before = [np.repeat(s[:-1], RUN, axis=0) for s in totals]
-        after = [x[1:].reshape(-1, x.shape[2]) for x in local]
-        merged = _combine(*before, *after, *ps)
-        for x, m in zip(local, merged):
-            x[1:] = np.broadcast_to(m, (after[0].shape[0], x.shape[2])).reshape(x[1:].shape)
-    return tuple(x.reshape(runs * RUN, w)[:n] if t == "Vec" else x.reshape(runs * RUN)[:n]
-                 for x, w, (_, t) in zip(local, widths, FIELDS))
-
-
 def scan(*arrays, backend: str = "cupy", **params) -> tuple:
     """Every prefix State (inclusive, in list order): a tuple of arrays, one per field, of
     length n (n x DIM for a Vec); CuPy arrays from the GPU, or NumPy arrays computed on
@@ -498,13 +346,17 @@ def scan(*arrays, backend: str = "cupy", **params) -> tuple:
     outs = _scan_outputs((n,))
     if n == 0:
         return tuple(outs)
-    flag = _int_flag(SCAN_SOURCE)
+    if _params_uncovered(params):
+        return tuple(cupy.asarray(o) for o in _scan_numpy([a.get() for a in xs] or [n], params))
+    flag, cover = _int_flag(SCAN_SOURCE), _cover_flag(SCAN_SOURCE)
     blocks = _kernel("thm3_scan_blocks", SCAN_SOURCE)
     grid = max(1, min(-(-n // SCAN_TILE), MAX_BLOCKS))
     partial = cupy.empty(grid * STATE_BYTES, dtype=cupy.uint8)
     blocks((grid,), (SCAN_BLOCK,), (*xs, np.int64(n), *ps, partial))
     _kernel("thm3_scan_partials", SCAN_SOURCE)((1,), (SCAN_BLOCK,), (partial, np.int32(grid), *ps))
     _kernel("thm3_scan_down", SCAN_SOURCE)((grid,), (SCAN_BLOCK,), (*xs, np.int64(n), *ps, partial, *outs))
+    if _met_uncovered(cover):                # outside the proof: the host, in list order
+        return tuple(cupy.asarray(o) for o in _scan_numpy([a.get() for a in xs] or [n], params))
     _check_ints(flag)
     return tuple(outs)
 
@@ -519,9 +371,16 @@ def scan_rows(*arrays, **params) -> tuple:
     ps = _params(params)
     outs = _scan_outputs((rows, n))
     if rows and n:
-        flag = _int_flag(SCAN_SOURCE)
-        _kernel("thm3_scan_rows", SCAN_SOURCE)((rows,), (SCAN_BLOCK,), (*xs, np.int64(n), *ps, *outs))
-        _check_ints(flag)
+        flag, cover = _int_flag(SCAN_SOURCE), _cover_flag(SCAN_SOURCE)
+        if not _params_uncovered(params):
+            _kernel("thm3_scan_rows", SCAN_SOURCE)((rows,), (SCAN_BLOCK,), (*xs, np.int64(n), *ps, *outs))
+            if not _met_uncovered(cover):
+                _check_ints(flag)
+                return tuple(outs)
+        cupy = _cupy()                      # outside the proof: each row on the host, in list order
+        host = [a.get() for a in xs]
+        per_row = [_scan_numpy([a[r] for a in host], params) for r in range(rows)]
+        return tuple(cupy.asarray(np.stack([p[k] for p in per_row])) for k in range(len(FIELDS)))
     return tuple(outs)
 
 

@@ -236,9 +236,9 @@ def _finite_magnitude(prefixes, n):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("entry", _corpus(), ids=lambda e: e.name)
-def test_every_corpus_homomorphism_at_specials(entry):
+def test_every_corpus_homomorphism_at_specials(entry, tmp_path):
     """-inf, inf and NaN at the starts of runs in every float input, NumPy against the
-    sequential fold (prefixes compared relative to the largest finite magnitude so far:
+    sequential fold, and the emitted module's NumPy path (prefixes compared relative to the largest finite magnitude so far:
     another order's rounding, not its specials).  Numba is tested on the samples above:
     a compiled module for each of the corpus's loops held gigabytes for the rest of a
     serial test session, and the timing tests after it missed their deadlines."""
@@ -247,6 +247,8 @@ def test_every_corpus_homomorphism_at_specials(entry):
     if a.combine_fn is None:
         pytest.skip(f"{entry.name}: {a.verdict}")
     rng = np.random.default_rng(7)
+    vec = any(x.type is Type.VEC for x in a.loop.fields + a.loop.elements + a.loop.params)
+    module = _module(a, tmp_path, dim=4 if vec else None)   # its NumPy path, runs of 4
     for special in (-np.inf, np.inf, np.nan):
         for spots in [(0,), (16, 17), (4, 8, 12, 64)]:
             arrays, params = random_arrays(a.loop, N, 4, rng)
@@ -267,3 +269,124 @@ def test_every_corpus_homomorphism_at_specials(entry):
             same(scan_parallel(a.loop, a.combine_fn, arrays, params, lanes=16, **kw), prefixes,
                  rel=1e-6, scale=scale)
             same(scan_numpy(a.loop, a.combine_fn, arrays, params, **kw), prefixes, rel=1e-6, scale=scale)
+            data = list(arrays) or [N]
+            same(module.reduce_state(*data, backend="numpy", **params), want, rel=1e-6, scale=np.asarray(scale[-1]))
+            same(module.scan(*data, backend="numpy", **params), prefixes, rel=1e-6, scale=scale)
+
+
+# --- the emitted module's own NumPy path (gpu/runtime/host.py, backend="numpy") ------------
+
+def _module(a, tmp_path, dim=None, dtype="float64"):
+    import importlib.util
+    from thm3.gpu import api as emit_mod
+    _, py = emit_mod.emit(a.loop, a.combine_fn, tmp_path, dtype=dtype, dim=dim)
+    spec = importlib.util.spec_from_file_location(f"guarded_{a.loop.name}", py)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.RUN = 4                                   # runs start at 0, 4, 8, ...
+    return module
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("path", list(_cases()))
+def test_the_emitted_modules_numpy_path_agrees_with_the_loop_at_specials(path, dtype, tmp_path):
+    """float64, and float32 against the loop in float64 (its rounding apart): the same
+    NaN and infinities."""
+    a = analysis(str(path))
+    if not _scalar_real(a):
+        pytest.skip("Real elements only")
+    module = _module(a, tmp_path, dtype=dtype)
+    params = _params(a)
+    rel = 1e-8 if dtype == "float64" else 1e-4
+    for xs in _lists(a, 3):
+        got = [x.astype(dtype) for x in xs]
+        same(module.reduce_state(*got, backend="numpy", **params), run_sequential(a.loop, xs, params), rel)
+        same(module.scan(*got, backend="numpy", **params), run_sequential_prefixes(a.loop, xs, params), rel)
+
+
+def _count_folds(module, monkeypatch) -> list:
+    """The spans [begin, end) the module folds element by element, in order."""
+    folded = []
+    real_fold = module._fold_span
+
+    def counting(state, xs, begin, end, ps, out=None):
+        folded.append((begin, end))
+        return real_fold(state, xs, begin, end, ps, out)
+
+    monkeypatch.setattr(module, "_fold_span", counting)
+    return folded
+
+
+def test_the_emitted_module_was_wrong_without_the_guard_and_folds_only_what_it_must(tmp_path, monkeypatch):
+    """Without the cover check (every run and combine taken as covered) the module's
+    NumPy path gives log-sum-exp's NaN where the loop is finite; with it, only the runs
+    that hold a -inf are folded element by element."""
+    a = _softmax()
+    module = _module(a, tmp_path)
+    x = np.random.default_rng(8).normal(size=64)
+    x[[8, 33]] = -np.inf                             # run 2 starts at -inf; run 8 holds one
+    want = run_sequential(a.loop, [x], {})
+    assert np.isfinite(want).all()
+    folded = _count_folds(module, monkeypatch)
+    same(module.reduce_state(x, backend="numpy"), want)
+    assert folded == [(8, 12), (32, 36)]
+    folded.clear()
+    same(module.scan(x, backend="numpy"), run_sequential_prefixes(a.loop, [x], {}))
+    assert folded == [(8, 12), (32, 36)]
+    monkeypatch.setattr(module, "_uncovered", lambda state: np.zeros(len(state[0]), dtype=bool))
+    monkeypatch.setattr(module, "_not_covered", lambda xs, n, ps, size: np.zeros(-(-n // size), dtype=bool))
+    assert np.isnan(module.reduce_state(x, backend="numpy")[1])
+    assert np.isnan(module.scan(x, backend="numpy")[1][8:]).all()
+
+
+def test_the_emitted_module_keeps_the_loops_nan_and_forgets_what_it_forgets(tmp_path):
+    forgetful, rise = _file(tmp_path, "forgetful_max", FORGETFUL), _file(tmp_path, "rise", RISE)
+    x = np.random.default_rng(3).normal(size=1000)
+    x[2], x[5] = 100.0, np.nan
+    y = np.random.default_rng(5).normal(size=200)
+    y[[40, 120]] = -np.inf
+    for a, v in ((forgetful, x), (rise, y)):
+        module = _module(a, tmp_path / a.loop.name)
+        want = run_sequential(a.loop, [v], {})
+        same(module.reduce_state(v, backend="numpy"), want)
+        same(module.scan(v, backend="numpy"), run_sequential_prefixes(a.loop, [v], {}))
+        module.RUN = 1024                            # one run: no combine at all
+        same(module.reduce_state(v, backend="numpy"), want)
+
+
+def test_the_emitted_module_joins_shorter_runs_where_few_are_touched(tmp_path, monkeypatch):
+    """Three -inf in 512 elements with runs of 128: the list is cut again into runs of
+    SHORT (32), and only the three runs of 32 that hold them are folded element by
+    element; the stretches between them are joined by the combine."""
+    a = _softmax()
+    module = _module(a, tmp_path)
+    module.RUN = 128
+    short = module.SHORT
+    x = np.random.default_rng(9).normal(size=512 + 5)
+    spots = [70, 150, 200, 515]
+    x[spots] = -np.inf
+    folded = _count_folds(module, monkeypatch)
+    runs = [(s // short * short, min(len(x), s // short * short + short)) for s in spots]
+    same(module.reduce_state(x, backend="numpy"), run_sequential(a.loop, [x], {}))
+    assert folded == runs
+    folded.clear()
+    same(module.scan(x, backend="numpy"), run_sequential_prefixes(a.loop, [x], {}))
+    assert folded == runs
+
+
+def test_the_emitted_module_folds_on_where_a_combine_of_covered_runs_overflows(tmp_path, monkeypatch):
+    """A sum whose runs are finite and whose combine is inf (not the identity's 0): the
+    stretch gives way to runs one at a time, the combine that overflows to the fold, and
+    the rest of the list is folded from inf, as the loop folds it."""
+    from catalog import by_name
+    a = analysis(str(by_name("sum").path))
+    module = _module(a, tmp_path)
+    x = np.zeros(64)
+    x[[1, 9, 17]] = 1e308                            # one a run of 4; inf from the second on
+    x[30] = -1e308
+    want = run_sequential(a.loop, [x], {})
+    assert want[0] == np.inf
+    folded = _count_folds(module, monkeypatch)
+    same(module.reduce_state(x, backend="numpy"), want)
+    assert folded == [(b, b + 4) for b in range(8, 64, 4)]      # run 0 and 1 joined, then inf
+    same(module.scan(x, backend="numpy"), run_sequential_prefixes(a.loop, [x], {}))

@@ -52,6 +52,25 @@ template <class T> __host__ __device__ __forceinline__ T thm3_powi(T x, int n) {
 }
 #endif
 
+#ifndef THM3_COVER
+#define THM3_COVER
+// 1 where left or the combine met an element or a state outside the proof over the reals
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
+__device__ int thm3_uncovered = 0;
+#else
+static int thm3_uncovered = 0;
+#endif
+// finite (a double by its high word's exponent bits: an integer test, no FP64 compare)
+__host__ __device__ __forceinline__ bool thm3_finite(float v) { return isfinite(v); }
+__host__ __device__ __forceinline__ bool thm3_finite(double v) {
+#ifdef __CUDA_ARCH__
+    return (__double2hiint(v) & 0x7ff00000) != 0x7ff00000;
+#else
+    return isfinite(v);
+#endif
+}
+#endif
+
 // The loop's state: its fields in declaration order.
 struct State {
     float s;                    // sum so far
@@ -67,12 +86,21 @@ __host__ __device__ __forceinline__ State thm3_identity() {
     return r;
 }
 
+// covered: every Real field finite or at its identity value (the proof's reals)
+__host__ __device__ __forceinline__ bool thm3_covered(const State& s) {
+    bool ok = true;                 // & without short cuts: predicates, no branches
+    { const float v = s.s; ok &= thm3_finite(v); }
+    { const float v = s.m; ok &= thm3_finite(v); }
+    return ok;
+}
+
 // left: one step of the sequential fold
 __host__ __device__ __forceinline__ State thm3_left(const State& acc, float x) {
     State r;
     const float t0 = acc.s + x;
     r.s = t0;
     r.m = thm3_max(acc.m, t0);
+    if (!thm3_finite(x)) thm3_uncovered = 1;     // outside the proof
     return r;
 }
 
@@ -81,6 +109,7 @@ __host__ __device__ __forceinline__ State thm3_combine(const State& a, const Sta
     State r;
     r.s = a.s + b.s;
     r.m = thm3_max(a.m, a.s + b.m);
+    if (!(thm3_covered(a) && thm3_covered(b) && thm3_covered(r))) thm3_uncovered = 1;
     return r;
 }
 

@@ -53,6 +53,25 @@ template <class T> __host__ __device__ __forceinline__ T thm3_powi(T x, int n) {
 }
 #endif
 
+#ifndef THM3_COVER
+#define THM3_COVER
+// 1 where left or the combine met an element or a state outside the proof over the reals
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
+__device__ int thm3_uncovered = 0;
+#else
+static int thm3_uncovered = 0;
+#endif
+// finite (a double by its high word's exponent bits: an integer test, no FP64 compare)
+__host__ __device__ __forceinline__ bool thm3_finite(float v) { return isfinite(v); }
+__host__ __device__ __forceinline__ bool thm3_finite(double v) {
+#ifdef __CUDA_ARCH__
+    return (__double2hiint(v) & 0x7ff00000) != 0x7ff00000;
+#else
+    return isfinite(v);
+#endif
+}
+#endif
+
 // The loop's state: its fields in declaration order.
 struct State {
     long long n;                // count
@@ -70,6 +89,14 @@ __host__ __device__ __forceinline__ State thm3_identity() {
     return r;
 }
 
+// covered: every Real field finite or at its identity value (the proof's reals)
+__host__ __device__ __forceinline__ bool thm3_covered(const State& s) {
+    bool ok = true;                 // & without short cuts: predicates, no branches
+    { const double v = s.mean; ok &= thm3_finite(v); }
+    { const double v = s.M2; ok &= thm3_finite(v); }
+    return ok;
+}
+
 // left: one step of the sequential fold
 __host__ __device__ __forceinline__ State thm3_left(const State& acc, double x) {
     State r;
@@ -79,6 +106,7 @@ __host__ __device__ __forceinline__ State thm3_left(const State& acc, double x) 
     r.n = t0;
     r.mean = t2;
     r.M2 = acc.M2 + t1 * (x - t2);
+    if (!thm3_finite(x)) thm3_uncovered = 1;     // outside the proof
     return r;
 }
 
@@ -91,6 +119,7 @@ __host__ __device__ __forceinline__ State thm3_combine(const State& a, const Sta
     r.n = t0;
     r.mean = a.mean + (t1 ? 0.0 : t2 * (double)b.n / (double)t0);
     r.M2 = a.M2 + b.M2 + (t1 ? 0.0 : t2 * t2 * (double)a.n * (double)b.n / (double)t0);
+    if (!(thm3_covered(a) && thm3_covered(b) && thm3_covered(r))) thm3_uncovered = 1;
     return r;
 }
 

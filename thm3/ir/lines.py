@@ -12,6 +12,8 @@ written, and how an Int operation that int64 can overflow is checked:
   expression over its operands and r says whether it wrapped; the flags are returned
   with the lines, for the caller to fold into its state (JAX, where traced code cannot
   raise).
+A dialect on Python floats standing for float32 (`rounded`) wraps each Real operation's
+value in a call that rounds it to single precision.
 The order of the lines and the numbering of the locals follow the expression tree, left
 operand first, so the NumPy module's text is what it was before this printer was
 shared."""
@@ -38,6 +40,7 @@ class Dialect:
     checked: Mapping[Op, str] = field(default_factory=dict)     # call style: "{c}" is the check's context
     checked_power: str = ""                         # call style for POW: "{0}", "{n}", "{c}"
     flags: Mapping[Op, str] = field(default_factory=dict)       # flag style: "{0}", "{1}", "{r}"
+    rounded: str = ""                               # "{0}" wrapped around each Real operation's value
 
 
 def scalar_literals(nan: str, inf: str) -> Callable[[object, Type], str]:
@@ -132,6 +135,8 @@ def straight_lines(outputs, names: Mapping[str, str], dialect: Dialect, *, inden
                 out = dialect.checked[op].format(*(text(s) for s in e.src), c=context(e))
             case _:
                 out = dialect.ops[e.op].format(*(text(s) for s in e.src))
+        if dialect.rounded and e.type is Type.REAL and e.op not in (Op.CONST, Op.VAR):
+            out = dialect.rounded.format(out)
         if reads.get(e, 0) > 1 and e.op not in (Op.CONST, Op.VAR):
             return local(out, e)
         return out
