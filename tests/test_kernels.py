@@ -1036,6 +1036,20 @@ def test_the_emitted_module_computes_again_on_the_host_what_the_kernels_flag(nam
         host.clear()
 
 
+@needs_gxx
+def test_a_real_parameter_outside_the_reals_goes_to_the_host(tmp_path, build_dir, monkeypatch):
+    loop, combine, spec, module = _emitted_on_the_emulation("all_above", tmp_path, build_dir, monkeypatch)
+    host = []
+    real = module._reduce_numpy
+    monkeypatch.setattr(module, "_reduce_numpy", lambda arrays, params: host.append(1) or real(arrays, params))
+    x = np.random.default_rng(15).normal(3.0, 1.0, 1000).astype(np.float32)
+    for t, calls in ((0.5, 0), (np.nan, 1), (-np.inf, 1)):
+        got = module.reduce_state(x, t=t)
+        assert got == run_sequential(loop, [x.astype(np.float64)], {"t": t}), t
+        assert len(host) == calls, t
+        host.clear()
+
+
 # --- on a GPU ---------------------------------------------------------------------------------
 
 def _emitted(name, tmp_path, dtype="float32", dim=None):

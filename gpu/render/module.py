@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import ast
 from pathlib import Path
+from string import Template
 
 import numpy as np
-from string import Template
 
 from thm3.ir import Expr, Fn, Loop, Op, Type
 from thm3.ir.printer import to_text

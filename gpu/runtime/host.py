@@ -211,11 +211,16 @@ def _per_run(flags, n, size) -> np.ndarray:
     return np.add.reduceat(flags.astype(np.int64), np.arange(max(1, -(-n // size))) * size) > 0
 
 
+def _params_not_finite(ps) -> bool:
+    """A Real or Vec loop parameter (`_host_params`) is NaN or infinite: no run is covered."""
+    return any(t in ("Real", "Vec") and not np.isfinite(p).all() for p, (_, t) in zip(ps, PARAMS))
+
+
 def _not_covered(xs, n, ps, size) -> np.ndarray:
     """One flag a run of `size` elements: an element there, or a Real parameter, is NaN
     or infinite (the proof over the reals covers neither)."""
     runs = max(1, -(-n // size))
-    if any(t in ("Real", "Vec") and not np.isfinite(p).all() for p, (_, t) in zip(ps, PARAMS)):
+    if _params_not_finite(ps):
         return np.ones(runs, dtype=bool)
     flags = np.zeros(runs, dtype=bool)
     data = [t for _, t in ELEMENTS if t != "Index"]
@@ -312,12 +317,12 @@ def _spown(a, n):
 
 
 def _spow(a, n):
-    if isinstance(a, float):
-        try:
-            return a ** n
-        except (OverflowError, ZeroDivisionError):
-            return _spown(a, n)
-    return a ** n
+    """a ** n, n a literal: a float for a Real base or a negative n (0 ** -1 is inf, as in
+    NumPy), an exact Int otherwise."""
+    try:
+        return float(a) ** n if n < 0 or isinstance(a, float) else a ** n
+    except (OverflowError, ZeroDivisionError):
+        return _spown(a, n)
 
 
 def _tree(totals, ps):

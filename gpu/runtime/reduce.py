@@ -1,15 +1,15 @@
 """The runtime of an emitted reduction module: launchers of the in-order reduction and of
 the inclusive scan (their NumPy twin, backend="numpy", is host.py).  `gpu/render/module.py`
-copies this file verbatim, after `common.py` and `host.py`, below the loop's own part of the module: its
-constants, its rendered sources and its NumPy functions (`_left`, `_combine`, `_result`),
-which the annotations below name.  Imported on its own (as thm3 does to read it), it
+copies this file verbatim, after `common.py` and `host.py`, below the loop's own part of
+the module: its constants, its rendered sources and its NumPy functions (`_left`,
+`_combine`, `_result`), which the annotations below name.  Imported on its own (as thm3 does to read it), it
 defines the functions and nothing runs."""
 from __future__ import annotations
 
 import numpy as np
 
 from .common import BackendUnavailable, _cupy, _device  # thm3: runtime import  # noqa: F401
-from .host import _reduce_numpy, _scan_numpy  # thm3: runtime import  # noqa: F401
+from .host import _host_params, _params_not_finite, _reduce_numpy, _scan_numpy  # thm3: runtime import  # noqa: F401
 
 # The loop's part of the module, above this text, defines:
 NAME: str               # the loop's name
@@ -117,15 +117,6 @@ def _cover_flag(source: str | None = None):
 def _met_uncovered(flag) -> bool:
     """Whether a launch since `_cover_flag` met a value outside the proof."""
     return flag is not None and int(flag.get()[0]) != 0
-
-
-def _params_uncovered(params: dict) -> bool:
-    """A Real or Vec loop parameter that is NaN or infinite: the whole list is outside the
-    proof, and goes to the host at once."""
-    return any(t in ("Real", "Vec") and name in params
-               and not np.isfinite(np.asarray(params[name].get() if hasattr(params[name], "get") else params[name],
-                                              dtype=np.float64)).all()
-               for name, t in PARAMS)
 
 
 def _check_ints(flag) -> None:
@@ -259,7 +250,7 @@ def _launch_reduce(arrays, params) -> tuple[list, object]:
 def _reduce(arrays, params, backend):
     match backend:
         case "cupy":
-            if _params_uncovered(params):
+            if _params_not_finite(_host_params(params)):
                 return _reduce_numpy(arrays, params)
             outs, cover = _launch_reduce(arrays, params)
             if _met_uncovered(cover):
@@ -296,7 +287,7 @@ def _reduce_rows(arrays, params):
     outs = _outputs(rows)
     if rows:
         flag, cover = _int_flag(), _cover_flag()
-        if not _params_uncovered(params):
+        if not _params_not_finite(_host_params(params)):
             _kernel("thm3_reduce_rows")((rows,), (BLOCK,), (*xs, np.int64(n), *ps, *outs))
             if not _met_uncovered(cover):
                 _check_ints(flag)
@@ -346,7 +337,7 @@ def scan(*arrays, backend: str = "cupy", **params) -> tuple:
     outs = _scan_outputs((n,))
     if n == 0:
         return tuple(outs)
-    if _params_uncovered(params):
+    if _params_not_finite(_host_params(params)):
         return tuple(cupy.asarray(o) for o in _scan_numpy([a.get() for a in xs] or [n], params))
     flag, cover = _int_flag(SCAN_SOURCE), _cover_flag(SCAN_SOURCE)
     blocks = _kernel("thm3_scan_blocks", SCAN_SOURCE)
@@ -372,7 +363,7 @@ def scan_rows(*arrays, **params) -> tuple:
     outs = _scan_outputs((rows, n))
     if rows and n:
         flag, cover = _int_flag(SCAN_SOURCE), _cover_flag(SCAN_SOURCE)
-        if not _params_uncovered(params):
+        if not _params_not_finite(_host_params(params)):
             _kernel("thm3_scan_rows", SCAN_SOURCE)((rows,), (SCAN_BLOCK,), (*xs, np.int64(n), *ps, *outs))
             if not _met_uncovered(cover):
                 _check_ints(flag)

@@ -390,3 +390,26 @@ def test_the_emitted_module_folds_on_where_a_combine_of_covered_runs_overflows(t
     same(module.reduce_state(x, backend="numpy"), want)
     assert folded == [(b, b + 4) for b in range(8, 64, 4)]      # run 0 and 1 joined, then inf
     same(module.scan(x, backend="numpy"), run_sequential_prefixes(a.loop, [x], {}))
+
+
+def test_the_modules_scalar_helpers_mean_what_thm3s_python_table_means():
+    """`_left_py`'s helpers (gpu/runtime/host.py) against the table of thm3's sequential
+    fold on Python values, at the values where Python raises and NumPy does not."""
+    import math
+    from thm3.gpu.runtime import host
+    from thm3.ir import Op
+    from thm3.semantics.evaluate import PYTHON
+    reals = [0.0, -0.0, 1.0, -2.5, 1e-320, 1e308, -1e308, 710.0, -750.0, math.inf, -math.inf, math.nan]
+    pairs = {Op.EXP: host._sexp, Op.EXP2: host._sexp2, Op.LOG: host._slog, Op.LOG2: host._slog2,
+             Op.SQRT: host._ssqrt}
+    for op, f in pairs.items():
+        for x in reals:
+            same(f(x), PYTHON[op](x))
+    for a in reals + [0, 3, -2]:
+        for b in reals + [0, 2]:
+            same(host._sdiv(a, b), PYTHON[Op.DIV](a, b))
+            same(host._smax(a, b), PYTHON[Op.MAX](a, b))
+            same(host._smin(a, b), PYTHON[Op.MIN](a, b))
+        for n in (-3, -1, 0, 1, 2, 5):
+            same(host._spow(a, n), PYTHON[Op.POW](a, n))
+            same(host._spown(a, n), PYTHON[Op.POWN](a, n))
