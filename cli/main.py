@@ -8,7 +8,6 @@ with --debug).  Reports go to stdout; the steps, as they run, to stderr (never w
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import json
 import re
 import sys
@@ -18,12 +17,12 @@ from pathlib import Path
 import click
 
 from thm3.errors import BackendUnavailable, LoopError, UsageError
+from thm3.cli.load import MEMORY_DEFAULT, fail, load
 
 FORMAT_DOC = "docs/loop-format.md"
 TIMEOUT_HELP = "Seconds for the whole analysis; a timeout answers 'unknown', never 'proved'."
 MEMORY_HELP = ("MiB of memory the analysis may map beyond what thm3 holds when it starts (address space, "
                "solver children each get as much); past it the answer is 'unknown', never 'proved'.")
-MEMORY_DEFAULT = 4096
 SAMPLE_HELP = "Analyse the sample loop NAME shipped with thm3 (e.g. mps, welford) instead of FILE."
 
 
@@ -109,157 +108,6 @@ def _writing(target: str):
     except OSError as err:
         click.echo(f"cannot write {err.filename or target}: {err.strerror or err}", err=True)
         sys.exit(2)
-
-
-def _fail(message: str, as_json: bool, line: int | None = None, col: int | None = None, path=None,
-          hint: str | None = None):
-    """A bad file: the error on stderr, or as JSON on stdout with --json (with what is
-    allowed instead, where the error says); exit 2."""
-    if as_json:
-        click.echo(json.dumps({"error": message, "line": line, "col": col, "path": path, "hint": hint}))
-    else:
-        click.echo(message, err=True)
-    sys.exit(2)
-
-
-def _load(path: str, timeout: float, lift: bool = True, as_json: bool = False,
-          accept_tested: bool = False, memory: int = MEMORY_DEFAULT, lift_unknown: bool = False):
-    """The loop file at `path` analysed within --timeout and --memory; a bad file exits 2,
-    an analysis stopped by either bound prints "unknown" and exits 1."""
-    from thm3.syntax.frontend import parse_file
-    try:
-        loop = parse_file(path)
-    except LoopError as err:
-        _fail(err.message if as_json else str(err), as_json, err.line, err.col, err.path, err.hint)
-    except OSError as err:
-        _fail(f"{path}: cannot read the file: {err.strerror or err}", as_json, path=path)
-    got = _analyse(loop, timeout, lift, accept_tested, memory, as_json, lift_unknown)
-    if not isinstance(got, _Stopped):
-        return got
-    if got.why == "deep":
-        _fail(f"{path}: the loop is nested too deeply for thm3's passes", as_json, path=path)
-    reason = got.reason(timeout, memory)
-    if as_json:
-        click.echo(json.dumps({"loop": loop.name, "path": path, "verdict": "unknown", "reason": reason}))
-    else:
-        click.echo(f"{path}: unknown: {reason}")
-    sys.exit(1)
-
-
-@dataclasses.dataclass(frozen=True)
-class _Stopped:
-    """An analysis that a bound stopped: `why` is "timeout", "memory", "ended" (its
-    process ended without an answer: a native library that could not allocate aborts)
-    or "deep"; `step` is the step it was in, where known."""
-    why: str
-    step: str = ""
-
-    def reason(self, timeout: float, memory: int) -> str:
-        where = f" in step '{self.step}'" if self.step else ""
-        if self.why == "timeout":
-            return (f"the analysis ran past --timeout {timeout:g} s{where} and was stopped; a larger "
-                    "--timeout may give an answer")
-        if self.why == "memory":
-            return (f"the analysis needed more than --memory {memory} MiB{where} and was stopped; a larger "
-                    "--memory may give an answer")
-        return (f"the analysis' process ended without an answer{where} (a native library out of the "
-                f"--memory {memory} MiB bound aborts); a larger --memory may give an answer")
-
-
-def _analyse(loop, timeout: float, lift: bool, accept_tested: bool, memory: int, quiet: bool,
-             lift_unknown: bool = False):
-    """The analysis, or `_Stopped`.  On Linux it runs in a forked child under the memory
-    bound, so that a native library that aborts when an allocation fails (Z3 starting a
-    timer thread, OpenBLAS) ends the child, not the command; elsewhere in this process
-    (macOS does not enforce the bound)."""
-    from thm3.errors import SolverTimeout
-    from thm3.prove.budget import within
-    hard = timeout + max(2.0, 0.1 * timeout)
-    if not sys.platform.startswith("linux"):
-        return _analysis(loop, timeout, hard, lift, accept_tested, None, quiet, lift_unknown)
-    try:
-        return within(time.monotonic() + hard + 5.0, _analysis_in_child, loop, timeout, hard, lift, accept_tested,
-                      memory, quiet, lift_unknown, daemon=False)
-    except SolverTimeout as err:
-        return _Stopped("ended" if "without an answer" in str(err) else "timeout")
-
-
-def _analysis_in_child(*args):
-    """`_analysis` in the forked child, its native libraries' stderr (file descriptor 2)
-    sent to /dev/null: a C++ "terminate called ..." of a library that could not allocate
-    under --memory is not the user's to read; the CLI says why the analysis stopped.
-    Python's own stderr (the steps, warnings) still goes to the terminal."""
-    import os
-    try:
-        sys.stderr.flush()
-        keep = os.dup(2)
-        null = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(null, 2)
-        os.close(null)
-        sys.stderr = open(keep, "w", buffering=1, closefd=True)
-    except (OSError, ValueError, AttributeError):     # no file descriptor 2 (captured): as it is
-        pass
-    return _analysis(*args)
-
-
-def _analysis(loop, timeout: float, hard: float, lift: bool, accept_tested: bool, memory, quiet: bool,
-              lift_unknown: bool = False):
-    from thm3.pipeline import analyze_loop
-    from thm3.prove.budget import PastDeadline, hard_deadline, memory_bound
-    steps = _Steps(quiet=quiet)
-    try:        # analyze_loop stops a step that overruns by itself; this bounds the rest
-        with steps, hard_deadline(time.monotonic() + hard), memory_bound(memory):
-            return analyze_loop(loop, timeout=timeout, lift=lift, accept_tested=accept_tested, progress=steps,
-                                lift_unknown=lift_unknown)
-    except RecursionError:                  # a last resort: the frontend bounds depth
-        return _Stopped("deep", steps.current)
-    except PastDeadline:
-        return _Stopped("timeout", steps.current)
-    except MemoryError:
-        return _Stopped("memory", steps.current)
-
-
-class _Steps:
-    """Each analysis step on stderr as it runs, on a terminal only (a pipe or a log gets
-    the report's own steps line): a spinner naming the running step, one line per
-    finished step with its status and time."""
-
-    def __init__(self, console=None, quiet: bool = False):
-        from rich.console import Console
-        self.console = console or Console(stderr=True, highlight=False, soft_wrap=True)
-        self.quiet = quiet or not self.console.is_terminal
-        self.status = None
-        self.current = "start"
-
-    def __enter__(self):
-        if not self.quiet:
-            self.status = self.console.status("analysing")
-            self.status.start()
-        return self
-
-    def __exit__(self, *exc):
-        if self.status is not None:
-            self.status.stop()
-        return False
-
-    def __call__(self, name: str, step) -> None:
-        from rich.text import Text
-        self.current = name
-        if self.quiet:
-            return
-        if step is None:
-            if self.status is not None:
-                self.status.update(f"{name} ...")
-            return
-        line = Text(f"  {name:<11} ", style="bold")
-        line.append(f"{str(step.status):<12}", style=_STYLE.get(str(step.status), ""))
-        line.append(f" {step.seconds:6.2f} s  ")
-        line.append(step.detail[:100], style="dim")
-        self.console.print(line)
-
-
-_STYLE = {"proved": "green", "found": "green", "done": "green", "homomorphism": "green",
-          "failed": "red", "timeout": "yellow", "unknown": "yellow", "none": "yellow", "tested": "yellow"}
 
 
 def _print_report(a) -> None:
@@ -383,7 +231,7 @@ def analyze(file, sample, as_json, timeout, no_lift, accept_tested, memory):
 
     FILE is a loop file: see docs/loop-format.md (or `thm3 format`) for what it may hold."""
     path = _path(file, sample)
-    a = _load(path, timeout, lift=not no_lift, as_json=as_json, accept_tested=accept_tested, memory=memory)
+    a = load(path, timeout, lift=not no_lift, as_json=as_json, accept_tested=accept_tested, memory=memory)
     if as_json:
         click.echo(json.dumps(a.to_json(), indent=2, default=str))
     else:
@@ -402,7 +250,7 @@ def lift(file, sample, output, timeout, memory):
     A loop whose verdict is "unknown" is searched too: each candidate goes to the prover,
     so that takes up to --timeout."""
     path = _path(file, sample)
-    a = _load(path, timeout, lift=True, memory=memory, lift_unknown=True)
+    a = load(path, timeout, lift=True, memory=memory, lift_unknown=True)
     if a.verdict == "homomorphism":
         click.echo(f"{path}: already a homomorphism; nothing to add.")
         sys.exit(0)
@@ -448,7 +296,7 @@ def emit(file, sample, outdir, dtype, dim, timeout, accept_tested, memory, targe
     with --target jax a JAX module (NAME_jax.py), with --target triton a Triton module
     (NAME_triton.py)."""
     path = _path(file, sample)
-    a = _load(path, timeout, lift=False, accept_tested=accept_tested, memory=memory)
+    a = load(path, timeout, lift=False, accept_tested=accept_tested, memory=memory)
     if a.combine_fn is None or a.verdict != "homomorphism":
         click.echo(f"{path}: {a.verdict}: {a.reason}; nothing to emit", err=True)
         if a.witness is not None:
@@ -505,7 +353,7 @@ def run(file, sample, n, backend, scan, dtype, dim, seed, as_json, timeout, memo
     (float64, element by element)."""
     import numpy as np
     path = _path(file, sample)
-    a = _load(path, timeout, lift=False, memory=memory, as_json=as_json)
+    a = load(path, timeout, lift=False, memory=memory, as_json=as_json)
     if a.combine_fn is None:
         if as_json:
             click.echo(json.dumps({"loop": a.loop.name, "path": path, "verdict": str(a.verdict), "reason": a.reason}))
@@ -522,9 +370,9 @@ def run(file, sample, n, backend, scan, dtype, dim, seed, as_json, timeout, memo
         else:
             par = a.run(*arrays, backend=backend, **params)
     except BackendUnavailable as err:
-        _fail(f"{path}: backend {backend}: {err}", as_json, path=path)
+        fail(f"{path}: backend {backend}: {err}", as_json, path=path)
     except UsageError as err:                # a --param that breaks a precondition
-        _fail(f"{path}: {err}", as_json, path=path)
+        fail(f"{path}: {err}", as_json, path=path)
     t1 = time.perf_counter()
     if scan:
         from thm3.backends.scan import prefix_results, run_sequential_prefixes
@@ -641,7 +489,7 @@ def accuracy(file, sample, dtype, max_n, plot, seed, timeout, memory, param_valu
     both in --dtype, against an extended-precision reference, for n = 10^2 up to --max-n."""
     from thm3.accuracy import measure, plot_errors, reference_name, table
     path = _path(file, sample)
-    a = _load(path, timeout, lift=False, memory=memory)
+    a = load(path, timeout, lift=False, memory=memory)
     if a.combine_fn is None:
         click.echo(f"{path}: {a.verdict}: {a.reason}; no tree to measure", err=True)
         sys.exit(1)

@@ -7,11 +7,21 @@ run from another rootdir knows them too.
 which every case costs a second or more: a kernel compiled by NVRTC, an emulated launch,
 a Dask cluster, a lifting search.  The default tier keeps the cases listed there, chosen
 to cover each kind of loop the family exercises; the family's other cases are marked
-`slow`, and CI (`.ci/run`, every test) still runs them all.  `SAMPLE_FAMILIES`, one case
-a catalog sample (each analyses or lifts its sample), keep `REPRESENTATIVE_SAMPLES`."""
+`slow`, and CI (`.ci/run`: the fast tier, then the slow tier) still runs them all.
+`SAMPLE_FAMILIES`, one case a catalog sample (each analyses or lifts its sample), keep
+`REPRESENTATIVE_SAMPLES`.
+
+The budget: beyond those marks, a test that `tests/durations.txt` records at
+`BUDGET_SECONDS` or more (serially, on this project's 2-core machine; `python
+tests/durations.py` records it) runs in the slow tier, except each test file's cheapest
+test, so that every file has a test in the fast tier.  A test not recorded (a new one)
+stays in the fast tier until the next recording.  THM3_FAST_TIER=all switches the budget
+off."""
 from __future__ import annotations
 
 import functools
+import os
+from pathlib import Path
 
 import pytest
 
@@ -99,6 +109,38 @@ SLOW_SINGLES = {"test_attention_emulated.py::test_emulated_large_logits",
                 "test_scan.py::test_the_accumulate_route_is_taken_exactly_for_monoid_combines"}
 
 
+BUDGET_SECONDS = 0.2
+DURATIONS = Path(__file__).resolve().parent / "durations.txt"
+
+
+@functools.cache
+def _recorded() -> dict[str, float]:
+    """node id -> seconds, as tests/durations.py recorded them."""
+    if not DURATIONS.is_file():
+        return {}
+    out = {}
+    for line in DURATIONS.read_text(encoding="utf-8").splitlines():
+        if line and not line.startswith("#"):
+            seconds, nodeid = line.split(" ", 1)
+            out[nodeid] = float(seconds)
+    return out
+
+
+def over_budget(nodeids, recorded: dict[str, float], budget: float = BUDGET_SECONDS) -> set[str]:
+    """The node ids to send to the slow tier: those recorded at `budget` seconds or more,
+    less each file's cheapest test (so every file keeps one test in the fast tier)."""
+    by_file: dict[str, list[str]] = {}
+    for nodeid in nodeids:
+        by_file.setdefault(nodeid.split("::")[0], []).append(nodeid)
+    out = set()
+    for ids in by_file.values():
+        dear = [i for i in ids if recorded.get(i, 0.0) >= budget]
+        if len(dear) == len(ids):
+            dear.remove(min(ids, key=lambda i: (recorded.get(i, 0.0), i)))
+        out.update(dear)
+    return out
+
+
 def _family_and_case(item) -> tuple[str, str | None]:
     nodeid = item.nodeid.split("/")[-1]
     if "[" not in nodeid:
@@ -118,6 +160,12 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.slow)
         elif family in SAMPLE_FAMILIES and case is not None and case.split("-")[0] not in REPRESENTATIVE_SAMPLES:
             item.add_marker(pytest.mark.slow)
+    if os.environ.get("THM3_FAST_TIER") != "all":
+        fast = [item for item in items if item.get_closest_marker("slow") is None]
+        dear = over_budget([item.nodeid for item in fast], _recorded())
+        for item in fast:
+            if item.nodeid in dear:
+                item.add_marker(pytest.mark.slow)
     # A kept case that no longer exists (a renamed parameter) would leave its family with
     # nothing in the default tier: refuse to run instead.
     lost = [f"{family}[{case}]" for family, keep in REPRESENTATIVE.items() if family in seen

@@ -9,7 +9,7 @@ import numpy as np
 import thm3
 from thm3.analysis.invariants import _prune, infer
 from thm3.ir import Op, Type, const, var, walk
-from thm3.prove import laws
+from thm3.prove import laws, paths
 from thm3.prove.reachable import control_cases, disjuncts, selects_on_first
 from thm3.semantics.samples import make_triples
 from thm3.synth import finite
@@ -79,8 +79,8 @@ def test_the_split_alone_proves_the_step_law(monkeypatch):
     lifted = _lifted()
     fn, _ = finite.synthesize(lifted, time.monotonic() + 30)
     inv, _ = infer(lifted, make_triples(lifted), time.monotonic() + 30)
-    monkeypatch.setattr(laws, "SPLIT_SHARE", 0.0)
-    monkeypatch.setattr(laws, "SPLIT_MIN_SECONDS", 0.0)
+    monkeypatch.setattr(paths, "SPLIT_SHARE", 0.0)          # read where `Law` runs
+    monkeypatch.setattr(paths, "SPLIT_MIN_SECONDS", 0.0)
     out = laws.prove_step_law(laws.Setting(lifted, inv), fn, time.monotonic() + 90)
     assert out.proved, out.detail
     assert out.detail.startswith("by cases on the "), out.detail

@@ -26,6 +26,7 @@ from thm3.semantics.equality import states_close  # noqa: E402
 from thm3.semantics.evaluate import NUMPY, evaluate  # noqa: E402
 from thm3.semantics.samples import Domain, fold_left, make_triples  # noqa: E402
 from thm3.synth import finite, readback  # noqa: E402
+from thm3.synth import finite_fit, finite_lift, finite_recognise  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "samples"
@@ -208,12 +209,12 @@ def test_a_data_fit_reads_one_field_where_one_fits_not_a_mix():
     m = finite.recognise(_loop("finite_escape_scale"), time.monotonic() + 10)
     terms = [var("b.h", Type.INT), var("b.g", Type.INT)]
     pts = [([v, v, 1.0], v) for v in (1.0, 2.0, 5.0)]
-    got = finite._fit_linear(m, pts, terms, Type.INT, "test")
+    got = finite_fit._fit_linear(m, pts, terms, Type.INT, "test")
     assert repr(got) == repr(terms[0])
     # no single column fits 4 h + 1: the mix, exact on the points
     from thm3.semantics.evaluate import PYTHON
     pts = [([v, 2 * v, 1.0], 4 * v + 1) for v in (1.0, 2.0, 5.0)]
-    got = finite._fit_linear(m, pts, terms, Type.INT, "test")
+    got = finite_fit._fit_linear(m, pts, terms, Type.INT, "test")
     for v in (1.0, 2.0, 5.0):
         assert evaluate([got], {"b.h": v, "b.g": 2 * v}, PYTHON)[0] == 4 * v + 1
 
@@ -341,11 +342,11 @@ def _smallest_fixing_set(loop, lists, cands, most: int) -> int | None:
     loop's own, take different values on every two `lists` whose transition functions
     differ (what a lift's state must tell apart, Myhill–Nerode); None past `most`."""
     import itertools
-    from thm3.lift.search import _with_fields
+    from thm3.lift.candidates import with_fields
     from thm3.semantics.samples import fold_left
     m = finite.recognise(loop)
     funcs = _transition_functions(loop, m, lists)
-    mega = _with_fields(loop, cands)
+    mega = with_fields(loop, cands)
     k = len(loop.fields)
     values = [tuple(float(v) for v in fold_left(mega, xs, {}, dim=1)) for xs in lists]
     for size in range(0, most + 1):
@@ -362,10 +363,10 @@ def test_the_clamped_walk_needs_two_fields_of_the_candidate_grammar():
     lists of different transition functions apart; two do (the sum and the largest prefix
     sum), which is the catalog's minimum."""
     import itertools
-    from thm3.lift.search import _Candidates
+    from thm3.lift.candidates import Candidates
     loop = _loop("finite_clamp_walk")
     lists = [[(x,) for x in xs] for n in range(10) for xs in itertools.product((1, -1), repeat=n)]
-    cands = _Candidates(loop, np.random.default_rng(0)).build()
+    cands = Candidates(loop, np.random.default_rng(0)).build()
     cands += [c for s in finite.lift_candidates(loop, time.monotonic() + 10) for c in s.fields]
     assert _smallest_fixing_set(loop, lists, cands, 3) == by_name("finite_clamp_walk").lift == 2
 
@@ -465,8 +466,8 @@ def test_a_copy_that_is_a_function_of_a_field_is_read_from_it():
     (first, *_) = finite.lift_candidates(_loop("finite_first_three_sum"), time.monotonic() + 10)
     assert [a.hint for a in first.fields] == ["s_from1", "s_from2"]
     assert "(1 if acc.n == 0 else (2 if acc.n == 1 else 3))" in to_text(first.fields[0].update)
-    assert finite._function_of((0, 1, 2, 3), {(5, 6, 7, 7): 0}) is None
-    assert finite._function_of((1, 2, 3, 3), {(0, 1, 2, 3): 0}) == (0, {0: 1, 1: 2, 2: 3, 3: 3})
+    assert finite_lift._function_of((0, 1, 2, 3), {(5, 6, 7, 7): 0}) is None
+    assert finite_lift._function_of((1, 2, 3, 3), {(0, 1, 2, 3): 0}) == (0, {0: 1, 1: 2, 2: 3, 3: 3})
 
 
 # --- symbolic weights and data mod m under finite control ----------------------------
@@ -529,12 +530,12 @@ def test_an_offset_that_wraps_mod_m_is_fitted_modulo_m_not_over_the_reals():
     pts = [([float(u), float(v), 1.0], float((u - v) % 1000003)) for u, v in zip(h, pw)]
     terms = [thm3.ir.var("b.h", thm3.ir.Type.INT), thm3.ir.var("b.pw", thm3.ir.Type.INT)]
     with pytest.raises(finite.Failed):
-        finite._fit_linear(m, pts, terms, thm3.ir.Type.INT, "the offset")
-    got = finite._fit_linear(m, pts, terms, thm3.ir.Type.INT, "the offset", modulus=1000003)
+        finite_fit._fit_linear(m, pts, terms, thm3.ir.Type.INT, "the offset")
+    got = finite_fit._fit_linear(m, pts, terms, thm3.ir.Type.INT, "the offset", modulus=1000003)
     assert repr(got) == "b.h - b.pw", got
     noise = [(p, float(rng.integers(0, 1000003))) for p, _ in pts]
     with pytest.raises(finite.Failed, match="not linear in b's fields modulo 1000003"):
-        finite._fit_linear(m, noise, terms, thm3.ir.Type.INT, "the offset", modulus=1000003)
+        finite_fit._fit_linear(m, noise, terms, thm3.ir.Type.INT, "the offset", modulus=1000003)
 
 
 def test_constant_slopes_are_read_as_constants_and_dropped():
@@ -570,10 +571,10 @@ def test_no_residue_split_fits_noise():
     terms = [thm3.ir.var("b.changes", thm3.ir.Type.INT)]
     # n + [n odd] splits; n + (a value of no residue's form) does not
     parity = [([float(v), 1.0], float(v + v % 2)) for v in n]
-    assert "% 2" in repr(finite._fit_by_residue(m, parity, terms, thm3.ir.Type.INT, "the count", None))
+    assert "% 2" in repr(finite_fit._fit_by_residue(m, parity, terms, thm3.ir.Type.INT, "the count", None))
     noise = [([float(v), 1.0], float(v + rng.integers(0, 3))) for v in n]
     with pytest.raises(finite.Failed):
-        finite._fit_by_residue(m, noise, terms, thm3.ir.Type.INT, "the count", None)
+        finite_fit._fit_by_residue(m, noise, terms, thm3.ir.Type.INT, "the count", None)
 
 
 def test_a_data_copy_that_differs_only_after_a_surviving_phase_is_kept():
@@ -706,19 +707,19 @@ def test_a_form_mod_m_over_many_fields_is_solved_exactly(modulus):
     coefs, offset = [7, 11, -13, 5, 1], 4
     pts = [([float(v) for v in row] + [1.0], float((int(np.dot(row, coefs)) + offset) % modulus)) for row in cols]
     terms = [thm3.ir.var(f"b.f{k}", thm3.ir.Type.INT) for k in range(5)]
-    got = finite._fit_linear(m, pts, terms, thm3.ir.Type.INT, "the offset", modulus=modulus)
+    got = finite_fit._fit_linear(m, pts, terms, thm3.ir.Type.INT, "the offset", modulus=modulus)
     for row, (_, want) in zip(cols, pts):
         (value,) = evaluate([got], {f"b.f{k}": int(v) for k, v in enumerate(row)}, PYTHON)
         assert int(value) % modulus == int(want), got
     noise = [(p, float(rng.integers(0, modulus))) for p, _ in pts]
     with pytest.raises(finite.Failed, match="not linear in b's fields modulo"):
-        finite._fit_linear(m, noise, terms, thm3.ir.Type.INT, "the offset", modulus=modulus)
+        finite_fit._fit_linear(m, noise, terms, thm3.ir.Type.INT, "the offset", modulus=modulus)
 
 
 def test_the_modular_solver_and_the_square_free_test():
-    assert finite._square_free_primes(1001) == [7, 11, 13]
-    assert finite._square_free_primes(65521) == [65521]
-    assert finite._square_free_primes(256) is None and finite._square_free_primes(12) is None
+    assert finite_fit._square_free_primes(1001) == [7, 11, 13]
+    assert finite_fit._square_free_primes(65521) == [65521]
+    assert finite_fit._square_free_primes(256) is None and finite_fit._square_free_primes(12) is None
     mat = np.array([[1, 2, 1], [2, 4, 1], [0, 0, 1]])
     assert finite.solve_mod(mat, np.array([3, 5, 1]), [7]) is not None
     assert finite.solve_mod(mat, np.array([3, 5, 2]), [7]) is None, "row 3 says the constant is 1, then 2"
@@ -761,7 +762,8 @@ def test_a_count_that_steers_nothing_is_data_before_the_control_is_read():
     (first, *_) = finite.lift_candidates(loop, time.monotonic() + 10)
     lifted = thm3.parse_source(loop_text(finite.with_added(loop, first.fields)))
     counts = [f.name for f in lifted.fields if f.name == "n" or f.name.endswith("_n")]
-    free = {lifted.fields[i].name for i in finite._unconditioned(lifted, finite._self_reading(lifted))}
+    free = {lifted.fields[i].name
+            for i in finite_recognise._unconditioned(lifted, finite_recognise.self_reading(lifted))}
     levels = {f.name for f in lifted.fields if f.name.endswith("tokens")}
     assert set(counts) <= free and not levels & free, "the counts steer nothing; the levels are compared and capped"
     m = finite.determined_reading(lifted, time.monotonic() + 30)
@@ -902,7 +904,7 @@ def test_the_unbounded_count_leaves_the_control_before_the_capped_runs():
     values 3 no constant names, stay control (111 states), where they used to be dropped
     before the count."""
     loop = _loop("finite_sustained_runs")
-    assert finite._unbounded(loop) == {5}
+    assert finite_recognise.unbounded_by_intervals(loop) == {5}
     m = finite.recognise(loop, time.monotonic() + 10, most=256)
     assert m.names(m.control) == ["first", "lead", "whole", "last", "trail"] and len(m.states) == 111
     assert m.names(m.data) == ["long"]
@@ -1101,12 +1103,12 @@ def test_a_fit_on_an_overflowed_sample_fails_honestly():
     m = SimpleNamespace(describe=lambda: "finite control with linear data")
     terms = [var("b.v", Type.REAL)]
     ok = [((2.0, 1.0), 6.0), ((3.0, 1.0), 9.0)]
-    assert repr(finite._fit_linear(m, ok, terms, Type.REAL, "the slope")) == "3 * b.v"
+    assert repr(finite_fit._fit_linear(m, ok, terms, Type.REAL, "the slope")) == "3 * b.v"
     for bad in ([((float("inf"), 1.0), 6.0), ((3.0, 1.0), 9.0)],
                 [((2.0, 1.0), float("inf")), ((3.0, 1.0), 9.0)],
                 [((10 ** 400, 1), 6), ((3, 1), 9)]):
         with pytest.raises(finite.Failed, match="infinite value"):
-            finite._fit_linear(m, bad, terms, Type.REAL, "the slope")
+            finite_fit._fit_linear(m, bad, terms, Type.REAL, "the slope")
 
 
 def test_an_int_element_read_as_it_is_is_finite_control():

@@ -69,7 +69,7 @@ def test_python_dash_m_thm3(tmp_path):
 
 def test_steps_shown_as_they_run_on_a_terminal():
     from rich.console import Console
-    from thm3.cli.main import _Steps
+    from thm3.cli.load import _Steps
     buf = io.StringIO()
     steps = _Steps(Console(file=buf, force_terminal=True, width=200, color_system=None))
     seen = []

@@ -189,3 +189,30 @@ def test_every_mirrored_test_file_names_a_module():
     stray = [str(p.relative_to(TESTS)) for p in TESTS.glob("*/test_*.py")
              if not (REPO / "thm3" / p.parent.name / p.name.removeprefix("test_")).is_file()]
     assert stray == []
+
+
+# --- every source file is at most 600 lines (issue 24, item 6) ------------------------------
+
+MAX_LINES = 600
+
+
+def _too_long(paths) -> list[str]:
+    """'path: N lines' for each file over MAX_LINES."""
+    out = []
+    for path in paths:
+        n = len(Path(path).read_text(encoding="utf-8").splitlines())
+        if n > MAX_LINES:
+            out.append(f"{Path(path).relative_to(REPO) if Path(path).is_relative_to(REPO) else path}: {n} lines")
+    return out
+
+
+def test_every_source_file_is_at_most_600_lines():
+    assert _too_long(path for _, path in sorted(MODULES.items())) == []
+
+
+def test_the_line_check_can_fail(tmp_path):
+    long = tmp_path / "long.py"
+    long.write_text("x = 1\n" * (MAX_LINES + 1))
+    fine = tmp_path / "fine.py"
+    fine.write_text("x = 1\n" * MAX_LINES)
+    assert _too_long([long, fine]) == [f"{long}: {MAX_LINES + 1} lines"]

@@ -159,9 +159,9 @@ def test_expected_fields_of_the_lifts_that_exist(lifts):
 
 def test_flags_read_the_state_they_had():
     """A predicate of `left` that reads the state (x > acc.last) makes flags and runs too."""
-    from thm3.lift.search import _Candidates
+    from thm3.lift.candidates import Candidates
     loop = parse_file(SAMPLES_DIR / "longest_increasing.py")
-    texts = [repr(c.update) for c in _Candidates(loop, np.random.default_rng(0)).build()]
+    texts = [repr(c.update) for c in Candidates(loop, np.random.default_rng(0)).build()]
     assert any("acc.last" in t and "and" in t for t in texts), texts
 
 
@@ -170,9 +170,9 @@ def test_step_matrix_is_the_companion_matrix_power():
     coefficients first (A**n = ch0 I + ch1 A, two fields), then M' = A M from the identity,
     A = [[a, b], [1, 0]]; folded, each gives A**len; the loop lifted by either keeps its
     fields and has no witness, even for a = 1 or 0."""
-    from thm3.lift.search import _Candidates, _with_fields
+    from thm3.lift.candidates import Candidates, with_fields
     loop = parse_file(SAMPLES_DIR / "recurrence2.py")
-    cands = _Candidates(loop, np.random.default_rng(0)).build()
+    cands = Candidates(loop, np.random.default_rng(0)).build()
     groups: dict = {}
     for c in cands:
         if c.group:
@@ -182,7 +182,7 @@ def test_step_matrix_is_the_companion_matrix_power():
     assert [c.hint for c in full] == ["m_y_y", "m_y_z", "m_z_y", "m_z_z"]
     rng = np.random.default_rng(2)
     for group in (hamilton, full):
-        lifted = _with_fields(loop, group)
+        lifted = with_fields(loop, group)
         for n in range(6):
             a, b = (float(v) for v in rng.normal(size=2))
             xs = [(float(v),) for v in rng.normal(size=n)]
@@ -354,13 +354,13 @@ def test_a_predicate_on_the_state_gives_the_after_first_flag_and_its_leading_run
     """x == acc.last is false at the first element (nothing came before): "every element
     after the first" is the flag of one run, and the leading run grows under it; a
     predicate on the element alone gets no such flag."""
-    from thm3.lift.search import _Candidates
+    from thm3.lift.candidates import Candidates
     from thm3.ir.printer import to_text
-    cands = _Candidates(parse_file(CORPUS_DIR / "longest_equal_run.py"), np.random.default_rng(0)).build()
+    cands = Candidates(parse_file(CORPUS_DIR / "longest_equal_run.py"), np.random.default_rng(0)).build()
     flags = [c for c in cands if c.hint.startswith("all_after_first")]
     assert [to_text(c.update) for c in flags] == [f"acc.{flags[0].key} and (x == acc.last or acc.c4_first == inf)"]
     assert any(c.hint == "lead" and flags[0].key in c.needs for c in cands)
-    plain = _Candidates(parse_file(SAMPLES_DIR / "longest_ones.py"), np.random.default_rng(0)).build()
+    plain = Candidates(parse_file(SAMPLES_DIR / "longest_ones.py"), np.random.default_rng(0)).build()
     assert not any(c.hint.startswith("all_after_first") for c in plain)
 
 
@@ -389,11 +389,11 @@ def test_a_two_sided_clamp_lifts_by_the_sum_and_its_restarts_from_both_infinitie
     with lo and hi what it makes of -inf and +inf; a one-sided clamp (Kadane's max(cur + x,
     0)) gets no restarts (its prefix extrema do it)."""
     import random
-    from thm3.lift.search import _Candidates
-    hints = {c.hint for c in _Candidates(parse_file(CORPUS_DIR / "clip_between_params.py"),
+    from thm3.lift.candidates import Candidates
+    hints = {c.hint for c in Candidates(parse_file(CORPUS_DIR / "clip_between_params.py"),
                                          np.random.default_rng(0)).build()}
     assert {"c_from_inf", "c_from_neg_inf"} <= hints
-    assert not any("_from_inf" in c.hint for c in _Candidates(parse_file(SAMPLES_DIR / "kadane.py"),
+    assert not any("_from_inf" in c.hint for c in Candidates(parse_file(SAMPLES_DIR / "kadane.py"),
                                                               np.random.default_rng(0)).build())
     a = thm3.analyze(CORPUS_DIR / "clip_between_params.py", timeout=30)
     assert sorted(x.split(":")[0] for x in a.lift_added) == ["c_from_inf", "c_from_neg_inf", "s"], a.reason

@@ -422,7 +422,7 @@ def test_a_difference_of_remainders_is_decided_with_the_remainders_as_atoms():
     in them is zero, at once; anything else is "not shown" (False), not SymPy's simplify
     (a tenth of a second a term, which decided none of a lexer's 289 paths); two remainders
     with congruent arguments are `congruent_remainders`' to show."""
-    from thm3.prove.laws import _is_zero
+    from thm3.prove.equal import _is_zero
     from thm3.prove.modular import congruent_remainders
     h, p, x = sp.symbols("h p x", integer=True)
     m = 1000003

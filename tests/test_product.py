@@ -125,12 +125,13 @@ def left(acc: State, x: Real) -> State:
 def test_a_group_with_no_lift_ends_the_lift_by_components():
     """The records' count (no bounded lift) beside a run (lifted by a flag and a lead):
     the group with no lift ends the product lift, and says so."""
-    from thm3.lift.search import _LiftSearch, _by_components
+    from thm3.lift.search import _by_components
+    from thm3.lift.sets import LiftSearch
     from thm3.analysis.witness import find_witnesses
     loop = thm3.parse_source(RECORDS_AND_RUN)
     assert product.components(loop) == [("m", "c"), ("cur", "best")]
     proved = []
-    search = _LiftSearch(loop, find_witnesses(loop, timeout=2.0, limit=4), time.monotonic() + 20,
+    search = LiftSearch(loop, find_witnesses(loop, timeout=2.0, limit=4), time.monotonic() + 20,
                          lambda lifted: proved.append(lifted.field_names) or None)
     assert _by_components(search, time.monotonic() + 20) is None
     assert any("group (m, c) on its own: no lift" in r for r in search.ruled_out), search.ruled_out

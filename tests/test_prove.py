@@ -47,7 +47,7 @@ def test_path_equalities_name_the_right_symbols_after_a_bool_operand():
     """A Bool operand has a Z3 constant and no SymPy symbol; the equalities of a path
     must still read every other Z3 constant as its own SymPy symbol."""
     from thm3.ir import Type
-    from thm3.prove.laws import _path_equalities
+    from thm3.prove.equal import _path_equalities
     from thm3.semantics.symbolic import Explorer, Symbols
 
     syms = Symbols()

@@ -23,7 +23,7 @@ from thm3.lift.search import lift
 from thm3.prove.combine import prove_combine
 from thm3.prove.laws import Setting
 from thm3.semantics.samples import fold_left, make_triples
-from thm3.synth import semiring
+from thm3.synth import semiring, semiring_lift, semiring_samples
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "bench" / "corpus"
@@ -267,9 +267,9 @@ def test_reduced_unit_reads_back_named_fields():
 def test_the_power_candidate_of_a_state_under_mod_m_is_reduced_mod_m():
     """The lift search's own power candidate (beside the composed map's): where every product
     of the state by B stands inside `% m`, the power is B * pw % m, bounded, not B ** n."""
-    from thm3.lift.search import _Candidates
+    from thm3.lift.candidates import Candidates
     for name in ("semiring_rolling_hash", "powers_decay_param"):
-        built = _Candidates(thm3.parse_file(CORPUS / f"{name}.py"), np.random.default_rng(0)).build()
+        built = Candidates(thm3.parse_file(CORPUS / f"{name}.py"), np.random.default_rng(0)).build()
         powers = [to_text(c.update) for c in built if c.hint == "pw"]
         assert powers, name
         if name == "semiring_rolling_hash":
@@ -474,8 +474,8 @@ def test_the_composition_lemma_declines_an_offset_the_state_does_not_carry():
         semiring.synthesize(loop)
     step = semiring.whole_affine(normalize_loop(loop))
     wrong = Fn(tuple((f"{p}.{f.name}", f.type) for p in "ab" for f in loop.fields),
-               (semiring._arith(Op.ADD, var("a.s", Type.REAL), var("b.s", Type.REAL)),
-                Expr(Op.MAX, Type.REAL, (semiring._arith(Op.ADD, var("b.s", Type.REAL), var("a.d", Type.REAL)),
+               (semiring.arith(Op.ADD, var("a.s", Type.REAL), var("b.s", Type.REAL)),
+                Expr(Op.MAX, Type.REAL, (semiring.arith(Op.ADD, var("b.s", Type.REAL), var("a.d", Type.REAL)),
                                          var("b.d", Type.REAL)))))
     assert step is not None and composed.prove_composed(loop, setting, wrong, time.monotonic() + 10) is None
 
@@ -572,13 +572,13 @@ def test_an_entry_needing_an_inverse_mod_m_that_does_not_exist_is_not_read():
 def test_the_cayley_hamilton_unit_folds_to_the_matrix_power():
     """For the constant companion matrix A of a three-tap IIR filter, the unit's three
     fields folded over n elements satisfy ch0 I + ch1 A + ch2 A**2 == A**n, for any taps."""
-    from thm3.lift.search import _with_fields, _Aux
+    from thm3.lift.candidates import with_fields, Aux
     loop = thm3.parse_file(CORPUS / "semiring_iir3.py")
     hamilton = _units("semiring_iir3")[0]
     assert [hamilton.names[k] for k in hamilton.keys] == ["ch0", "ch1", "ch2"] and "Cayley-Hamilton" in hamilton.how
-    cands = [_Aux(hamilton.fields[k], hamilton.names[k], hamilton.updates[k].type, hamilton.defaults[k],
+    cands = [Aux(hamilton.fields[k], hamilton.names[k], hamilton.updates[k].type, hamilton.defaults[k],
                   hamilton.updates[k], "", "", 0) for k in hamilton.keys]
-    lifted = _with_fields(loop, cands)
+    lifted = with_fields(loop, cands)
     rng = np.random.default_rng(4)
     for n in range(8):
         taps = {name: float(v) for name, v in zip(("a1", "a2", "a3"), rng.normal(size=3))}
@@ -591,8 +591,8 @@ def test_the_cayley_hamilton_unit_folds_to_the_matrix_power():
 def test_no_cayley_hamilton_unit_where_the_matrix_reads_the_element():
     # Horner's rule with the element in the matrix (h' = x h): the entries are no constants
     loop = _loop("    return State(x * acc.h + 1.0, acc.h)", "    h: Real = 0\n    g: Real = 0")
-    step = semiring._moving_block(loop)
-    assert step is not None and semiring._cayley_hamilton(loop, step, lambda *k: "k", Type.REAL) is None
+    step = semiring_lift._moving_block(loop)
+    assert step is not None and semiring_lift._cayley_hamilton(loop, step, lambda *k: "k", Type.REAL) is None
 
 
 def test_the_linear_reading_of_a_cayley_hamilton_lift_is_proved_by_the_lemma():
@@ -625,10 +625,10 @@ def test_a_column_that_is_no_linear_form_has_no_linear_reading():
     rng = np.random.default_rng(0)
     loop = _loop("    return State(2.0 * acc.p + x, acc.q + x)", "    p: Real = 0\n    q: Real = 0")
     p, q = rng.normal(size=200), rng.normal(size=200)
-    basis = semiring._LinearBasis({"p": p, "q": q}, loop)
-    assert to_text(semiring._read_linear(3 * p - q / 2, basis, Type.REAL)) == "3.0 * b.p + -1.0 / 2.0 * b.q"
-    assert semiring._read_linear(p * q, basis, Type.REAL) is None
-    assert semiring._read_linear(np.sqrt(np.abs(p)), basis, Type.REAL) is None
+    basis = semiring_samples._LinearBasis({"p": p, "q": q}, loop)
+    assert to_text(semiring.read_linear(3 * p - q / 2, basis, Type.REAL)) == "3.0 * b.p + -1.0 / 2.0 * b.q"
+    assert semiring.read_linear(p * q, basis, Type.REAL) is None
+    assert semiring.read_linear(np.sqrt(np.abs(p)), basis, Type.REAL) is None
 
 
 @pytest.mark.parametrize("name, fields", [("semiring_iir3", 3), ("semiring_coupled_pair", 2)])

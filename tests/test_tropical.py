@@ -19,7 +19,8 @@ from thm3.ir.normalize import normalize_loop  # noqa: E402
 from thm3.semantics.equality import states_close  # noqa: E402
 from thm3.semantics.evaluate import PYTHON, compiled  # noqa: E402
 from thm3.semantics.samples import Domain, fold_left  # noqa: E402
-from thm3.synth import finite, tropical  # noqa: E402
+from thm3.synth import finite, tropical, tropical_fit  # noqa: E402
+from thm3.synth import finite_lift  # noqa: E402
 from thm3.synth.semiring import MAX_PLUS, MIN_PLUS, RING  # noqa: E402
 
 
@@ -173,23 +174,23 @@ def test_the_fit_is_the_sparsest_greatest_subsolution():
     b = rng.normal(size=(40, 3))
     b[::7, 1] = -math.inf                       # b's second field at the zero on some lists
     v = np.maximum(b[:, 1] + 2.0, b[:, 2])      # max(b1 + 2, b2): the constant term is left out
-    got = tropical._fit(MAX_PLUS, b, v)
+    got = tropical_fit.fit_form(MAX_PLUS, b, v)
     assert got == [-math.inf, 2.0, 0.0, -math.inf]
     # over (min, +), the same read on negated values
-    assert tropical._fit(MIN_PLUS, -b, -v) == [math.inf, -2.0, 0.0, math.inf]
+    assert tropical_fit.fit_form(MIN_PLUS, -b, -v) == [math.inf, -2.0, 0.0, math.inf]
     # a single field alone where it does
-    assert tropical._fit(MAX_PLUS, b, b[:, 0] - 0.5) == [-0.5, -math.inf, -math.inf, -math.inf]
+    assert tropical_fit.fit_form(MAX_PLUS, b, b[:, 0] - 0.5) == [-0.5, -math.inf, -math.inf, -math.inf]
     # no form: a sum of two fields is not a max of shifts
-    assert tropical._fit(MAX_PLUS, np.nan_to_num(b, neginf=0.0), b[:, 0] + np.nan_to_num(b[:, 1], neginf=0.0)) is None
+    assert tropical_fit.fit_form(MAX_PLUS, np.nan_to_num(b, neginf=0.0), b[:, 0] + np.nan_to_num(b[:, 1], neginf=0.0)) is None
 
 
 def test_tropical_products_compose_resets():
     # a reset (coefficient -inf) absorbs: kept then reset is reset, and the unit is neutral
-    prod = tropical._product(MAX_PLUS)
+    prod = tropical_fit.matrix_product(MAX_PLUS)
     keep = np.array([[0.0]])
     reset = np.array([[-math.inf]])
     assert prod(reset, keep)[0, 0] == -math.inf and prod(keep, keep)[0, 0] == 0.0
-    unit = tropical._unit(MAX_PLUS, 2)
+    unit = tropical_fit.unit_matrix(MAX_PLUS, 2)
     mat = np.array([[1.0, -math.inf], [3.0, 0.0]])
     assert np.array_equal(prod(unit, mat), mat) and np.array_equal(prod(mat, unit), mat)
 
@@ -201,9 +202,9 @@ def test_copies_come_from_the_zero_where_the_data_passes_its_start():
     loop = _loop("finite_sweep_arrival")
     m = finite.recognise(loop)
     groups = tropical.groups(m)
-    started = finite._zero_started(m, groups)
+    started = finite_lift._zero_started(m, groups)
     assert [loop.fields[j].name for j in started] == ["t"]
-    assert finite._passes_start(m, groups, started, time.monotonic() + 10)
+    assert finite_lift._passes_start(m, groups, started, time.monotonic() + 10)
     (first, *_) = finite.lift_candidates(loop, time.monotonic() + 10)
     copies = {a.key: a.default for a in first.fields if not a.key.startswith("fsm0_d") and "_d0_" not in a.key}
     assert copies == {"fsm0_t": math.inf, "fsm1_t": math.inf}, [a.key for a in first.fields]
@@ -220,8 +221,8 @@ def test_copies_from_the_start_where_the_data_never_passes_it(tmp_path):
                    "    on: Bool = False\n    worst: Real = 0.0")
     m = finite.recognise(loop)
     groups = tropical.groups(m)
-    started = finite._zero_started(m, groups)
-    assert started and not finite._passes_start(m, groups, started, time.monotonic() + 10)
+    started = finite_lift._zero_started(m, groups)
+    assert started and not finite_lift._passes_start(m, groups, started, time.monotonic() + 10)
     (first, *_) = finite.lift_candidates(loop, time.monotonic() + 10)
     assert all(a.default == 0.0 for a in first.fields if a.key.startswith("fsm")), first.fields
 
@@ -246,11 +247,11 @@ def test_the_fit_keeps_a_coefficient_that_rounding_would_lift_past_the_values():
     rng = np.random.default_rng(1)
     b = rng.normal(size=(40, 2))
     v = np.maximum(b[:, 0] - 2.0 - 5e-9, b[:, 1])
-    got = tropical._fit(MAX_PLUS, b, v)
+    got = tropical_fit.fit_form(MAX_PLUS, b, v)
     assert got is not None and got[1] == 0.0 and math.isinf(got[2])
     assert abs(got[0] - (-2.0 - 5e-9)) < 1e-12
     # where the rounded coefficient fits, it is the one read
-    assert tropical._fit(MAX_PLUS, b, np.maximum(b[:, 0] - 2.0, b[:, 1]))[0] == -2.0
+    assert tropical_fit.fit_form(MAX_PLUS, b, np.maximum(b[:, 0] - 2.0, b[:, 1]))[0] == -2.0
 
 
 def test_slopes_are_read_from_a_start_near_the_values():
@@ -263,8 +264,8 @@ def test_slopes_are_read_from_a_start_near_the_values():
     m = finite.recognise(lifted)
     by_state, _ = m.determined()
     folded = finite.sampled_ends(m, by_state)
-    assert tropical._big(m, folded) <= 2.0 ** 17
-    slopes = tropical._slopes_of(m, MAX_PLUS, folded, time.monotonic() + 10)
+    assert tropical_fit._big(m, folded) <= 2.0 ** 17
+    slopes = tropical_fit.slopes_of(m, MAX_PLUS, folded, time.monotonic() + 10)
     names = [lifted.fields[i].name for i in m.data]
     k, j = names.index("b"), names.index("fsm2_d1_1")
     bdata = np.array([row[:-1] for _, _, row, _ in folded], dtype=float)
@@ -310,19 +311,19 @@ def test_the_fit_reads_scaled_forms_through_logarithms():
     b = rng.uniform(0.0, 4.0, size=(40, 3))
     b[::5, 0] = 0.0                                 # b's first field at the zero of (max, *)
     v = np.maximum(0.5 * b[:, 0], 0.25 * b[:, 2])    # max(0.5 b0, 0.25 b2)
-    assert tropical._fit(MAX_TIMES_NONNEGATIVE, b, v) == [0.5, 0.0, 0.25, 0.0]
+    assert tropical_fit.fit_form(MAX_TIMES_NONNEGATIVE, b, v) == [0.5, 0.0, 0.25, 0.0]
     # over (min, *), a field at 0 is a value like any (it absorbs the minimum)
     w = np.minimum(0.25 * b[:, 0], b[:, 1])
-    assert tropical._fit(MIN_TIMES, b, w) == [0.25, 1.0, math.inf, math.inf]
+    assert tropical_fit.fit_form(MIN_TIMES, b, w) == [0.25, 1.0, math.inf, math.inf]
     # no form: a sum is no max of scaled fields; a negative value is in no (max, *) form
-    assert tropical._fit(MAX_TIMES_NONNEGATIVE, b, b[:, 0] + b[:, 1] + 1.0) is None
-    assert tropical._fit(MAX_TIMES_NONNEGATIVE, b, -v - 1.0) is None
+    assert tropical_fit.fit_form(MAX_TIMES_NONNEGATIVE, b, b[:, 0] + b[:, 1] + 1.0) is None
+    assert tropical_fit.fit_form(MAX_TIMES_NONNEGATIVE, b, -v - 1.0) is None
 
 
 def test_scaled_products_compose_with_an_absorbing_zero():
     from thm3.synth.semiring import MIN_TIMES
-    prod = tropical._product(MIN_TIMES)
-    unit = tropical._unit(MIN_TIMES, 2)
+    prod = tropical_fit.matrix_product(MIN_TIMES)
+    unit = tropical_fit.unit_matrix(MIN_TIMES, 2)
     mat = np.array([[0.5, math.inf], [0.0, 2.0]])
     assert np.array_equal(prod(unit, mat), mat) and np.array_equal(prod(mat, unit), mat)
     # the zero (+inf) absorbs a coefficient 0 where IEEE would give NaN
@@ -331,7 +332,7 @@ def test_scaled_products_compose_with_an_absorbing_zero():
 
 def test_a_slope_hidden_by_the_top_is_no_reading():
     # over (min, *) a reading of 0 makes the fold 0 whatever the product: that list says
-    # nothing of the slope, which is fitted on the others (NaN in `_slopes_of`)
+    # nothing of the slope, which is fitted on the others (NaN in `slopes_of`)
     loop = _loop("finite_min_ratio_market")
     (first, *_) = finite.lift_candidates(loop, time.monotonic() + 10)
     assert [a.default for a in first.fields if "d0" not in a.key] == [math.inf, math.inf]

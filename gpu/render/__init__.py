@@ -1,7 +1,8 @@
 """thm3's GPU stage, part one: text only.  Nothing here compiles, launches or imports CuPy.
 
-- `cuda`: the IR printed as CUDA C (the table `CUDA`, keyed by `Op`), the loop's
-  `__host__ __device__` functions, and the in-order reduction's kernels;
+- `c_printer`: the IR printed as CUDA C (the table `CUDA`, keyed by `Op`) and the state's
+  layout (`Spec`);
+- `cuda`: the loop's `__host__ __device__` functions, and the in-order reduction's kernels;
 - `scan`: the inclusive scan's kernels, from the same functions;
 - `attention`: the FlashAttention variants, with the derived combine in its split form;
 - `module`: the text of the emitted Python modules (the loop's constants, its NumPy

@@ -73,8 +73,8 @@ def composition(loop: Loop, setting: Setting, combine: Fn):
     # (max, *) and (min, *) distribute only over nonnegative coefficients, and a matrix's
     # product only on nonnegative values (max_k (p_k * s) is (max_k p_k) * s for s >= 0
     # only): the lemma is used over (max, *) on nonnegatives, where the step's coefficients,
-    # offsets and initial values are (`semiring._scaling_step`), the others' combines are
-    # proved by the laws themselves
+    # offsets and initial values are (`semiring_recognition.scaling_step`), the others'
+    # combines are proved by the laws themselves
     scaled = step is not None and semiring.scaling(step.semiring)
     if step is None or (scaled and step.semiring is not semiring.MAX_TIMES_NONNEGATIVE) \
             or not _applies(work, step) or not _exact_on(setting, step):
@@ -149,7 +149,7 @@ def prove_composed(loop: Loop, setting: Setting, combine: Fn, deadline: float) -
         if d is not None and not _is_zero(s, _value_at(d, at_init, evaluate, PYTHON)):
             return Outcome("unproved", f"D(init) is not the zero at {f}")
     at_b = {f"b.{f}": var(f"acc.{f}", types[f]) for f in loop.field_names}
-    zero = {f: semiring._zero(s, types[f]) for f in block}
+    zero = {f: semiring.zero_of(s, types[f]) for f in block}
     lhs_terms = tuple(reading[(f, g)] for f in block for g in block) + \
         tuple(zero[f] if offset[f] is None else offset[f] for f in block)
     rows = [f for f in block for _ in block] + list(block)     # the row of each term
@@ -164,14 +164,14 @@ def prove_composed(loop: Loop, setting: Setting, combine: Fn, deadline: float) -
     rhs_terms: list = [[] for _ in columns]
     for i, (g, col) in enumerate(columns):
         for f in block:
-            out = semiring._zero(s, types[f])
+            out = semiring.zero_of(s, types[f])
             for k in block:
                 coeff = step.matrix[f].get(k)
                 if coeff is not None:
                     (entry,) = substitute([col[k]], at_b)
-                    out = semiring._plus(s, out, semiring._times(s, coeff, entry))
+                    out = semiring.oplus(s, out, semiring.otimes(s, coeff, entry))
             if g is None and step.offset.get(f) is not None:
-                out = semiring._plus(s, out, step.offset[f])
+                out = semiring.oplus(s, out, step.offset[f])
             if s.modulus is not None and f in step.reduced:
                 out = Expr(Op.MOD, out.type, (out,), s.modulus)
             rhs_terms[i].append(out)

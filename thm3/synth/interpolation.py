@@ -9,7 +9,8 @@ the fit is accepted only if it holds exactly on every sample.  A piecewise loop 
 per case: the samples are split by the outcomes of `left`'s comparisons, read on the two
 states (acc.f as a.f or b.f; the element as a field of b), and each side is fitted again.
 `equalities` uses the same linear algebra to find polynomial identities on reachable
-states (n * mean = sum, a compensation term that stays 0)."""
+states (n * mean = sum, a compensation term that stays 0).  The monomials and their
+polynomials are `thm3.synth.polynomials`'s."""
 from __future__ import annotations
 
 import itertools
@@ -24,6 +25,7 @@ from thm3.semantics.evaluate import Compiled
 from thm3.synth.exact import EXACT, NotRational, Row, as_float, exact_rows, rational_loop_reason, with_sentinel
 from thm3.errors import Thm3Error
 from thm3.synth.check import guard_for_stability
+from thm3.synth.polynomials import exact_monomial_value, independent, monomial_values, monomials, poly
 
 MAX_DEGREE = 4
 MAX_DENOMINATOR_DEGREE = 1
@@ -40,90 +42,10 @@ class Fit:
     q: dict
 
     def expr(self, variables: list[tuple[str, Type]], field_type: Type) -> Expr:
-        num = _poly(self.p, variables, field_type)
+        num = poly(self.p, variables, field_type)
         if len(self.q) == 1 and all(e == 0 for e in next(iter(self.q))):
             return num          # Q is the constant 1 (normalised below)
-        return Expr(Op.DIV, Type.REAL, (num, _poly(self.q, variables, Type.REAL)))
-
-
-def _poly(coeffs: dict, variables, field_type: Type, absolute: bool = False) -> Expr:
-    terms: list[tuple[Fraction, Expr | None]] = []
-    for mono, c in sorted(coeffs.items(), key=lambda kv: (sum(kv[0]), kv[0])):
-        factors = []
-        for (name, t), e in zip(variables, mono):
-            if e:
-                v = var(name, t)
-                if absolute:
-                    v = Expr(Op.ABS, t, (v,))
-                factors.append(v if e == 1 else Expr(Op.POW, t, (v,), e))
-        body = None
-        for f in factors:
-            body = f if body is None else Expr(Op.MUL, promote(body.type, f.type), (body, f))
-        terms.append((c, body))
-    out: Expr | None = None
-    for c, body in terms:
-        neg = c < 0 and out is not None
-        mag = -c if neg else c
-        if body is None:
-            term = _number(mag, field_type)
-        elif mag == 1:
-            term = body
-        else:
-            k = _number(mag, body.type)
-            term = Expr(Op.MUL, promote(k.type, body.type), (k, body))
-        if out is None:
-            out = term
-        else:
-            out = Expr(Op.SUB if neg else Op.ADD, promote(out.type, term.type), (out, term))
-    return out if out is not None else _number(Fraction(0), field_type)
-
-
-def _number(c: Fraction, type_: Type) -> Expr:
-    if c.denominator == 1 and type_ is Type.INT:
-        return const(int(c), Type.INT)
-    return const(float(c), Type.REAL)
-
-
-def monomials(nvars: int, degree: int) -> list[tuple[int, ...]]:
-    """Exponent tuples of total degree <= `degree`, lower degrees first."""
-    out = []
-    for d in range(degree + 1):
-        for combo in itertools.combinations_with_replacement(range(nvars), d):
-            e = [0] * nvars
-            for i in combo:
-                e[i] += 1
-            out.append(tuple(e))
-    return out
-
-
-def monomial_values(mono_list, cols: np.ndarray) -> np.ndarray:
-    """Float values of each monomial on each row (cols: rows x variables)."""
-    out = np.ones((cols.shape[0], len(mono_list)))
-    with np.errstate(all="ignore"):         # a huge sample overflows to inf: callers drop such rows
-        for j, mono in enumerate(mono_list):
-            for i, e in enumerate(mono):
-                if e:
-                    out[:, j] *= cols[:, i] ** e
-    return out
-
-
-def exact_monomial_value(mono, row_vals) -> Fraction:
-    v = Fraction(1)
-    for x, e in zip(row_vals, mono):
-        if e:
-            v *= x ** e
-    return v
-
-
-def _independent(m: np.ndarray) -> list[int]:
-    """Columns linearly independent of the earlier ones (greedy, in order)."""
-    if m.shape[1] == 0:
-        return []
-    r = np.linalg.qr(m, mode="r")
-    d = np.abs(np.diag(r))
-    if d.size == 0 or d.max() == 0:
-        return []
-    return [j for j in range(d.size) if d[j] > 1e-9 * d.max()]
+        return Expr(Op.DIV, Type.REAL, (num, poly(self.q, variables, Type.REAL)))
 
 
 def fit_rows(exact: list[list[Fraction]], target: list[Fraction], nvars: int,
@@ -161,7 +83,7 @@ def _solve(ps, qs, cols, t, exact, target) -> Fit | None:
     scale = np.abs(m).max(axis=0)
     scale[scale == 0] = 1
     ms = m / scale
-    keep = _independent(ms)
+    keep = independent(ms)
     kp = [j for j in keep if j < len(ps)]
     kq = list(range(len(ps), len(ps) + len(qs)))
     # The first c*q column that depends on the P columns and the earlier c*q columns
@@ -229,7 +151,7 @@ class Extremum:
     terms: tuple
 
     def expr(self, variables: list[tuple[str, Type]], field_type: Type) -> Expr:
-        parts = [_poly(t, variables, field_type) for t in self.terms]
+        parts = [poly(t, variables, field_type) for t in self.terms]
         out = parts[0]
         for e in parts[1:]:
             out = Expr(self.op, promote(out.type, e.type), (out, e))
@@ -553,8 +475,8 @@ def equality_invariants(loop: Loop, degree: int = 2, count: int = 200) -> list[t
             continue
         magnitude = {m: abs(c) for m, c in rel.items()}
         absolute = [(n, t) for n, t in variables]
-        out.append((Expr(Op.EQ, Type.BOOL, (_poly(rel, variables, Type.REAL), const(0.0, Type.REAL))),
-                    _poly(magnitude, absolute, Type.REAL, absolute=True)))
+        out.append((Expr(Op.EQ, Type.BOOL, (poly(rel, variables, Type.REAL), const(0.0, Type.REAL))),
+                    poly(magnitude, absolute, Type.REAL, absolute=True)))
     return out
 
 
@@ -591,7 +513,7 @@ def _relations(points: list[list], nvars: int, degree: int) -> list[dict]:
     scale = np.abs(m).max(axis=0)
     scale[scale == 0] = 1
     ms = m / scale
-    keep = _independent(ms)
+    keep = independent(ms)
     out = []
     for j in range(len(monos)):
         if j in keep:
