@@ -109,7 +109,7 @@ SLOW_SINGLES = {"test_attention_emulated.py::test_emulated_large_logits",
                 "test_scan.py::test_the_accumulate_route_is_taken_exactly_for_monoid_combines"}
 
 
-BUDGET_SECONDS = 0.2
+BUDGET_SECONDS = 0.15
 DURATIONS = Path(__file__).resolve().parent / "durations.txt"
 
 

@@ -14,6 +14,7 @@ import z3
 
 import thm3
 import thm3.synth as synth
+from analyzed import OnDemand
 from stages import check_emitted_module, check_runs_as_the_loop, compile_kernels, proved, route_alone
 from thm3.errors import LoopError
 from thm3.ir import Expr, Fn, Op, Type, const, var, walk
@@ -236,7 +237,7 @@ def test_a_wrong_base_or_count_is_refuted_not_proved():
 
 @pytest.fixture(scope="module")
 def analyses():
-    return {name: thm3.analyze(CORPUS / f"{name}.py", timeout=60) for name in HOMS}
+    return OnDemand(lambda name: thm3.analyze(CORPUS / f"{name}.py", timeout=60))
 
 
 def _data(name, rng, n):

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import thm3
+from analyzed import OnDemand
 from thm3.ir import Op, walk
 from stages import check_emitted_module, check_runs_as_the_loop, compile_kernels
 
@@ -49,7 +50,7 @@ NAMES = tuple(DATA)
 
 @pytest.fixture(scope="module")
 def analyses():
-    return {name: thm3.analyze(CORPUS / f"{name}.py", timeout=60) for name in NAMES}
+    return OnDemand(lambda name: thm3.analyze(CORPUS / f"{name}.py", timeout=60))
 
 
 @pytest.mark.parametrize("name", NAMES)

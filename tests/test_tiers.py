@@ -30,3 +30,12 @@ def test_the_recorded_durations_are_read():
     assert DURATIONS.is_file() and recorded
     assert all(nodeid.startswith("tests/") and "::" in nodeid for nodeid in recorded)
     assert any(t >= BUDGET_SECONDS for t in recorded.values())
+
+
+def test_on_demand_makes_each_value_once_and_only_when_asked():
+    from analyzed import OnDemand
+    made = []
+    values = OnDemand(lambda k: made.append(k) or k * 2)
+    assert made == []
+    assert values[3] == 6 and values[3] == 6 and values[4] == 8
+    assert made == [3, 4]

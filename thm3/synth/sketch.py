@@ -21,15 +21,13 @@ import time
 from dataclasses import dataclass, field as dc_field
 
 
-from thm3.errors import SolverTimeout
-from thm3.ir.simplify import simplify
 from thm3.ir import Expr, Fn, Loop, Op, Type, const, initial_state, substitute, transform, var, walk
 from thm3.ir.monoids import monoids_over
 from thm3.semantics.samples import Triples
-from thm3.synth.check import Checker, guard_for_stability
+from thm3.synth.check import Checker
+from thm3.synth.completion import Completion, fold_with as _fold, node as _mk, term_size as _size
 
 MAX_ALTERNATIVES = 4000
-FOLD_CHUNK = 256         # sketch terms whose folds are checked together
 ONE = const(1.0)
 ZERO = const(0.0)
 
@@ -49,18 +47,6 @@ def _deps(exprs) -> dict[int, tuple[bool, bool]]:
     return info
 
 
-def _size(e: Expr) -> int:
-    """The number of distinct nodes of e (what `walk` lists), counted without the order."""
-    seen: set[int] = set()
-    stack = [e]
-    while stack:
-        x = stack.pop()
-        if id(x) not in seen:
-            seen.add(id(x))
-            stack.extend(x.src)
-    return len(seen)
-
-
 def _compatible(node_type: Type, field_type: Type) -> bool:
     if node_type is Type.VEC:
         return field_type is Type.VEC
@@ -77,20 +63,6 @@ def _b(f) -> Expr:
 
 def _a(f) -> Expr:
     return var(f"a.{f.name}", f.type)
-
-
-def _mk(op: Op, type_: Type, *src: Expr) -> Expr:
-    return Expr(op, type_, tuple(src))
-
-
-# A fold of a sketch term V with b's field: op(V, b.g) for an Op, or for (Op.ADD, m) the
-# sum taken modulo m, (V + b.g) % m: the monoid of a field that `left` keeps as a remainder.
-def _fold(op, type_: Type, v: Expr, bg: Expr) -> Expr:
-    if isinstance(op, tuple):
-        if v.op is Op.MOD and v.arg == op[1]:
-            v = v.src[0]            # (v % m + b.g) % m is (v + b.g) % m
-        return Expr(Op.MOD, type_, (_mk(Op.ADD, type_, v, bg),), op[1])
-    return _mk(op, type_, v, bg)
 
 
 def _mirrors(loop: Loop, pi: dict, terms: list[Expr], check) -> list[tuple[int, Expr]]:
@@ -323,6 +295,94 @@ def related_fields(loop: Loop, i: int, pi: dict[int, int]) -> set[int]:
     return out
 
 
+@dataclass
+class _Progress:
+    """A sketch run's progress over the fields, handed to each step explicitly: each done
+    field's terms (`options`, the first `chosen`) and stage, the fields with no completion
+    and how many were done when each was tried (`before`), the fields whose sketch stages
+    already failed on this step (`sketched`), the state's reversal once needed (`pi`), and
+    the candidate terms checked."""
+    loop: Loop
+    chosen: dict[int, Expr] = dc_field(default_factory=dict)
+    options: dict[int, list[Expr]] = dc_field(default_factory=dict)
+    done: list[int] = dc_field(default_factory=list)
+    missing: list[int] = dc_field(default_factory=list)
+    before: dict[int, int] = dc_field(default_factory=dict)
+    stages: dict[str, str] = dc_field(default_factory=dict)
+    sketched: set[int] = dc_field(default_factory=set)
+    pi: dict[int, int] | None = None
+    tried: int = 0
+
+    @classmethod
+    def resumed(cls, loop: Loop, resume: Partial | None) -> _Progress:
+        if resume is None:
+            return cls(loop)
+        options = {i: list(alts) for i, alts in resume.options.items()}
+        return cls(loop, {i: alts[0] for i, alts in options.items()}, options, list(resume.done),
+                   before=dict(resume.before), stages=dict(resume.methods),
+                   sketched=set(resume.missing) if resume.loop is loop else set())
+
+    def reversal(self) -> dict[int, int]:
+        from thm3.synth import mirror
+        if self.pi is None:
+            self.pi = mirror.reversal(self.loop)
+        return self.pi
+
+    def mirror_first(self, i: int, order: list[int], deferred: set[int]) -> bool:
+        """Where field i's mirror (the operands swapped: a trail from its lead) is not done
+        and comes later, it goes first and i right after it, before the fields that read
+        i's new value; True where it moved."""
+        j = self.reversal().get(i)
+        if j is None or j == i or j in self.chosen or j not in order or i in deferred:
+            return False
+        deferred.add(i)
+        order.remove(j)
+        order[:0] = [j, i]
+        return True
+
+    def accept(self, sk: Sketch, i: int, found: list, stage: str, check: Checker, limit: int) -> None:
+        f = self.loop.fields[i]
+        found.sort(key=lambda t: t[0])
+        self.stages[f.name] = stage
+        self.options[i] = [e for _, e in found[:limit]]
+        if stage.startswith("sketch from left") and not stage.startswith("sketch from left,"):
+            # the first term folded with b's fields where that agrees too: the samples may
+            # not tell a longest run that forgets b's own (short lists rarely join), and the
+            # prover refuting the first candidate then proves the next
+            g = self.options[i][0]
+            vals = check.values(g)
+            for op, bg in sk.wrappers(i)[1]:
+                folded = _fold(op, f.type, g, bg)
+                if len(self.options[i]) < 2 * limit and folded is not g and \
+                        check.agrees(check.apply(op, vals, bg)):
+                    self.options[i].append(folded)
+        self.chosen[i] = self.options[i][0]
+        self.done.append(i)
+
+    def give_up(self, i: int) -> None:
+        self.missing.append(i)
+        self.before.setdefault(i, len(self.done))
+
+    def fill(self, partial: Partial) -> None:
+        partial.loop = self.loop
+        partial.options = {i: self.options[i] for i in self.done}
+        partial.methods = {self.loop.fields[i].name: self.stages[self.loop.fields[i].name] for i in self.done}
+        partial.done, partial.missing = list(self.done), list(self.missing)
+        partial.before = {i: self.before[i] for i in self.missing}
+
+    def combines(self, names) -> list[Fn]:
+        """The chosen combine first, then each field's alternatives in its place, in case
+        the first choice is not provable."""
+        first = Fn(names, tuple(self.chosen[i] for i in range(len(self.loop.fields))))
+        out = [first]
+        for i, alts in self.options.items():
+            for alt in alts[1:]:
+                outs = list(first.outputs)
+                outs[i] = alt
+                out.append(Fn(names, tuple(outs)))
+        return out
+
+
 def synthesize(loop: Loop, triples: list[Triples], *, limit: int = 3,
                deadline: float | None = None, methods: dict | None = None,
                with_enumeration: bool = True, partial: Partial | None = None,
@@ -346,234 +406,80 @@ def synthesize(loop: Loop, triples: list[Triples], *, limit: int = 3,
     names = tuple((f"a.{f.name}", f.type) for f in loop.fields) + \
         tuple((f"b.{f.name}", f.type) for f in loop.fields) + \
         tuple((d.name, d.type) for d in loop.params)
-    tried = 0
-    chosen: dict[int, Expr] = {}
-    options: dict[int, list[Expr]] = {}
-    order = list(field_order(loop))
-    done: list[int] = []
-    missing: list[int] = []
-    before: dict[int, int] = {}
-    stages: dict[str, str] = {}
-    sketched: set[int] = set()          # fields whose sketch stages already failed on this step
-    if resume is not None:
-        options = {i: list(alts) for i, alts in resume.options.items()}
-        chosen = {i: alts[0] for i, alts in options.items()}
-        done = list(resume.done)
-        before = dict(resume.before)
-        order = [i for i in order if i in resume.missing]
-        stages.update(resume.methods)
-        if resume.loop is loop:
-            sketched = set(resume.missing)
-    pi = None                   # the state's reversal (`mirror`), once a field is done
+    progress = _Progress.resumed(loop, resume)
+    order = [i for i in field_order(loop) if resume is None or i in resume.missing]
     deferred: set[int] = set()
     while order:
         i = order.pop(0)
-        f = loop.fields[i]
-        plain, folds, guards = sk.wrappers(i)
-        base = sorted(sk.alternatives(sk.outputs[i], i, chosen, f.type in (Type.REAL, Type.VEC)), key=_size)
         check = Checker(names, triples, i)
-        comp = _Completion(loop, f.type, check, folds, guards, limit, deadline)
-        from thm3.synth import mirror
-        if pi is None and any(loop.fields[j].type is f.type for j in chosen):
-            pi = mirror.reversal(loop)
-        # the mirror's completion first where its mirror is done: a few terms to check,
-        # where the sketch of a trail checks thousands and finds none
-        j = pi.get(i) if pi else None
-        found, stage = [], ""
-        if j is not None and j != i and j in chosen and i not in sketched:
-            found = _mirrors(loop, pi, options[j], check)
-            stage = f"the completion of {loop.fields[j].name} mirrored (h of the reversed list)"
-        if not found and i not in sketched:
-            found, stage = comp.run(plain, base, "")
-        if not found and i not in sketched and any(sk.info[id(e)] == (False, True) and e.type is Type.BOOL
-                             for e in walk([sk.outputs[i]])):
-            # again, with conditions on the element read as conditions on b's first element
-            known = set(base)
-            more = [e for e in sorted(sk.alternatives(sk.outputs[i], i, chosen, f.type in (Type.REAL, Type.VEC),
-                                                      first=True), key=_size) if e not in known]
-            found, stage = comp.run([], more, ", reading b's first element off its fields")
-        tried += comp.tried
-        if not found and i not in sketched:
-            # the mirror field's completion, the operands swapped (`mirror`): a trail from
-            # its lead; a field whose mirror comes later waits for it (the mirror first,
-            # then this field, before the fields that read its new value)
-            pi = mirror.reversal(loop) if pi is None else pi
-            j = pi.get(i)
-            if j is not None and j != i and j not in chosen and j in order and i not in deferred:
-                deferred.add(i)
-                order.remove(j)
-                order[:0] = [j, i]
-                continue
+        found, stage = _sketched(sk, progress, i, check, limit, deadline)
+        if not found and i not in progress.sketched and progress.mirror_first(i, order, deferred):
+            continue
         if not found and with_enumeration:
-            # stage 4: a combine of another shape, by bottom-up enumeration (enumerate.py),
-            # over the combined fields done before this one
-            from thm3.synth.enumeration import FIELD_SECONDS, enumerate_field
+            found = _enumerated(progress, i, triples, names, limit, deadline, max_size, related)
             stage = "bottom-up enumeration with observational equivalence"
-            end = time.monotonic() + FIELD_SECONDS
-            prior = done[:before.get(i, len(done))]
-            near = None
-            if related:
-                pi = mirror.reversal(loop) if pi is None else pi
-                near = related_fields(loop, i, pi)
-                prior = [j for j in prior if j in near]
-            found = [(_size(e), e) for e in enumerate_field(
-                loop, i, triples, names, chosen={j: chosen[j] for j in prior},
-                fields=None if near is None else frozenset(loop.fields[j].name for j in near),
-                limit=limit, **({} if max_size is None else {"max_size": max_size}),
-                deadline=end if deadline is None else min(deadline, end))]
         if not found:
             if partial is None:
-                return [], tried
-            missing.append(i)
-            before.setdefault(i, len(done))
+                return [], progress.tried
+            progress.give_up(i)
             continue
-        found.sort(key=lambda t: t[0])
-        stages[f.name] = stage
-        options[i] = [e for _, e in found[:limit]]
-        if stage.startswith("sketch from left") and not stage.startswith("sketch from left,"):
-            # the first term folded with b's fields where that agrees too: the samples may
-            # not tell a longest run that forgets b's own (short lists rarely join), and the
-            # prover refuting the first candidate then proves the next
-            g = options[i][0]
-            vals = check.values(g)
-            for op, bg in sk.wrappers(i)[1]:
-                folded = _fold(op, f.type, g, bg)
-                if len(options[i]) < 2 * limit and folded is not g and \
-                        check.agrees(check.apply(op, vals, bg)):
-                    options[i].append(folded)
-        chosen[i] = options[i][0]
-        done.append(i)
+        progress.accept(sk, i, found, stage, check, limit)
     if methods is not None:
-        methods.update(stages)
+        methods.update(progress.stages)
     if partial is not None:
-        partial.loop = loop
-        partial.options = {i: options[i] for i in done}
-        partial.methods = {loop.fields[i].name: stages[loop.fields[i].name] for i in done}
-        partial.done, partial.missing = list(done), list(missing)
-        partial.before = {i: before[i] for i in missing}
-    if missing:
-        return [], tried
-    first = Fn(names, tuple(chosen[i] for i in range(len(loop.fields))))
-    out = [first]
-    # Alternatives for single fields, in case the first choice is not provable.
-    for i, alts in options.items():
-        for alt in alts[1:]:
-            outs = list(first.outputs)
-            outs[i] = alt
-            out.append(Fn(names, tuple(outs)))
-    return out, tried
+        progress.fill(partial)
+    if progress.missing:
+        return [], progress.tried
+    return progress.combines(names), progress.tried
 
 
-class _Completion:
-    """The sketch's three stages for one field, over its terms spelled for stability once
-    (`guard_for_stability`, then simplified): the plain terms and the sketch itself; the
-    sketch folded with a field of b by a monoid; an empty side passed through.  `tried`
-    counts the candidate terms checked."""
+def _sketched(sk: Sketch, progress: _Progress, i: int, check: Checker, limit: int,
+              deadline: float | None) -> tuple[list, str]:
+    """Field i's (size, term)s by the sketch's stages, and the stage's name: the mirror
+    field's completion first where the mirror is done (a few terms to check, where the
+    sketch of a trail checks thousands and finds none), then the sketch itself, then with
+    conditions on the element read as conditions on b's first element.  None for a field
+    whose sketch already failed on this step."""
+    loop, f = progress.loop, progress.loop.fields[i]
+    plain, folds, guards = sk.wrappers(i)
+    base = sorted(sk.alternatives(sk.outputs[i], i, progress.chosen, f.type in (Type.REAL, Type.VEC)), key=_size)
+    comp = Completion(loop, f.type, check, folds, guards, limit, deadline)
+    if progress.pi is None and any(loop.fields[j].type is f.type for j in progress.chosen):
+        progress.reversal()
+    if i in progress.sketched:
+        return [], ""
+    pi = progress.pi
+    j = pi.get(i) if pi else None
+    found, stage = [], ""
+    if j is not None and j != i and j in progress.chosen:
+        found = _mirrors(loop, pi, progress.options[j], check)
+        stage = f"the completion of {loop.fields[j].name} mirrored (h of the reversed list)"
+    if not found:
+        found, stage = comp.run(plain, base, "")
+    if not found and any(sk.info[id(e)] == (False, True) and e.type is Type.BOOL for e in walk([sk.outputs[i]])):
+        known = set(base)
+        more = [e for e in sorted(sk.alternatives(sk.outputs[i], i, progress.chosen, f.type in (Type.REAL, Type.VEC),
+                                                  first=True), key=_size) if e not in known]
+        found, stage = comp.run([], more, ", reading b's first element off its fields")
+    progress.tried += comp.tried
+    return found, stage
 
-    def __init__(self, loop: Loop, type_: Type, check: Checker, folds: list, guards: list, limit: int,
-                 deadline: float | None):
-        self.loop, self.type, self.check = loop, type_, check
-        self.folds, self.guards, self.limit, self.deadline = folds, guards, limit, deadline
-        self.tried = 0
-        self.seen: set[Expr] = set()
-        self.spelled: dict[Expr, Expr] = {}
-        self.g_memo: dict = {}
-        self.f_memo: dict = {}
 
-    def spell(self, e: Expr) -> Expr:
-        got = self.spelled.get(e)
-        if got is None:
-            got = self.spelled[e] = simplify(guard_for_stability(e, self.loop, self.g_memo), arithmetic=False,
-                                             memo=self.f_memo)
-        return got
-
-    def tick(self) -> None:
-        if self.deadline is not None and time.monotonic() > self.deadline:
-            raise SolverTimeout()
-
-    def run(self, plain: list[Expr], base: list[Expr], reading: str) -> tuple[list, str]:
-        """The first stage that agrees over the sketch terms `base`: its (size, term)s
-        and its name (the last stage's where none does)."""
-        stages = (("sketch from left", self.as_sketched),
-                  ("sketch from left, folded with a field of b", self.folded),
-                  ("sketch from left, with an empty side passed through", self.passed_through))
-        for name, stage in stages:
-            found = stage(plain, base)
-            if found:
-                break
-        return found, name + reading
-
-    def as_sketched(self, plain: list[Expr], base: list[Expr]) -> list:
-        """Stage 1: the plain terms and the sketch itself, in chunks, each chunk compared
-        on the probe rows at once."""
-        check, found = self.check, []
-        todo = plain + base
-        for start in range(0, len(todo), FOLD_CHUNK):
-            fresh = []
-            for e in todo[start:start + FOLD_CHUNK]:
-                self.tick()
-                g = self.spell(e)
-                if g in self.seen:
-                    continue
-                self.seen.add(g)
-                self.tried += 1
-                fresh.append(g)
-            for g, ok in zip(fresh, check.small.agrees_many([check.small.values(g) for g in fresh])):
-                if ok and check.agrees(check.values(g)):
-                    found.append((_size(g), g))
-        return found
-
-    def folded(self, plain: list[Expr], base: list[Expr]) -> list:
-        """Stage 2: each sketch term folded with a field of b, the folds of a chunk checked
-        on the probe rows at once."""
-        check, folds, found = self.check, self.folds, []
-        for start in range(0, len(base), FOLD_CHUNK):
-            terms = []
-            for e in base[start:start + FOLD_CHUNK]:
-                self.tick()
-                g = self.spell(e)
-                vals = check.small.values(g)
-                if vals is not None:
-                    terms.append((g, vals))
-            hits_of = check.small.fold_hits_many([v for _, v in terms], folds)
-            for (g, _), hits in zip(terms, hits_of):
-                self.tried += len(folds)
-                for j in hits:
-                    op, bg = folds[j]
-                    if check.agrees(check.apply(op, check.values(g), bg)):
-                        found.append((_size(g) + 2, _fold(op, self.type, g, bg)))
-                if len(found) >= self.limit:
-                    break
-            if len(found) >= self.limit:
-                break
-        return found
-
-    def passed_through(self, plain: list[Expr], base: list[Expr]) -> list:
-        """Stage 3: a term, or its fold, where the other side is not empty, and that
-        side's field where it is (`a.f if b.g == init else V`)."""
-        check, folds, guards, found = self.check, self.folds, self.guards, []
-        small = check.small
-        passing = small.guard_hits(guards)      # None: compare each selection whole
-        for e in plain + base[:400]:
-            self.tick()
-            g = self.spell(e)
-            vals = small.values(g)
-            if vals is None:
-                continue
-            terms = [g] + [_fold(op, self.type, g, bg) for op, bg in folds]
-            if passing is not None:
-                hits_of = passing([small.row_ok(vals)] + small.fold_rows(vals, folds))
-            else:
-                shapes = [vals] + [small.apply(op, vals, bg) for op, bg in folds]
-                hits_of = [[k for k, (cond, other) in enumerate(guards)
-                            if small.agrees(small.select(cond, other, tv))] for tv in shapes]
-            for term, hits in zip(terms, hits_of):
-                self.tried += len(guards)
-                for k in hits:
-                    cond, other = guards[k]
-                    whole = _mk(Op.WHERE, self.type, cond, other, term)
-                    if check.agrees(check.values(whole)):
-                        found.append((_size(term) + 4, whole))
-            if len(found) >= self.limit:
-                break
-        return found
+def _enumerated(progress: _Progress, i: int, triples, names, limit: int, deadline: float | None,
+                max_size: int | None, related: bool) -> list:
+    """Stage 4: field i's (size, term)s of another shape, by bottom-up enumeration
+    (enumeration.py) over the combined fields done before it (its related ones only,
+    with `related`)."""
+    from thm3.synth.enumeration import FIELD_SECONDS, enumerate_field
+    loop = progress.loop
+    end = time.monotonic() + FIELD_SECONDS
+    prior = progress.done[:progress.before.get(i, len(progress.done))]
+    near = None
+    if related:
+        near = related_fields(loop, i, progress.reversal())
+        prior = [j for j in prior if j in near]
+    return [(_size(e), e) for e in enumerate_field(
+        loop, i, triples, names, chosen={j: progress.chosen[j] for j in prior},
+        fields=None if near is None else frozenset(loop.fields[j].name for j in near),
+        limit=limit, **({} if max_size is None else {"max_size": max_size}),
+        deadline=end if deadline is None else min(deadline, end))]
