@@ -357,7 +357,8 @@ def state_bytes(spec: Spec) -> int:
 # --- the printer -----------------------------------------------------------------------
 
 class Printer:
-    """Prints one Fn's outputs as C statements.  A DAG node used more than once becomes a
+    """Prints one Fn's outputs as C statements, a driver of the one lowering
+    (`Program.run`) over the table `CUDA`.  A DAG node used more than once becomes a
     local (so both uses see the same rounded value); so does each `dot` (an accumulation
     loop) and each scalar a Vec expression reads (computed once, not once per lane).
     Vec expressions print for one lane `d` inside `for (int d = 0; d < THM3_DIM; ++d)`.
@@ -367,7 +368,8 @@ class Printer:
         self.spec, self.real, self.names, self.lanes = spec, spec.real, names, lanes
         self.fast_exp = fast_exp        # exp arguments proved <= 0: ex2.approx alone
         self.int_checks: dict[Expr, int] = {}  # node -> the field code its overflow sets
-        self.locals: dict[Expr, str] = {}
+        self.locals: dict[Expr, Operand] = {}  # node -> how its declared local reads
+        self.printed: dict[Expr, Operand] = {}  # the outputs `prepare` printed
         self.lines: list[str] = []
         taken = set(names.values())
         self._fresh = (f"t{k}" for k in range(1 << 30) if f"t{k}" not in taken)
@@ -395,12 +397,11 @@ class Printer:
         return Operand(text, _ATOM, e.type)
 
     # -- expressions --
-    def expr(self, e: Expr) -> Operand:
-        name = self.locals.get(e)
-        if name is not None:
-            vec_array = e.type is Type.VEC and not self.lanes
-            return Operand(f"{name}[d]" if vec_array else name, _ATOM, e.type)
-        args = [self.expr(s) for s in e.src]
+    def entry(self, k: int, step, args: list[Operand]) -> Operand:
+        """One step printed from its operands (the driver's table entry): the operands
+        converted where C would convert them otherwise, then `CUDA`'s entry, or the
+        checked call for an Int operation that int64 can overflow."""
+        e = step.node
         if e.op in _CONVERT_ALL:
             args = [self.convert(a, s, _scalar(e.type)) for a, s in zip(args, e.src)]
         elif e.op in _CONVERT_BRANCHES:
@@ -409,6 +410,13 @@ class Printer:
         if code is not None:
             return _checked_int(e, args, code)
         return CUDA[e.op](self, e, args)
+
+    def expr(self, e: Expr) -> Operand:
+        """`e` printed inline over the locals declared so far."""
+        got = self.printed.get(e) or self.locals.get(e)
+        if got is not None:
+            return got
+        return lower((e,), known=self.locals).run(self.entry, known=self.locals)[-1]
 
     def convert(self, o: Operand, e: Expr, to: Type) -> Operand:
         if _scalar(o.type) is to:
@@ -420,40 +428,44 @@ class Printer:
 
     # -- statements --
     def prepare(self, exprs) -> list[Expr]:
-        """Declare the locals that `exprs` need, children first; returns `exprs` with equal
-        subtrees shared, the form to print them in."""
+        """Declare the locals that `exprs` need, children first, and print the outputs
+        over them (`assign` writes them); returns `exprs`."""
         exprs = list(exprs)
         program = lower(exprs)
         read_per_lane: set[int] = set()         # steps a Vec operation reads in every lane
         for step in program.steps:
             e = step.node
+            if e.op is Op.DOT and self.lanes:
+                raise ValueError("the lane-wise combine cannot hold dot(): it reads every lane")
             for k in step.args:
                 if (e.type is Type.VEC or e.op is Op.DOT) and program.steps[k].node.type is not Type.VEC:
                     read_per_lane.add(k)
-        for k, (step, uses) in enumerate(zip(program.steps, program.uses)):
+
+        def keep(k: int, step, o: Operand) -> Operand:
             e = step.node
             if e.op in (Op.VAR, Op.CONST):
-                continue
-            if e.op is Op.DOT and self.lanes:
-                raise ValueError("the lane-wise combine cannot hold dot(): it reads every lane")
-            vec_array = e.type is Type.VEC and not self.lanes
-            if e.op is Op.DOT or uses > 1 or (k in read_per_lane and not self.lanes):
-                self._declare(e, vec_array)
+                return o
+            if e.op is Op.DOT or program.uses[k] > 1 or (k in read_per_lane and not self.lanes):
+                return self._declare(e, o, e.type is Type.VEC and not self.lanes)
+            return o
+
+        values = program.run(self.entry, keep, known=self.locals)
+        self.printed.update((program.steps[k].node, values[k]) for k in program.outputs)
         return exprs
 
-    def _declare(self, e: Expr, vec_array: bool) -> None:
+    def _declare(self, e: Expr, o: Operand, vec_array: bool) -> Operand:
+        """The local holding `o`, the printed `e`, and how it reads."""
         name = next(self._fresh)
         if e.op is Op.DOT:
-            term = self.expr(e)
             self.lines += [f"{self.real.ctype} {name} = {self.literal(0.0, Type.REAL)};",
-                           f"for (int d = 0; d < THM3_DIM; ++d) {name} += {term.text};"]
+                           f"for (int d = 0; d < THM3_DIM; ++d) {name} += {o.text};"]
         elif vec_array:
-            text = self.expr(e).text
             self.lines += [f"{self.real.ctype} {name}[THM3_DIM];",
-                           f"for (int d = 0; d < THM3_DIM; ++d) {name}[d] = {text};"]
+                           f"for (int d = 0; d < THM3_DIM; ++d) {name}[d] = {o.text};"]
         else:
-            self.lines.append(f"const {self.spec.ctype(_scalar(e.type))} {name} = {self.expr(e).text};")
-        self.locals[e] = name
+            self.lines.append(f"const {self.spec.ctype(_scalar(e.type))} {name} = {o.text};")
+        self.locals[e] = Operand(f"{name}[d]" if vec_array else name, _ATOM, e.type)
+        return self.locals[e]
 
     def assign(self, target: str, e: Expr, want: Type) -> None:
         """target = e (target[d] = e for each lane of a Vec)."""

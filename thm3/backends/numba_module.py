@@ -117,10 +117,9 @@ class _Body:
 
     def render(self, fn_outputs, targets: list[tuple[str, Type]]) -> list[str]:
         program = lower(fn_outputs)
-        slot: list[str] = []            # each step's text, by position
         self.messages = self.overflow(fn_outputs) if self.overflow else {}
-        for k, step in enumerate(program.steps):
-            slot.append(self._node(step.node, k, [slot[a] for a in step.args]))
+        # each step's text, by position: a leaf's, or the name t{k} of its line
+        slot = program.run(lambda k, step, args: self._node(step.node, k, args))
         for (target, t), e, k in zip(targets, fn_outputs, program.outputs):
             self.lines.append(f"{target} = {_convert(slot[k], e.type, t)}")
         return self.lines

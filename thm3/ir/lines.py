@@ -88,17 +88,14 @@ def straight_lines(outputs, names: Mapping[str, str], dialect: Dialect, *, inden
     checks = checks or {}
     program = lower(outputs)
     outs = Counter(program.outputs)
-    reads = {step.node: n - outs[k] for k, (step, n) in enumerate(zip(program.steps, program.uses))}
+    reads = [n - outs[k] for k, n in enumerate(program.uses)]     # by operands alone
     lines: list[str] = []
     flags: list[str] = []
-    temps: dict[Expr, str] = {}
     count = itertools.count()
 
-    def local(out: str, e: Expr | None = None) -> str:
+    def local(out: str) -> str:
         temp = f"t{next(count)}"
         lines.append(f"{indent}{temp} = {out}")
-        if e is not None:
-            temps[e] = temp
         return temp
 
     def flagged(e: Expr, args: list[str]) -> str:
@@ -114,34 +111,39 @@ def straight_lines(outputs, names: Mapping[str, str], dialect: Dialect, *, inden
         flags.append(dialect.flags[e.op].format(*args, r=r))
         return r
 
-    def text(e: Expr) -> str:
-        if e in temps:
-            return temps[e]
+    def entry(k, step, args: list[str]) -> str:
+        """The dialect's text of one step from its operands' texts."""
+        e = step.node
         match e.op:
             case Op.CONST:
-                out = dialect.literal(e.arg, e.type)
+                return dialect.literal(e.arg, e.type)
             case Op.VAR:
-                out = names[e.arg]
+                return names[e.arg]
             case _ if e in checks and dialect.flags:
-                out = temps[e] = flagged(e, [text(s) for s in e.src])
-                return out
+                return flagged(e, args)
             case Op.POW if e in checks:
-                out = dialect.checked_power.format(text(e.src[0]), n=e.arg, c=context(e))
+                out = dialect.checked_power.format(args[0], n=e.arg, c=context(e))
             case Op.POW:
-                out = dialect.power(text(e.src[0]), e.arg)
+                out = dialect.power(args[0], e.arg)
             case Op.MOD:
-                out = dialect.modulo.format(text(e.src[0]), m=e.arg)
+                out = dialect.modulo.format(args[0], m=e.arg)
             case op if e in checks:
-                out = dialect.checked[op].format(*(text(s) for s in e.src), c=context(e))
+                out = dialect.checked[op].format(*args, c=context(e))
             case _:
-                out = dialect.ops[e.op].format(*(text(s) for s in e.src))
-        if dialect.rounded and e.type is Type.REAL and e.op not in (Op.CONST, Op.VAR):
+                out = dialect.ops[e.op].format(*args)
+        if dialect.rounded and e.type is Type.REAL:
             out = dialect.rounded.format(out)
-        if reads.get(e, 0) > 1 and e.op not in (Op.CONST, Op.VAR):
-            return local(out, e)
         return out
 
-    return lines, [text(e) for e in outputs], flags
+    def keep(k, step, out: str) -> str:
+        """A step that two operands read is a local (a flagged one is one already)."""
+        e = step.node
+        if reads[k] > 1 and e.op not in (Op.CONST, Op.VAR) and not (e in checks and dialect.flags):
+            return local(out)
+        return out
+
+    texts = program.run(entry, keep)
+    return lines, [texts[k] for k in program.outputs], flags
 
 
 __all__ = ["Dialect", "straight_lines"]

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Callable
 
 from thm3.ir.ops import Op
 from thm3.ir.cache import Bounded
+from thm3.ir.program import lower
 
 if TYPE_CHECKING:
     from thm3.ir.core import Expr
@@ -108,9 +109,18 @@ TRANSPORT = Target("transport", name_of=_without_acc, tokens={Op.MUL: "·", Op.E
                    tight=frozenset({Op.MUL}))
 
 
-def to_text(expr: Expr, target: Target = LOOP) -> str:
-    """The expression as loop-file source text, or as `target` writes it."""
+def to_text(expr: Expr, target: Target = LOOP, standalone: bool = False) -> str:
+    """The expression as loop-file source text, or as `target` writes it.  `standalone`:
+    the text stands alone (an assignment's value, a return), where a conditional
+    expression needs no parentheses around it."""
+    if standalone and expr.op is Op.WHERE:
+        return _conditional([_render(s, target) for s in expr.src])
     return _render(expr, target)[0]
+
+
+def _conditional(args: list[tuple[str, int]]) -> str:
+    cond, then, other = (_operand(a, _OR) for a in args)
+    return f"{then} if {cond} else {other}"
 
 
 # Texts already rendered, by (interned) node and target: a node is immutable, so its text
@@ -118,53 +128,77 @@ def to_text(expr: Expr, target: Target = LOOP) -> str:
 _RENDERED = Bounded(1 << 16)
 
 
+class _Printed(dict):
+    """The texts `target` has printed, as the lowering's and `Program.run`'s known values:
+    each text found in the memo is kept here, so that the memo's dropping an entry while
+    the program runs cannot lose it."""
+
+    def __init__(self, target: Target):
+        super().__init__()
+        self.target = target
+
+    def get(self, e: Expr, default=None):
+        got = dict.get(self, e)
+        if got is None:
+            got = _RENDERED.get((e, self.target))
+            if got is not None:
+                self[e] = got
+        return got if got is not None else default
+
+
 def _render(e: Expr, target: Target) -> tuple[str, int]:
-    key = (e, target)
-    got = _RENDERED.get(key)
-    if got is None:
-        got = _RENDERED.put(key, _render_node(e, target))
-    return got
+    """(text, binding strength): the one lowering's driver over SYNTAX, each node's text
+    remembered."""
+    got = _RENDERED.get((e, target))
+    if got is not None:
+        return got
+
+    def entry(k, step, args):
+        return _RENDERED.put((step.node, target), _render_node(step.node, args, target))
+
+    known = _Printed(target)
+    return lower((e,), known=known).run(entry, known=known)[-1]
 
 
-def _render_node(e: Expr, t: Target) -> tuple[str, int]:
+def _render_node(e: Expr, args: list[tuple[str, int]], t: Target) -> tuple[str, int]:
+    """One node's text from its operands' (text, strength)."""
     form, token, strength = SYNTAX[e.op]
     token = t.tokens.get(e.op, token)
     match form:
         case "leaf":
             return _leaf(e, t)
         case "prefix":
-            text, inner = _render(e.src[0], t)
+            text, inner = args[0]
             # `not` takes a comparison unparenthesised; `-` must not glue into `--x`.
             if inner < strength or (token == "-" and text.startswith("-")):
                 text = f"({text})"
             return f"{token}{text}", strength
         case "call":
-            return f"{token}({', '.join(_render(s, t)[0] for s in e.src)})", strength
+            return f"{token}({', '.join(a[0] for a in args)})", strength
         case "infix":
             # Left-associative: the right operand is parenthesised at equal strength
             # so that the printed text parses back to the same tree.
             between = token if e.op in t.tight else f" {token} "
-            return f"{_operand(e.src[0], strength, t)}{between}{_operand(e.src[1], strength + 1, t)}", strength
+            return f"{_operand(args[0], strength)}{between}{_operand(args[1], strength + 1)}", strength
         case "compare":
             # Python chains comparisons, so a comparison operand always needs parentheses.
-            return f"{_operand(e.src[0], strength + 1, t)} {token} {_operand(e.src[1], strength + 1, t)}", strength
+            return f"{_operand(args[0], strength + 1)} {token} {_operand(args[1], strength + 1)}", strength
         case "power":
-            return f"{_operand(e.src[0], _ATOM, t)} ** {e.arg}", strength
+            return f"{_operand(args[0], _ATOM)} ** {e.arg}", strength
         case "power of":
             # `**` binds to the right: a power or a negation as the exponent reads back
             # unparenthesised, a sum or a product needs its parentheses
-            return f"{_operand(e.src[0], _ATOM, t)} ** {_operand(e.src[1], _UNARY, t)}", strength
+            return f"{_operand(args[0], _ATOM)} ** {_operand(args[1], _UNARY)}", strength
         case "modulo":
-            return f"{_operand(e.src[0], _PRODUCT, t)} % {e.arg}", strength
+            return f"{_operand(args[0], _PRODUCT)} % {e.arg}", strength
         case "where":
-            cond, then, other = (_operand(s, _OR, t) for s in e.src)
-            return f"({then} if {cond} else {other})", strength
+            return f"({_conditional(args)})", strength
         case _:
             raise ValueError(f"no syntax for {e.op}")
 
 
-def _operand(e: Expr, at_least: int, t: Target) -> str:
-    text, strength = _render(e, t)
+def _operand(printed: tuple[str, int], at_least: int) -> str:
+    text, strength = printed
     return text if strength >= at_least else f"({text})"
 
 

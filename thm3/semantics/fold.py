@@ -51,40 +51,44 @@ class Fold:
         self.globals: dict = {"_single": array.array("f", [0.0]), "_f32": np.float32}
         body: list[str] = []
         program = lower(loop.left.outputs)
-        slot: list[str] = []            # each step's name, by position
-        for k, step in enumerate(program.steps):
+
+        def entry(k, step, args):
+            """A step's text (a name for a leaf, bound as a global for a constant)."""
             e = step.node
             match e.op:
                 case Op.VAR:
-                    slot.append(names[e.arg])
-                    continue
+                    return names[e.arg]
                 case Op.CONST:
                     value = table[Op.CONST](e.arg, e.type)
                     if single and e.type is Type.REAL:
                         value = float(np.float32(value))
                     self.globals[f"c{k}"] = value
-                    slot.append(f"c{k}")
-                    continue
+                    return f"c{k}"
                 case Op.POW | Op.MOD:
                     self.globals[f"f{k}"] = table[e.op]
                     self.globals[f"n{k}"] = e.arg
-                    text = f"f{k}({slot[step.args[0]]}, n{k})"
-                case _:
-                    f = table[e.op]
-                    args = [slot[a] for a in step.args]
-                    infix = _INFIX.get(f) if len(args) == 2 else None
-                    if infix is not None:
-                        text = f"{args[0]} {infix} {args[1]}"
-                    else:
-                        self.globals[f"f{k}"] = f
-                        text = f"f{k}({', '.join(args)})"
-            slot.append(f"t{k}")
+                    return f"f{k}({args[0]}, n{k})"
+            f = table[e.op]
+            infix = _INFIX.get(f) if len(args) == 2 else None
+            if infix is not None:
+                return f"{args[0]} {infix} {args[1]}"
+            self.globals[f"f{k}"] = f
+            return f"f{k}({', '.join(args)})"
+
+        def keep(k, step, text):
+            """Every operation is a local, t{k} (rounded to single where `single` says)."""
+            e = step.node
+            if e.op in (Op.VAR, Op.CONST):
+                return text
             if e.op in single and e.type is Type.REAL:
-                body += [f"        _single[0] = {text}", f"        t{k} = _single[0]"]
+                body.extend([f"        _single[0] = {text}", f"        t{k} = _single[0]"])
             elif e.op in single and e.type is Type.VEC:
                 body.append(f"        t{k} = ({text}).astype(_f32)")
             else:
                 body.append(f"        t{k} = {text}")
+            return f"t{k}"
+
+        slot = program.run(entry, keep)     # each step's name, by position
         fields = [f"s{i}" for i in range(len(loop.fields))]
         reads = [f"        e{i} = j + base" if d.index else f"        e{i} = c_{i}[j]"
                  for i, d in enumerate(loop.elements)]

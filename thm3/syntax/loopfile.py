@@ -191,10 +191,7 @@ def _text(e: Expr) -> str:
     """An expression standing alone (an assignment, a return, a call argument): the
     printer's parentheses around a top-level conditional expression are not needed,
     and a whole-number Real constant beside a Real term reads as `0`, not `0.0`."""
-    text = to_text(_int_literals(e))
-    if e.op is Op.WHERE and text.startswith("(") and text.endswith(")"):
-        return text[1:-1]
-    return text
+    return to_text(_int_literals(e), standalone=True)
 
 
 _MIXED = (Op.ADD, Op.SUB, Op.MUL, Op.DIV, Op.MAX, Op.MIN, Op.LT, Op.LE, Op.GT, Op.GE, Op.EQ, Op.NE)
