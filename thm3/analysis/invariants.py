@@ -178,13 +178,9 @@ def _comparison_facts(loop: Loop, numeric) -> list[Expr]:
     (trail == n, best == n), and while it fails, differs from it."""
     fields = {f"acc.{f.name}" for f in numeric}
     out: list[Expr] = []
-    seen: set[str] = set()
-    for e in walk(loop.left.outputs):
+    for e in walk(loop.left.outputs):          # each (interned) node once
         if e.op is not Op.EQ or not all(s.op is Op.VAR and s.arg in fields for s in e.src):
             continue
-        if repr(e) in seen:
-            continue
-        seen.add(repr(e))
         for f in numeric:
             h = _field(f)
             if any(h.arg == s.arg for s in e.src):
@@ -246,8 +242,8 @@ def infer(loop: Loop, triples, deadline: float) -> tuple[list[Expr], bool]:
     """The inductive invariants, and whether the proof search timed out (then the
     survivors are only those proved before the deadline; none are assumed unproved)."""
     atoms = candidates(loop)
-    known = {repr(a) for a in atoms}
-    exact = [(e, size) for e, size in equality_invariants(loop) if repr(e) not in known]
+    known = set(atoms)
+    exact = [(e, size) for e, size in equality_invariants(loop) if e not in known]
     atoms += [e for e, _ in exact]
     states = [batch_init(loop, 1, 3)]
     for t in triples:
@@ -284,8 +280,8 @@ def control_data_invariants(loop: Loop, assumed: list[Expr], deadline: float) ->
     the search runs out of time."""
     from thm3.synth.finite import control_data_facts
     atoms = control_data_facts(loop, deadline)
-    known = {repr(a) for a in assumed}
-    atoms = [a for a in atoms if repr(a) not in known]
+    known = set(assumed)
+    atoms = [a for a in atoms if a not in known]
     if not atoms:
         return []
     atoms = [a for a, k in zip(atoms, _holds(atoms, [batch_init(loop, 1, 3)], loop, {})) if k]
@@ -390,7 +386,7 @@ def _chain_cuts(failed: list[Expr], alive: list[Expr], uncut: set) -> dict:
         upper = a.op in (Op.LE, Op.LT)
         # looser: a larger bound above (<= before < at the same bound), a smaller below
         strength = float(a.src[1].arg) if upper else -float(a.src[1].arg)
-        return (upper, repr(a.src[0])), (strength, a.op in (Op.LE, Op.GE))
+        return (upper, a.src[0]), (strength, a.op in (Op.LE, Op.GE))
 
     hit = {c[0] for c in map(chain, failed) if c is not None and c[0] not in uncut}
     members: dict = {}
@@ -443,7 +439,7 @@ def _integer_counts(loop: Loop) -> list[Expr]:
 def _prune(atoms: list[Expr]) -> list[Expr]:
     """Drop facts that restate others (f > 0 makes f >= 0 redundant, f <= 1 makes f <= 4
     redundant, and so on): each is implied by one kept, so the proofs assume as much."""
-    text = {repr(a) for a in atoms}
+    given = set(atoms)
     tightest: dict = {}             # (op, field) -> the tightest constant bound
     for a in atoms:
         if a.op in (Op.LE, Op.GE) and a.src[0].op is Op.VAR and _finite_const(a.src[1]):
@@ -452,9 +448,9 @@ def _prune(atoms: list[Expr]) -> list[Expr]:
             tightest[key] = v if old is None else (min(old, v) if a.op is Op.LE else max(old, v))
     out = []
     for a in atoms:
-        if a.op is Op.GE and repr(_cmp(Op.GT, *a.src)) in text:
+        if a.op is Op.GE and _cmp(Op.GT, *a.src) in given:
             continue
-        if a.op is Op.LE and repr(_cmp(Op.LT, *a.src)) in text:
+        if a.op is Op.LE and _cmp(Op.LT, *a.src) in given:
             continue
         if a.op in (Op.LE, Op.GE) and a.src[0].op is Op.VAR and _finite_const(a.src[1]):
             bound = tightest[(a.op, a.src[0].arg)]

@@ -55,7 +55,7 @@ def guard_for_stability(e: Expr, loop: Loop, memo: dict | None = None) -> Expr:
         out = x if all(a is b for a, b in zip(src, x.src)) else Expr(x.op, x.type, src, x.arg)
         if out.op in (Op.EXP, Op.EXP2) and out.src[0].op is Op.SUB:
             lhs, mx = out.src[0].src
-            if mx.op is Op.MAX and any(repr(lhs) == repr(t) for t in max_args(mx)):
+            if mx.op is Op.MAX and any(lhs is t for t in max_args(mx)):
                 one = const(1.0)
                 out = Expr(Op.WHERE, out.type, (Expr(Op.EQ, Type.BOOL, (lhs, mx)), one, out))
         if out.op is Op.DIV and any(v.op is Op.VAR and v.arg[:2] in ("a.", "b.") for v in walk([out.src[1]])):

@@ -295,11 +295,11 @@ def _closed(control: list[int], outputs, names: dict) -> list[int]:
 
 
 def replace_atoms(outputs, atoms, names):
-    """`outputs` with each atom (by its text) replaced by the Bool variable of its cell."""
-    keys = {repr(a): var(n, a.type) for a, n in zip(atoms, names)}
+    """`outputs` with each atom (the interned node) replaced by the Bool variable of its cell."""
+    keys = {a: var(n, a.type) for a, n in zip(atoms, names)}
 
     def rule(e, go):
-        return keys.get(repr(e)) if e.type in (Type.BOOL, Type.INT) and _state_free(e) and repr(e) in keys else None
+        return keys[e] if e in keys and e.type in (Type.BOOL, Type.INT) and _state_free(e) else None
     return transform(outputs, rule)
 
 

@@ -206,9 +206,9 @@ def expr_tree(m: Machine, rows, leaves: dict, a, b, deadline: float | None = Non
     expression plus the constants' own tree (`table_tree`): the offsets are a few values
     over many rows, and the tree splits on the fields that decide them."""
     memo: dict = {}
-    text = {r: repr(e) for r, e in leaves.items()}     # each leaf printed once
+    text = dict(leaves)         # each leaf by its interned node: equal leaves are one
     parts = {r: _split_offset(e) for r, e in leaves.items()}
-    rests = {repr(rest) for rest, _ in parts.values()}
+    rests = {rest for rest, _ in parts.values()}
     types = {e.type for e in leaves.values()}
     if len(rests) == 1 and len({text[r] for r in rows}) > 1 and len(types) == 1:
         rest = parts[rows[0]][0]

@@ -190,7 +190,7 @@ def parameter_bases(loop, env: dict, size: int) -> list:
             continue
         free = free_vars([e])
         if free and free <= names:
-            terms.setdefault(repr(e), e)
+            terms.setdefault(e, e)
     out = []
     for e in terms.values():
         with quiet():
@@ -233,7 +233,7 @@ def with_power_fields(loop):
             bad.append(x)
             return None
         k, n, rest = split
-        key = (repr(base), k, n)
+        key = (base, k, n)
         if key not in added:
             added[key] = _fresh(f"pow_{n}", set(names) | set(added.values()))
             meaning[added[key]] = (base, k, n)

@@ -124,7 +124,7 @@ class Sketch:
             x_type = next(d.type for d in self.loop.elements if d.name == x)
             reads += [substitute([node], {x: _b(f)})[0] for f in self.loop.fields
                       if (f.type in numeric if x_type in numeric else f.type is x_type)]
-        unique = list({repr(r): r for r in reads}.values())
+        unique = list(dict.fromkeys(reads))             # interned: equal reads are one node
         evens = [_mk(Op.EQ, Type.BOOL, Expr(Op.MOD, g.type, (_b(g),), 2), const(0, g.type))
                  for g in self.loop.fields if g.type in numeric]
         return unique + [_mk(Op.EQ, Type.BOOL, r, even) for r in unique for even in evens]
