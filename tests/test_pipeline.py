@@ -26,7 +26,8 @@ def test_enums_are_their_words():
 
 def test_the_steps_in_order():
     assert [s.name for s in STEPS] == ["sample", "invariants", "bird", "witness", "lift", "synthesize",
-                                       "prove", "witness, more parameter values", "lift", "theorem lift",
+                                       "prove", "witness, more parameter values",
+                                       "witness, values at reached states", "lift", "theorem lift",
                                        "commutativity", "transport", "stability"]
 
 

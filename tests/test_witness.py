@@ -329,3 +329,58 @@ def test_the_second_witness_search_does_not_run_where_a_combine_was_found():
     a = thm3.analyze(path, timeout=30)
     assert str(a.verdict) == "homomorphism"
     assert "witness, more parameter values" not in [s.name for s in a.steps]
+
+
+PHASED_DECAY = '''"""A floor that decays by 0.5 and 0.9 on alternate elements."""
+from typing import NamedTuple
+from thm3.lang import Int, Real
+
+
+class State(NamedTuple):
+    q: Int = 0
+    v: Real = 1
+
+
+def left(acc: State, x: Real) -> State:
+    c = 0.5 if acc.q == 0 else 0.9
+    return State((acc.q + 1) % 2, min(acc.v * c, abs(x)))
+'''
+
+
+def test_the_switching_values_at_a_reached_state_decide_the_control():
+    """At q = 1, v = 1/2 the control picks 0.9: min(acc.v * c, abs(x)) switches at
+    |x| = 9/20, which no value at the initial state (|x| = 1/2) gives."""
+    import sympy as sp
+    from fractions import Fraction
+    from thm3.semantics import critical
+    loop = parse_source(PHASED_DECAY)
+    at_start = critical.exact_roots(loop, {})["x"]
+    reached = critical.exact_roots(loop, {}, state=(1, Fraction(1, 2)))["x"]
+    assert sp.Rational(9, 20) in reached and sp.Rational(-9, 20) in reached
+    assert sp.Rational(9, 20) not in at_start
+
+
+def test_a_witness_between_two_decayed_values_is_found_after_no_combine():
+    """The witness needs an x between two decayed values of the floor (h([x]) equals a
+    three-element list's state, and one more element at the other phase tells them apart):
+    the first two domains hold none, the third (values at reached states) does, the exact
+    folds confirm it, and the analysis says so only after the synthesis found no combine."""
+    from thm3.analysis.witness import reachable_values
+    from thm3.semantics import critical
+    loop = parse_source(PHASED_DECAY)
+    assert find_witness(loop, timeout=5) is None
+    values = reachable_values(loop, {}, critical.exact_element_values(loop, {}), time.monotonic() + 10)
+    assert values and len(values["x"]) > len(critical.exact_element_values(loop, {})["x"])
+    w = find_witness(loop, timeout=5, reached=True)
+    assert w is not None and check_witness(loop, w), w
+    a = thm3.analyze_source(PHASED_DECAY, timeout=30, lift=False)
+    assert str(a.verdict) == "not-homomorphism", a.reason
+    names = [s.name for s in a.steps]
+    assert names.index("witness, values at reached states") > names.index("synthesize")
+    assert [s.status for s in a.steps if s.name == "witness"][0] == "none"
+
+
+def test_the_reached_states_search_does_not_run_where_an_answer_was_found():
+    for name in ("mps", "bad_right"):
+        a = thm3.analyze(SAMPLES_DIR / f"{name}.py", timeout=30, lift=False)
+        assert "witness, values at reached states" not in [s.name for s in a.steps], name

@@ -101,6 +101,15 @@ def search_witness_wider(ctx: Context, a: Analysis, w: Work) -> Done:
     return _witness(ctx, a, found)
 
 
+def search_witness_reached(ctx: Context, a: Analysis, w: Work) -> Done:
+    """Where no combine and no witness was found: the witness search over the values that
+    switch a comparison at the states short lists reach (a decay whose factor a phase
+    picks moves the threshold of a min with the state)."""
+    found = find_witness(ctx.loop, timeout=min(2.0, max(0.1, ctx.deadline - time.monotonic() - 0.5)),
+                         reached=True)
+    return _witness(ctx, a, found)
+
+
 def _witness(ctx: Context, a: Analysis, found) -> Done:
     loop = ctx.loop
     if found is None:
@@ -271,6 +280,9 @@ STEPS: tuple[PipelineStep, ...] = (
     PipelineStep("prove", prove_laws, lambda ctx, a, w: w.synthesis is not None),
     PipelineStep("witness, more parameter values", search_witness_wider, lambda ctx, a, w: (
         bool(ctx.loop.params) and a.verdict is Verdict.UNKNOWN and a.witness is None and a.combine_fn is None
+        and time.monotonic() < ctx.deadline - 1.0)),
+    PipelineStep("witness, values at reached states", search_witness_reached, lambda ctx, a, w: (
+        a.verdict is Verdict.UNKNOWN and a.witness is None and a.combine_fn is None
         and time.monotonic() < ctx.deadline - 1.0)),
     PipelineStep("lift", lift_state, lambda ctx, a, w: ctx.lift and a.witness is not None
                  and not any(s.name == "lift" for s in a.steps)),

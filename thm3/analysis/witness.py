@@ -64,23 +64,31 @@ class Witness:
 
 
 def find_witness(loop: Loop, *, timeout: float = 1.0, rng_seed=0, max_lists: int = 4000,
-                 max_len: int = 6, prefix_len: int = 2, settings: int = 2) -> Witness | None:
+                 max_len: int = 6, prefix_len: int = 2, settings: int = 2,
+                 reached: bool = False) -> Witness | None:
     """The shortest witness found on short lists, confirmed by folding them again, or
     None when the search finds nothing within `timeout` seconds.
 
     `max_lists` bounds how many lists of length <= `max_len` are enumerated (whole
     levels only), `prefix_len` the length of the prefixes ys, `settings` the number of
-    loop-parameter values tried."""
+    loop-parameter values tried; `reached`: the third domain alone (`reachable_values`),
+    in place of the first two."""
     found = find_witnesses(loop, timeout=timeout, rng_seed=rng_seed, max_lists=max_lists,
-                           max_len=max_len, prefix_len=prefix_len, settings=settings, limit=1)
+                           max_len=max_len, prefix_len=prefix_len, settings=settings, limit=1,
+                           reached=reached)
     return found[0] if found else None
 
 
 def find_witnesses(loop: Loop, *, timeout: float = 1.0, rng_seed=0, max_lists: int = 4000,
                    max_len: int = 6, prefix_len: int = 2, settings: int = 2,
-                   limit: int = 1) -> list[Witness]:
+                   limit: int = 1, reached: bool = False) -> list[Witness]:
     """Up to `limit` confirmed witnesses from different groups of equal states (the
-    lifting search uses several at once to prune its candidates)."""
+    lifting search uses several at once to prune its candidates).  The lists are made of
+    the first domain's values (`element_domain`), then the initial state's critical
+    values (`critical_domain`); with `reached`, instead, of the values that switch a
+    comparison at the states short lists reach (`reachable_values`): the analysis asks
+    for these only where neither a combine nor a witness was found, as they cost a
+    SymPy solve a state."""
     deadline = time.monotonic() + timeout
     rng = np.random.default_rng(rng_seed)
     out: list[Witness] = []
@@ -91,9 +99,17 @@ def find_witnesses(loop: Loop, *, timeout: float = 1.0, rng_seed=0, max_lists: i
             exact_values = critical.exact_element_values(loop, params, deadline)
         except (TypeError, ValueError, NotImplementedError, RecursionError):
             exact_values = {}
-        hints = exact_hints(exact_values)
-        for elements in (element_domain(loop, params, rng),
-                         critical_domain(loop, params, critical.as_floats(exact_values))):
+        if reached:
+            # the values that switch a comparison at the states short lists reach (a
+            # min(acc.v * c, x) whose threshold moves with the state: the witness needs an x
+            # between two decayed values, which no value at the initial state is)
+            values = reachable_values(loop, params, exact_values, deadline)
+            domains = [(critical_domain(loop, params, critical.as_floats(values)), exact_hints(values))]
+        else:
+            hints = exact_hints(exact_values)
+            domains = [(element_domain(loop, params, rng), hints),
+                       (critical_domain(loop, params, critical.as_floats(exact_values)), hints)]
+        for elements, hints in domains:
             if not elements or time.monotonic() > deadline:
                 continue
             search = ShortLists(loop, params, elements, max_lists, max_len, hints)
@@ -102,6 +118,48 @@ def find_witnesses(loop: Loop, *, timeout: float = 1.0, rng_seed=0, max_lists: i
             if len(out) >= limit:
                 return out
     return out
+
+
+REACHED_STATES = 6      # states of short lists whose switching values the third domain takes
+
+
+def reachable_values(loop: Loop, params: dict, values: dict, deadline: float) -> dict[str, list]:
+    """Per scalar element parameter: the values at which a comparison of `left` switches
+    at the states that one- and two-element lists over the critical values reach (at
+    most REACHED_STATES of them, other than the initial state), exactly, those not among
+    `values` first, then `values` (the initial state's, with their sides and interiors).
+    Empty where there are none new."""
+    names = [d.name for d in loop.elements]
+    if not values or any(not values.get(n) for n in names):
+        return {}
+    exact_params = {d.name: reals.exact(params[d.name], d.type) for d in loop.params if d.name in params}
+    dim = SEARCH_DIM
+    start = reals.initial(loop, dim)
+    firsts = [tuple(values[n][k % len(values[n])] for n in names) for k in range(4)]
+    states: list = []
+    for xs in [[a] for a in firsts] + [[a, b] for a in firsts for b in firsts]:
+        if len(states) >= REACHED_STATES or time.monotonic() > deadline:
+            break
+        try:
+            s = reals.fold(loop, xs, exact_params, dim)
+        except (TypeError, ValueError, ZeroDivisionError, RecursionError):
+            continue
+        if isinstance(s, reals.Hole) or s == start or s in states:
+            continue
+        states.append(s)
+    new: dict[str, list] = {n: [] for n in names}
+    for s in states:
+        if time.monotonic() > deadline:
+            break
+        try:
+            roots = critical.exact_roots(loop, params, deadline, state=s)
+        except (TypeError, ValueError, NotImplementedError, RecursionError):
+            continue
+        for n, vals in roots.items():
+            new.setdefault(n, []).extend(v for v in vals if v not in values.get(n, ()))
+    if not any(new.values()):
+        return {}
+    return {n: list(dict.fromkeys(new.get(n, []) + list(values.get(n, [])))) for n in names}
 
 
 def check_witness(loop: Loop, w: Witness) -> bool:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 import time
 from collections import defaultdict
+from fractions import Fraction
 
 import sympy as sp
 
@@ -28,23 +29,66 @@ _MAX_OPS = 80
 _MAX_ROOTS = 12
 
 
-def _values(loop: Loop, params: dict) -> tuple[Memo, dict]:
-    """SymPy values of every node of `left` at the initial state, with the
-    element parameters as symbols; and those symbols by name."""
+def _values(loop: Loop, params: dict, state: tuple | None = None) -> tuple[Memo, dict]:
+    """SymPy values of every node of `left` at the initial state (or at `state`, exact
+    field values as `thm3.semantics.reals` folds them), with the element parameters as
+    symbols; and those symbols by name."""
     symbols = {d.name: sp.Symbol(d.name, real=True) for d in loop.elements}
-    env = {f"acc.{f.name}": (sympy_const(e.arg, f.type) if f.type is not Type.VEC else None)
-           for f, e in zip(loop.fields, initial_state(loop))}
+    if state is None:
+        env = {f"acc.{f.name}": (sympy_const(e.arg, f.type) if f.type is not Type.VEC else None)
+               for f, e in zip(loop.fields, initial_state(loop))}
+    else:
+        env = {f"acc.{f.name}": _sympy_value(v, f.type) for f, v in zip(loop.fields, state)}
     env.update(symbols)
     for d in loop.params:
         v = params.get(d.name)
         env[d.name] = (sp.Symbol(d.name, real=True) if v is None or getattr(v, "ndim", 0)
                        else sympy_const(float(v), Type.REAL))
-    memo = Memo(defaultdict(lambda: None, env), SYMPY)
+    memo = Memo(defaultdict(lambda: None, env), SYMPY if state is None else _DECIDING)
     memo.values(tuple(loop.left.outputs) + tuple(loop.preconditions))
     return memo, symbols
 
 
-def _switches(loop: Loop, memo: Memo, deadline: float | None = None) -> list:
+def _decided(test):
+    """A comparison of two numbers (no symbol in either) as a Python Bool, else None."""
+    def f(a, b):
+        if isinstance(a, sp.Basic) and isinstance(b, sp.Basic) and a.is_number and b.is_number:
+            try:
+                return bool(test(a, b))
+            except TypeError:
+                return None
+        return None
+    return f
+
+
+# At a reached state, whatever the element does not decide is decided: the control
+# (`acc.q == 0` at q = 1) picks its branch, so a threshold that the state moves is solved.
+_DECIDING = SYMPY | {
+    Op.LT: _decided(lambda a, b: a < b), Op.LE: _decided(lambda a, b: a <= b),
+    Op.GT: _decided(lambda a, b: a > b), Op.GE: _decided(lambda a, b: a >= b),
+    Op.EQ: _decided(lambda a, b: sp.simplify(a - b) == 0), Op.NE: _decided(lambda a, b: sp.simplify(a - b) != 0),
+    Op.WHERE: lambda c, a, b: (a if c else b) if isinstance(c, bool) else None,
+    Op.NOT: lambda a: (not a) if isinstance(a, bool) else None,
+    Op.AND: lambda a, b: (a and b) if isinstance(a, bool) and isinstance(b, bool) else None,
+    Op.OR: lambda a, b: (a or b) if isinstance(a, bool) and isinstance(b, bool) else None,
+}
+
+
+def _sympy_value(v, type_: Type):
+    """An exact field value (a Fraction, an int, a Bool, ±inf, a SymPy number) for SymPy;
+    None for a Vec or a value SymPy has no number for."""
+    if type_ is Type.VEC:
+        return None
+    if isinstance(v, sp.Basic):
+        return v
+    if isinstance(v, Fraction):
+        return sp.Rational(v.numerator, v.denominator)
+    if isinstance(v, (bool, int, float)):
+        return sympy_const(v, type_)
+    return None
+
+
+def _switches(loop: Loop, memo: Memo, deadline: float | None = None, arms_too: bool = True) -> list:
     """Differences whose zeros switch something: comparison sides, max/min operands,
     and each arm of a new field value against the field's initial value; past `deadline`
     no more arms (a lexer's 16 nested phases: 2 ** 16 rewrites a field, a lifted loop
@@ -55,6 +99,8 @@ def _switches(loop: Loop, memo: Memo, deadline: float | None = None) -> list:
             a, b = memo.value(e.src[0]), memo.value(e.src[1])
             if a is not None and b is not None:
                 out.append(a - b)
+    if not arms_too:
+        return out
     for f, out_e, e in zip(loop.fields, loop.left.outputs, initial_state(loop)):
         init = sympy_const(e.arg, f.type) if f.type in (Type.REAL, Type.INT) else None
         if init is None:
@@ -134,13 +180,16 @@ def _constants_compared(loop: Loop) -> list[float]:
     return out
 
 
-def exact_roots(loop: Loop, params: dict | None = None, deadline: float | None = None) -> dict[str, list]:
+def exact_roots(loop: Loop, params: dict | None = None, deadline: float | None = None,
+                state: tuple | None = None) -> dict[str, list]:
     """Per scalar element parameter, the values at which a comparison switches or a
     field's new value equals its initial value, exactly (SymPy numbers), in order of
     appearance; the compared constants as the rationals they denote.  Past `deadline`
-    (a `time.monotonic()` value) no more differences are solved: the roots found so far."""
-    memo, symbols = _values(loop, params or {})
-    diffs = list(dict.fromkeys(_switches(loop, memo, deadline)))      # each difference solved once
+    (a `time.monotonic()` value) no more differences are solved: the roots found so far.
+    With `state` (exact field values), the values at which a comparison switches when
+    `left` steps from that state instead."""
+    memo, symbols = _values(loop, params or {}, state)
+    diffs = list(dict.fromkeys(_switches(loop, memo, deadline, arms_too=state is None)))
     out: dict[str, list] = {}
     for d in loop.elements:
         if d.type not in (Type.REAL, Type.INT) or d.index:
