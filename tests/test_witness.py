@@ -384,3 +384,38 @@ def test_the_reached_states_search_does_not_run_where_an_answer_was_found():
     for name in ("mps", "bad_right"):
         a = thm3.analyze(SAMPLES_DIR / f"{name}.py", timeout=30, lift=False)
         assert "witness, values at reached states" not in [s.name for s in a.steps], name
+
+
+_MOVED = '''"""{doc}"""
+from typing import NamedTuple
+from thm3.lang import Bool, Int, Real, inf
+
+
+class State(NamedTuple):
+    {control}
+    v: Real = {v0}
+
+
+def left(acc: State, x: Real) -> State:
+    c = {c}
+    return State({next_control}, {value})
+'''
+
+
+@pytest.mark.parametrize("doc, control, v0, c, next_control, value", [
+    ("affine growth under max, three phases", "q: Int = 0", "0", "1.5 if acc.q == 0 else 2.0",
+     "(acc.q + 1) % 3", "max(acc.v * c + 1, x)"),
+    ("decay under min, the factor by a count mod 3", "n: Int = 0", "1", "0.5 if acc.n % 3 == 0 else 0.8",
+     "acc.n + 1", "min(acc.v * c, abs(x))"),
+    ("decay under min from inf, the element offset", "q: Int = 0", "inf", "0.25 if acc.q == 0 else 0.6",
+     "(acc.q + 1) % 2", "min(acc.v * c, abs(x) + 2)"),
+])
+def test_the_reached_states_are_followed_three_elements_deep(doc, control, v0, c, next_control, value):
+    """Each witness needs a threshold two or three decays deep (16/125 for the count mod
+    3), or a state far from the start (a floor at abs(x) + 2 decayed by 0.6 switches only
+    above 10/3): the values at the states of one- and two-element lists over the critical
+    values alone hold none.  Each is confirmed in the exact reals."""
+    loop = parse_source(_MOVED.format(doc=doc, control=control, v0=v0, c=c, next_control=next_control,
+                                      value=value))
+    w = find_witness(loop, timeout=10, reached=True)
+    assert w is not None and check_witness(loop, w), doc

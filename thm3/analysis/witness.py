@@ -120,46 +120,61 @@ def find_witnesses(loop: Loop, *, timeout: float = 1.0, rng_seed=0, max_lists: i
     return out
 
 
-REACHED_STATES = 6      # states of short lists whose switching values the third domain takes
+REACHED_STATES = 12     # states of short lists whose switching values the third domain takes
+REACHED_DEPTH = 3       # their lengths, at most
+# elements that carry the state far from its start (a floor at abs(x) + 2 decayed by 0.6
+# switches only once v > 10/3), beside the critical values
+_FAR = (5, 20)
 
 
 def reachable_values(loop: Loop, params: dict, values: dict, deadline: float) -> dict[str, list]:
     """Per scalar element parameter: the values at which a comparison of `left` switches
-    at the states that one- and two-element lists over the critical values reach (at
-    most REACHED_STATES of them, other than the initial state), exactly, those not among
-    `values` first, then `values` (the initial state's, with their sides and interiors).
-    Empty where there are none new."""
+    at the states that lists of up to REACHED_DEPTH elements reach (at most
+    REACHED_STATES of them, other than the initial state), exactly, interleaved with
+    `values` (the initial state's, with their sides and interiors).  The lists are made
+    of the first critical values, the values found so far (so that a state two decays
+    deep is reached) and two far values.  Empty where there are none new."""
     names = [d.name for d in loop.elements]
-    if not values or any(not values.get(n) for n in names):
+    if not names or any(d.type not in (Type.REAL, Type.INT) or d.index for d in loop.elements):
         return {}
+    import sympy as sp
+    base = {n: list(values.get(n) or []) for n in names}
     exact_params = {d.name: reals.exact(params[d.name], d.type) for d in loop.params if d.name in params}
     dim = SEARCH_DIM
     start = reals.initial(loop, dim)
-    firsts = [tuple(values[n][k % len(values[n])] for n in names) for k in range(4)]
-    states: list = []
-    for xs in [[a] for a in firsts] + [[a, b] for a in firsts for b in firsts]:
-        if len(states) >= REACHED_STATES or time.monotonic() > deadline:
-            break
-        try:
-            s = reals.fold(loop, xs, exact_params, dim)
-        except (TypeError, ValueError, ZeroDivisionError, RecursionError):
-            continue
-        if isinstance(s, reals.Hole) or s == start or s in states:
-            continue
-        states.append(s)
     new: dict[str, list] = {n: [] for n in names}
-    for s in states:
-        if time.monotonic() > deadline:
-            break
-        try:
-            roots = critical.exact_roots(loop, params, deadline, state=s)
-        except (TypeError, ValueError, NotImplementedError, RecursionError):
-            continue
-        for n, vals in roots.items():
-            new.setdefault(n, []).extend(v for v in vals if v not in values.get(n, ()))
+    seen, frontier = [start], [start]
+    for _ in range(REACHED_DEPTH):
+        columns = [base[n][:3] + new[n][:2] + [sp.Integer(v) for v in _FAR] for n in names]
+        pool = [tuple(col[k % len(col)] for col in columns) for k in range(max(len(c) for c in columns))]
+        reached = []
+        for s0 in frontier:
+            for e in pool:
+                if len(seen) > REACHED_STATES or time.monotonic() > deadline:
+                    break
+                try:
+                    s = reals.fold(loop, [e], exact_params, dim, state=s0)
+                except (TypeError, ValueError, ZeroDivisionError, RecursionError):
+                    continue
+                if isinstance(s, reals.Hole) or s in seen:
+                    continue
+                seen.append(s)
+                reached.append(s)
+                try:
+                    roots = critical.exact_roots(loop, params, deadline, state=s)
+                except (TypeError, ValueError, NotImplementedError, RecursionError):
+                    continue
+                for n, vals in roots.items():
+                    new[n].extend(v for v in vals if v not in base[n] and v not in new[n])
+        frontier = reached
     if not any(new.values()):
         return {}
-    return {n: list(dict.fromkeys(new.get(n, []) + list(values.get(n, [])))) for n in names}
+    out = {}
+    for n in names:         # new and old alternately: a witness reads both (x between two decays)
+        a, b = new[n], base[n]
+        mixed = [v for pair in zip(a, b) for v in pair] + a[len(b):] + b[len(a):]
+        out[n] = list(dict.fromkeys(mixed))
+    return out
 
 
 def check_witness(loop: Loop, w: Witness) -> bool:
